@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/partition"
+	"github.com/galewatch/galewatch/internal/pgserver"
+	"github.com/galewatch/galewatch/internal/schema"
+)
+
+// Config is everything the orchestrator reads from its environment.
+type Config struct {
+	// Home is the embedded cluster's folder ($GALEWATCH_HOME, default .galewatch).
+	Home string
+	// DatabaseURL is the control database ($DATABASE_URL); empty = embedded default.
+	DatabaseURL string
+	// RetentionDays drops readings partitions older than this many days
+	// ($GALEWATCH_RETENTION_DAYS; 0 = keep everything).
+	RetentionDays int
+	// PartitionsAhead is how many days of partitions exist ahead of today.
+	PartitionsAhead int
+}
+
+// ConfigFromEnv reads Config from the environment.
+func ConfigFromEnv() Config {
+	c := Config{Home: pgserver.DefaultHome(), DatabaseURL: os.Getenv("DATABASE_URL"), PartitionsAhead: 7}
+	if v, err := strconv.Atoi(os.Getenv("GALEWATCH_RETENTION_DAYS")); err == nil && v > 0 {
+		c.RetentionDays = v
+	}
+	return c
+}
+
+// Main is the program: configuration, the clock, and connections opened on
+// first use. End-to-end tests build one and run its commands in-process.
+type Main struct {
+	Config Config
+	Now    func() time.Time
+
+	controlDSN string
+	control    *pgxpool.Pool
+	shards     *fleet.Shards
+}
+
+// NewMain returns a Main configured from the environment.
+func NewMain() *Main {
+	return &Main{Config: ConfigFromEnv(), Now: time.Now}
+}
+
+// Control opens (once) the control database pool, starting the embedded
+// cluster when DATABASE_URL is unset.
+func (m *Main) Control(ctx context.Context) (*pgxpool.Pool, error) {
+	if m.control != nil {
+		return m.control, nil
+	}
+	dsn := m.Config.DatabaseURL
+	if dsn == "" {
+		var err error
+		if dsn, err = embeddedControlURL(ctx, m.Config.Home); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("control database: %w", err)
+	}
+	cfg.MaxConns = 20
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("control database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("control database: %w", err)
+	}
+	m.controlDSN, m.control = dsn, pool
+	return pool, nil
+}
+
+func embeddedControlURL(ctx context.Context, home string) (string, error) {
+	s := pgserver.New(home)
+	if err := s.Up(ctx); err != nil {
+		return "", err
+	}
+	if err := pgserver.EnsureDatabase(ctx, s.URL("postgres"), pgserver.ControlDatabase); err != nil {
+		return "", err
+	}
+	return s.URL(pgserver.ControlDatabase), nil
+}
+
+// Registry returns the fleet registry on the control database.
+func (m *Main) Registry(ctx context.Context) (*fleet.Registry, error) {
+	pool, err := m.Control(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &fleet.Registry{Pool: pool, ControlDSN: m.controlDSN, Now: m.Now}, nil
+}
+
+// Shards opens (once) a pool per registered shard.
+func (m *Main) Shards(ctx context.Context) (*fleet.Shards, error) {
+	if m.shards != nil {
+		return m.shards, nil
+	}
+	reg, err := m.Registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := reg.OpenShards(ctx, 12)
+	if err != nil {
+		return nil, err
+	}
+	m.shards = s
+	return s, nil
+}
+
+// Migrate applies control, River and shard migrations, then makes sure the
+// partitions ahead of today exist on every shard.
+func (m *Main) Migrate(ctx context.Context) (schema.Result, error) {
+	pool, err := m.Control(ctx)
+	if err != nil {
+		return schema.Result{}, err
+	}
+	res, err := schema.MigrateControl(ctx, pool)
+	if err != nil {
+		return res, err
+	}
+	shards, err := m.Shards(ctx)
+	if err != nil {
+		return res, err
+	}
+	if err := shards.Migrate(ctx); err != nil {
+		return res, err
+	}
+	return res, m.maintainPartitions(ctx, shards)
+}
+
+func (m *Main) maintainPartitions(ctx context.Context, shards *fleet.Shards) error {
+	for _, name := range shards.Names() {
+		if _, err := partition.Maintain(ctx, shards.Pool(name), m.Now(), m.Config.PartitionsAhead, m.Config.RetentionDays); err != nil {
+			return fmt.Errorf("shard %s partitions: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Close releases every connection.
+func (m *Main) Close() {
+	if m.shards != nil {
+		m.shards.Close()
+		m.shards = nil
+	}
+	if m.control != nil {
+		m.control.Close()
+		m.control = nil
+	}
+}

@@ -1,0 +1,59 @@
+// Command orchestrator runs the Galewatch availability pipeline: the embedded
+// database, migrations, the fleet registry, ingest, rollup workers and the
+// HTTP server. Configuration is by environment (see README.md) and flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/galewatch/galewatch/internal/fleet"
+)
+
+// exitError carries a process exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := NewMain()
+	err := m.Command().ExecuteContext(ctx)
+	m.Close()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "orchestrator:", err)
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee):
+			os.Exit(ee.code)
+		case fleet.IsValidation(err):
+			os.Exit(2)
+		default:
+			os.Exit(1)
+		}
+	}
+}
+
+// Command builds the command tree.
+func (m *Main) Command() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "orchestrator",
+		Short:         "Galewatch availability pipeline",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&m.Config.Home, "home", m.Config.Home, "embedded Postgres folder when DATABASE_URL is unset ($GALEWATCH_HOME)")
+	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand())
+	return root
+}

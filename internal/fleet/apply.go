@@ -1,0 +1,191 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/pgserver"
+	"github.com/galewatch/galewatch/internal/schema"
+)
+
+// ApplyResult counts what the registry holds after an apply.
+type ApplyResult struct {
+	Shards   int64
+	Farms    int64
+	Turbines int64
+	// Retired is how many turbines are marked decommissioned because they
+	// are no longer in the file (their history is kept).
+	Retired int64
+	// NewlyRetired is how many this apply retired.
+	NewlyRetired int64
+}
+
+// Registry is the control database seen as the fleet registry.
+type Registry struct {
+	Pool       *pgxpool.Pool
+	ControlDSN string
+	// Now is the clock used to date retirements.
+	Now func() time.Time
+}
+
+// Apply checks the plan against the database (time zones Postgres knows,
+// turbines that would move shards), creates and migrates the shard databases,
+// then upserts the registry in one transaction. Re-applying is idempotent.
+func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyResult, error) {
+	q := controldb.New(r.Pool)
+	if err := r.check(ctx, q, source, plan); err != nil {
+		return ApplyResult{}, err
+	}
+	for _, s := range plan.Shards {
+		dsn, dbName, err := r.shardDSN(s.Name, s.DSN)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		if s.DSN == "" {
+			if err := pgserver.EnsureDatabase(ctx, r.ControlDSN, dbName); err != nil {
+				return ApplyResult{}, fmt.Errorf("shard %s: %w", s.Name, err)
+			}
+		}
+		if err := migrateShard(ctx, s.Name, dsn); err != nil {
+			return ApplyResult{}, err
+		}
+	}
+
+	var res ApplyResult
+	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+		qtx := controldb.New(tx)
+		for _, s := range plan.Shards {
+			_, dbName, _ := r.shardDSN(s.Name, s.DSN)
+			if err := qtx.ShardUpsert(ctx, controldb.ShardUpsertParams{Name: s.Name, Dsn: nullable(s.DSN), Database: dbName}); err != nil {
+				return fmt.Errorf("shard %s: %w", s.Name, err)
+			}
+		}
+		for _, f := range plan.Farms {
+			if err := qtx.FarmUpsert(ctx, controldb.FarmUpsertParams{
+				ID: f.ID, Name: f.Name, Timezone: f.Timezone, CadenceSeconds: int32(f.CadenceSeconds),
+			}); err != nil {
+				return fmt.Errorf("farm %s: %w", f.ID, err)
+			}
+		}
+		params := make([]controldb.TurbineUpsertParams, len(plan.Turbines))
+		keep := make([]string, len(plan.Turbines))
+		for i, t := range plan.Turbines {
+			params[i] = controldb.TurbineUpsertParams{
+				ID: t.ID, FarmID: t.FarmID, ShardName: t.Shard, CadenceSeconds: int32(t.CadenceSeconds),
+				CommissionedAt: t.CommissionedAt, DecommissionedAt: t.DecommissionedAt,
+			}
+			keep[i] = t.ID
+		}
+		var batchErr error
+		qtx.TurbineUpsert(ctx, params).Exec(func(i int, err error) {
+			if err != nil && batchErr == nil {
+				batchErr = fmt.Errorf("turbine %s: %w", params[i].ID, err)
+			}
+		})
+		if batchErr != nil {
+			return batchErr
+		}
+		retired, err := qtx.TurbineRetire(ctx, controldb.TurbineRetireParams{Now: r.now(), KeepIds: keep})
+		if err != nil {
+			return err
+		}
+		res.NewlyRetired = retired
+		counts, err := qtx.FleetCounts(ctx)
+		if err != nil {
+			return err
+		}
+		res.Shards, res.Farms, res.Turbines, res.Retired = counts.Shards, counts.Farms, counts.Turbines, counts.Retired
+		return nil
+	})
+	return res, err
+}
+
+func (r *Registry) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// check validates what only the database can: zones Postgres knows (the
+// rollups compute local days in SQL) and turbines whose readings already
+// live on another shard (moving history between shards is not supported).
+func (r *Registry) check(ctx context.Context, q *controldb.Queries, source string, plan *Plan) error {
+	var problems []string
+	for i, f := range plan.Farms {
+		known, err := q.TimezoneKnown(ctx, f.Timezone)
+		if err != nil {
+			return err
+		}
+		if !known {
+			problems = append(problems, fmt.Sprintf("farms[%d] (%s).timezone: unknown time zone %q (not in the database's pg_timezone_names)", i, f.ID, f.Timezone))
+		}
+	}
+	existing, err := q.TurbineShards(ctx)
+	if err != nil {
+		return err
+	}
+	current := make(map[string]string, len(existing))
+	for _, t := range existing {
+		current[t.ID] = t.ShardName
+	}
+	for _, t := range plan.Turbines {
+		if prev, ok := current[t.ID]; ok && prev != t.Shard {
+			problems = append(problems, fmt.Sprintf("turbine %q: shard %s, but its readings live on shard %s; moving a turbine between shards is not supported", t.ID, t.Shard, prev))
+		}
+	}
+	if len(problems) > 0 {
+		return &ValidationError{Source: source, Problems: problems}
+	}
+	return nil
+}
+
+// shardDSN resolves a shard's connection string and database name. A shard
+// without a DSN is database <control db>_<shard> on the control server.
+func (r *Registry) shardDSN(name, dsn string) (string, string, error) {
+	if dsn != "" {
+		db, err := pgserver.DatabaseName(dsn)
+		if err != nil {
+			return "", "", fmt.Errorf("shard %s: dsn: %w", name, err)
+		}
+		return dsn, db, nil
+	}
+	controlDB, err := pgserver.DatabaseName(r.ControlDSN)
+	if err != nil {
+		return "", "", err
+	}
+	dbName := controlDB + "_" + name
+	full, err := pgserver.WithDatabase(r.ControlDSN, dbName)
+	return full, dbName, err
+}
+
+func migrateShard(ctx context.Context, name, dsn string) error {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("shard %s: %w", name, err)
+	}
+	defer pool.Close()
+	if _, err := schema.MigrateShard(ctx, pool); err != nil {
+		return fmt.Errorf("shard %s: %w", name, err)
+	}
+	return nil
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// IsValidation reports whether err is a fleet-file problem (exit code 2).
+func IsValidation(err error) bool {
+	var v *ValidationError
+	return errors.As(err, &v)
+}

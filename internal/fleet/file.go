@@ -1,0 +1,250 @@
+// Package fleet is the registry of shards, farms and turbines: the fleet
+// file format, its validation, applying it to the control database, and the
+// set of shard connections built from it.
+package fleet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+	_ "time/tzdata" // zone validation must not depend on the host's tzdata
+
+	"gopkg.in/yaml.v3"
+)
+
+// File is a parsed fleet file (format in DESIGN.md and README.md).
+type File struct {
+	Shards []ShardSpec `yaml:"shards"`
+	Farms  []FarmSpec  `yaml:"farms"`
+}
+
+// ShardSpec names a shard; DSN empty means a database of the control server.
+type ShardSpec struct {
+	Name string `yaml:"name"`
+	DSN  string `yaml:"dsn"`
+}
+
+// FarmSpec is one farm and its turbine entries.
+type FarmSpec struct {
+	ID             string        `yaml:"id"`
+	Name           string        `yaml:"name"`
+	Timezone       string        `yaml:"timezone"`
+	CadenceSeconds int           `yaml:"cadence_seconds"`
+	Turbines       []TurbineSpec `yaml:"turbines"`
+}
+
+// TurbineSpec is either one turbine (ID) or a numbered range (Prefix, From, To).
+type TurbineSpec struct {
+	ID               string     `yaml:"id"`
+	Prefix           string     `yaml:"prefix"`
+	From             int        `yaml:"from"`
+	To               int        `yaml:"to"`
+	Digits           int        `yaml:"digits"`
+	Shard            string     `yaml:"shard"`
+	CadenceSeconds   int        `yaml:"cadence_seconds"`
+	CommissionedAt   *time.Time `yaml:"commissioned_at"`
+	DecommissionedAt *time.Time `yaml:"decommissioned_at"`
+}
+
+// Turbine is one expanded, validated turbine.
+type Turbine struct {
+	ID               string
+	FarmID           string
+	Shard            string
+	CadenceSeconds   int
+	CommissionedAt   *time.Time
+	DecommissionedAt *time.Time
+}
+
+// Plan is a validated fleet file, turbines expanded.
+type Plan struct {
+	Shards   []ShardSpec
+	Farms    []FarmSpec
+	Turbines []Turbine
+}
+
+// ValidationError lists everything wrong with a fleet file; each problem
+// names the field and the value.
+type ValidationError struct {
+	Source   string
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("fleet file %s: %d problem(s):\n  %s", e.Source, len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
+
+// ReadFile parses and validates a fleet file.
+func ReadFile(path string) (*Plan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(path, f)
+}
+
+// Parse reads a fleet file from r and validates it. source names it in errors.
+func Parse(source string, r io.Reader) (*Plan, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read fleet file %s: %w", source, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var file File
+	if err := dec.Decode(&file); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &ValidationError{Source: source, Problems: []string{"file is empty"}}
+		}
+		return nil, &ValidationError{Source: source, Problems: []string{err.Error()}}
+	}
+	return file.Validate(source)
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Validate checks the file on its own (no database) and expands turbines.
+func (file *File) Validate(source string) (*Plan, error) {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	shards := map[string]bool{}
+	for i, s := range file.Shards {
+		switch {
+		case s.Name == "":
+			bad("shards[%d].name: missing", i)
+		case !idPattern.MatchString(s.Name):
+			bad("shards[%d].name: %q is not a valid name (letters, digits, . _ -)", i, s.Name)
+		case shards[s.Name]:
+			bad("shards[%d].name: duplicate shard %q", i, s.Name)
+		}
+		shards[s.Name] = true
+	}
+	if len(file.Shards) == 0 {
+		bad("shards: at least one shard is required")
+	}
+
+	plan := &Plan{Shards: file.Shards}
+	farms := map[string]bool{}
+	where := map[string]string{} // turbine id -> shard
+	for i, f := range file.Farms {
+		at := fmt.Sprintf("farms[%d]", i)
+		if f.ID != "" {
+			at = fmt.Sprintf("farms[%d] (%s)", i, f.ID)
+		}
+		switch {
+		case f.ID == "":
+			bad("%s.id: missing", at)
+		case !idPattern.MatchString(f.ID):
+			bad("%s.id: %q is not a valid id (letters, digits, . _ -)", at, f.ID)
+		case farms[f.ID]:
+			bad("%s.id: duplicate farm id %q", at, f.ID)
+		}
+		farms[f.ID] = true
+		if f.Name == "" {
+			f.Name = f.ID
+		}
+		if f.Timezone == "" {
+			bad("%s.timezone: missing (an IANA zone such as Europe/London)", at)
+		} else if _, err := time.LoadLocation(f.Timezone); err != nil || f.Timezone == "Local" {
+			bad("%s.timezone: unknown time zone %q", at, f.Timezone)
+		}
+		if f.CadenceSeconds == 0 {
+			f.CadenceSeconds = 2
+		} else if f.CadenceSeconds < 0 {
+			bad("%s.cadence_seconds: %d must be positive", at, f.CadenceSeconds)
+		}
+		if len(f.Turbines) == 0 {
+			bad("%s.turbines: a farm needs at least one turbine", at)
+		}
+		for j, ts := range f.Turbines {
+			tat := fmt.Sprintf("%s.turbines[%d]", at, j)
+			ids, msg := ts.expand()
+			if msg != "" {
+				bad("%s: %s", tat, msg)
+				continue
+			}
+			if ts.Shard == "" {
+				bad("%s.shard: missing", tat)
+				continue
+			}
+			if !shards[ts.Shard] {
+				bad("%s.shard: unknown shard %q (not under shards:)", tat, ts.Shard)
+				continue
+			}
+			cadence := ts.CadenceSeconds
+			if cadence == 0 {
+				cadence = f.CadenceSeconds
+			} else if cadence < 0 {
+				bad("%s.cadence_seconds: %d must be positive", tat, cadence)
+				continue
+			}
+			if ts.CommissionedAt != nil && ts.DecommissionedAt != nil && !ts.DecommissionedAt.After(*ts.CommissionedAt) {
+				bad("%s.decommissioned_at: %s is not after commissioned_at %s", tat,
+					ts.DecommissionedAt.Format(time.RFC3339), ts.CommissionedAt.Format(time.RFC3339))
+				continue
+			}
+			for _, id := range ids {
+				if prev, seen := where[id]; seen {
+					if prev != ts.Shard {
+						bad("%s: turbine %q is on two shards (%s and %s)", tat, id, prev, ts.Shard)
+					} else {
+						bad("%s: duplicate turbine id %q", tat, id)
+					}
+					continue
+				}
+				where[id] = ts.Shard
+				plan.Turbines = append(plan.Turbines, Turbine{
+					ID: id, FarmID: f.ID, Shard: ts.Shard, CadenceSeconds: cadence,
+					CommissionedAt: ts.CommissionedAt, DecommissionedAt: ts.DecommissionedAt,
+				})
+			}
+		}
+		plan.Farms = append(plan.Farms, f)
+	}
+	if len(problems) > 0 {
+		return nil, &ValidationError{Source: source, Problems: problems}
+	}
+	return plan, nil
+}
+
+// expand returns the ids a turbine entry names, or what is wrong with it.
+func (ts TurbineSpec) expand() ([]string, string) {
+	if ts.ID != "" {
+		if ts.Prefix != "" || ts.From != 0 || ts.To != 0 {
+			return nil, fmt.Sprintf("id %q: give either id or prefix/from/to, not both", ts.ID)
+		}
+		if !idPattern.MatchString(ts.ID) {
+			return nil, fmt.Sprintf("id: %q is not a valid turbine id", ts.ID)
+		}
+		return []string{ts.ID}, ""
+	}
+	if ts.Prefix == "" {
+		return nil, "id: missing (give id, or prefix with from and to)"
+	}
+	if ts.From < 0 || ts.To < ts.From {
+		return nil, fmt.Sprintf("from/to: range %d..%d is empty or negative", ts.From, ts.To)
+	}
+	digits := ts.Digits
+	if digits == 0 {
+		digits = 3
+	}
+	if digits < 0 || digits > 12 {
+		return nil, fmt.Sprintf("digits: %d is out of range 1..12", ts.Digits)
+	}
+	ids := make([]string, 0, ts.To-ts.From+1)
+	for n := ts.From; n <= ts.To; n++ {
+		id := fmt.Sprintf("%s%0*d", ts.Prefix, digits, n)
+		if !idPattern.MatchString(id) {
+			return nil, fmt.Sprintf("prefix: %q makes invalid turbine id %q", ts.Prefix, id)
+		}
+		ids = append(ids, id)
+	}
+	return ids, ""
+}

@@ -1,0 +1,79 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/schema"
+)
+
+// Shards holds one connection pool per registered shard. Pools connect
+// lazily, so an unreachable shard fails only the work that needs it.
+type Shards struct {
+	pools map[string]*pgxpool.Pool
+	names []string
+}
+
+// OpenShards opens a pool for every shard in the registry.
+func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, error) {
+	rows, err := controldb.New(r.Pool).ShardList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list shards: %w", err)
+	}
+	s := &Shards{pools: map[string]*pgxpool.Pool{}}
+	for _, row := range rows {
+		dsn := ""
+		if row.Dsn != nil {
+			dsn = *row.Dsn
+		}
+		full, _, err := r.shardDSN(row.Name, dsn)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		cfg, err := pgxpool.ParseConfig(full)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("shard %s: %w", row.Name, err)
+		}
+		if maxConns > 0 {
+			cfg.MaxConns = maxConns
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("shard %s: %w", row.Name, err)
+		}
+		s.pools[row.Name] = pool
+		s.names = append(s.names, row.Name)
+	}
+	sort.Strings(s.names)
+	return s, nil
+}
+
+// Pool returns the pool of shard name, or nil if it is not registered.
+func (s *Shards) Pool(name string) *pgxpool.Pool { return s.pools[name] }
+
+// Names lists the shards in name order.
+func (s *Shards) Names() []string { return s.names }
+
+// Migrate applies the shard migrations to every shard.
+func (s *Shards) Migrate(ctx context.Context) error {
+	for _, name := range s.names {
+		if _, err := schema.MigrateShard(ctx, s.pools[name]); err != nil {
+			return fmt.Errorf("shard %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Close closes every pool.
+func (s *Shards) Close() {
+	for _, p := range s.pools {
+		p.Close()
+	}
+}

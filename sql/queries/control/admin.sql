@@ -1,0 +1,9 @@
+-- Session-level advisory locks that serialise migrations across processes.
+-- name: AdvisoryLock :exec
+SELECT pg_advisory_lock(@key::bigint);
+
+-- name: AdvisoryUnlock :exec
+SELECT pg_advisory_unlock(@key::bigint);
+
+-- name: DatabaseExists :one
+SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_database WHERE datname = @name::text) AS present;

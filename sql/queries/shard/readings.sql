@@ -1,0 +1,34 @@
+-- name: ReadingsEnsurePartition :one
+SELECT readings_ensure_partition(@day::date) AS created;
+
+-- name: ReadingsDropPartitionsBefore :one
+SELECT readings_drop_partitions_before(@day::date) AS dropped;
+
+-- name: ReadingsPartitionList :many
+SELECT c.relname::text AS name
+FROM pg_catalog.pg_inherits i
+JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'readings'::regclass
+ORDER BY c.relname;
+
+-- ReadingsStagingCreate creates this session's staging table. Being a
+-- temporary table it shadows the never-written public.readings_staging, so
+-- the queries below read and write the session's own rows.
+-- name: ReadingsStagingCreate :exec
+CREATE TEMP TABLE IF NOT EXISTS readings_staging (LIKE public.readings_staging) ON COMMIT DELETE ROWS;
+
+-- ReadingsInsertFromStaging moves a staged batch into readings, skipping any
+-- (turbine_id, recorded_at) already stored, and returns the rows it inserted.
+-- name: ReadingsInsertFromStaging :many
+INSERT INTO readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms)
+SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms
+FROM readings_staging
+ON CONFLICT (turbine_id, recorded_at) DO NOTHING
+RETURNING turbine_id, recorded_at;
+
+-- name: ReadingsCount :one
+SELECT count(*) FROM readings;
+
+-- name: ReadingsCountTurbineRange :one
+SELECT count(*) FROM readings
+WHERE turbine_id = @turbine_id AND recorded_at >= @from_time AND recorded_at < @to_time;
