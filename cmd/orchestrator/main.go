@@ -33,15 +33,23 @@ func main() {
 	m.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "orchestrator:", err)
-		var ee *exitError
-		switch {
-		case errors.As(err, &ee):
-			os.Exit(ee.code)
-		case fleet.IsValidation(err):
-			os.Exit(2)
-		default:
-			os.Exit(1)
-		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitCode maps an error to the process exit status: 2 for bad input (a
+// fleet file that does not validate), a command's own code, else 1.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case fleet.IsValidation(err):
+		return 2
+	default:
+		return 1
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 // ControlDatabase is the control database's name in the embedded default.
 const ControlDatabase = "galewatch"
 
-
 // DefaultHome is the embedded cluster's folder: $GALEWATCH_HOME, else ./.galewatch.
 func DefaultHome() string {
 	if h := os.Getenv("GALEWATCH_HOME"); h != "" {

@@ -1,0 +1,125 @@
+package fleet_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+func TestDemoFleetShape(t *testing.T) {
+	t.Parallel()
+	plan, err := fleet.Parse("demo", strings.NewReader(testdb.DemoFleet(t)))
+	testdb.Must(t, err, "parse demo fleet")
+	if len(plan.Farms) != 21 || len(plan.Turbines) != 1240 || len(plan.Shards) != 4 {
+		t.Fatalf("demo fleet has %d farms, %d turbines, %d shards; want 21, 1240, 4", len(plan.Farms), len(plan.Turbines), len(plan.Shards))
+	}
+	perShard := map[string]map[string]int{}
+	for _, tb := range plan.Turbines {
+		if perShard[tb.FarmID] == nil {
+			perShard[tb.FarmID] = map[string]int{}
+		}
+		perShard[tb.FarmID][tb.Shard]++
+	}
+	if got := perShard["ardnave-point"]; len(got) != 3 || got["s1"] != 100 || got["s2"] != 100 || got["s3"] != 100 {
+		t.Fatalf("ardnave-point per shard = %v, want 100 on each of s1, s2, s3", got)
+	}
+	if got := perShard["kilmore-sands"]; len(got) != 1 || got["s4"] != 140 {
+		t.Fatalf("kilmore-sands per shard = %v, want 140 on s4", got)
+	}
+}
+
+func TestValidationErrors(t *testing.T) {
+	t.Parallel()
+	const head = "shards:\n  - name: s1\n  - name: s2\nfarms:\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"UnknownTimeZone", head + "  - {id: f1, name: F1, timezone: Europe/Londn, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"farms[0] (f1).timezone", `unknown time zone "Europe/Londn"`}},
+		{"MissingTimeZone", head + "  - {id: f1, name: F1, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"farms[0] (f1).timezone: missing"}},
+		{"TurbineOnTwoShards", head + "  - {id: f1, timezone: UTC, turbines: [{prefix: T-, from: 1, to: 5, shard: s1}, {id: T-003, shard: s2}]}\n",
+			[]string{`turbine "T-003" is on two shards (s1 and s2)`}},
+		{"DuplicateTurbine", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n  - {id: f2, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{`farms[1] (f2).turbines[0]: duplicate turbine id "T-1"`}},
+		{"DuplicateFarm", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n  - {id: f1, timezone: UTC, turbines: [{id: T-2, shard: s1}]}\n",
+			[]string{`farms[1] (f1).id: duplicate farm id "f1"`}},
+		{"DuplicateShard", "shards:\n  - name: s1\n  - name: s1\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{`shards[1].name: duplicate shard "s1"`}},
+		{"UnknownShard", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s9}]}\n",
+			[]string{`farms[0] (f1).turbines[0].shard: unknown shard "s9"`}},
+		{"UnknownField", head + "  - {id: f1, timezone: UTC, colour: blue, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"field colour not found"}},
+		{"EmptyRange", head + "  - {id: f1, timezone: UTC, turbines: [{prefix: T-, from: 5, to: 1, shard: s1}]}\n",
+			[]string{"range 5..1 is empty"}},
+		{"DecommissionBeforeCommission", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1, commissioned_at: 2026-08-01T00:00:00Z, decommissioned_at: 2026-07-01T00:00:00Z}]}\n",
+			[]string{"decommissioned_at: 2026-07-01T00:00:00Z is not after commissioned_at"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := fleet.Parse("bad.yaml", strings.NewReader(tc.yaml))
+			if err == nil {
+				t.Fatal("Parse accepted the file, want a validation error")
+			}
+			if !fleet.IsValidation(err) {
+				t.Fatalf("error %v is not a ValidationError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestApplyIsIdempotentAndRetiresRemovedTurbines(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	ctx := context.Background()
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine`); n != 440 {
+		t.Fatalf("turbines after first apply = %d, want 440", n)
+	}
+	before := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE updated_at = created_at`)
+
+	plan, err := fleet.Parse("again", strings.NewReader(testdb.ArdnaveFleet))
+	testdb.Must(t, err, "parse")
+	res, err := env.Registry.Apply(ctx, "again", plan)
+	testdb.Must(t, err, "re-apply")
+	if res.Turbines != 440 || res.NewlyRetired != 0 {
+		t.Fatalf("re-apply: %+v, want 440 turbines and none retired", res)
+	}
+	if after := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE updated_at = created_at`); after != before {
+		t.Fatalf("re-apply touched %d turbine rows, want 0", before-after)
+	}
+
+	// Kilmore Sands loses KS-131..KS-140: they are retired, not deleted.
+	smaller := strings.Replace(testdb.ArdnaveFleet, "from: 1, to: 140", "from: 1, to: 130", 1)
+	plan, err = fleet.Parse("smaller", strings.NewReader(smaller))
+	testdb.Must(t, err, "parse")
+	env.Registry.Now = func() time.Time { return time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC) }
+	res, err = env.Registry.Apply(ctx, "smaller", plan)
+	testdb.Must(t, err, "apply smaller")
+	if res.Turbines != 430 || res.Retired != 10 || res.NewlyRetired != 10 {
+		t.Fatalf("apply smaller: %+v, want 430 in service, 10 retired", res)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = 'KS-140' AND NOT in_fleet_file AND decommissioned_at = '2026-09-01T12:00:00Z'`); n != 1 {
+		t.Fatalf("KS-140 should be kept with decommissioned_at 2026-09-01T12:00Z, found %d such rows", n)
+	}
+}
+
+func TestApplyRefusesMovingATurbineBetweenShards(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	moved := strings.Replace(testdb.ArdnaveFleet, "{prefix: KS-, from: 1, to: 140, shard: s4}", "{prefix: KS-, from: 1, to: 140, shard: s3}", 1)
+	plan, err := fleet.Parse("moved", strings.NewReader(moved))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(context.Background(), "moved", plan)
+	if err == nil || !strings.Contains(err.Error(), `turbine "KS-001": shard s3, but its readings live on shard s4`) {
+		t.Fatalf("apply moved fleet: err = %v, want a refusal naming KS-001, s3 and s4", err)
+	}
+}

@@ -1,0 +1,142 @@
+package reading
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+type csvDecoder struct {
+	lines *lineReader
+	col   [6]int // field index -> column index, -1 if absent
+	ncols int
+	rec   Record
+	cells [][]byte
+}
+
+// newCSVDecoder reads the header (the first non-blank line) and maps columns
+// by name, in any order. A header missing a required column makes the whole
+// source unreadable: every line would be rejected for the same reason.
+func newCSVDecoder(r io.Reader) (*csvDecoder, error) {
+	d := &csvDecoder{lines: newLineReader(r)}
+	for {
+		line, _, err := d.lines.next()
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("CSV: no header line")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		cells := splitCSV(line)
+		for i := range d.col {
+			d.col[i] = -1
+		}
+		for c, name := range cells {
+			name := strings.ToLower(strings.TrimSpace(string(name)))
+			for i, f := range Fields {
+				if name == f {
+					d.col[i] = c
+				}
+			}
+		}
+		d.ncols = len(cells)
+		for i, f := range Fields {
+			if d.col[i] < 0 && f != "received_at" {
+				return nil, fmt.Errorf("CSV header (line %d): missing column %q (have %q)", d.lines.line, f, string(line))
+			}
+		}
+		return d, nil
+	}
+}
+
+func (d *csvDecoder) Next() (*Record, error) {
+	for {
+		line, tooLong, err := d.lines.next()
+		if err != nil {
+			return nil, err
+		}
+		if !tooLong && len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		d.rec = Record{Line: d.lines.line, Raw: line}
+		switch {
+		case tooLong:
+			d.rec.Problem = fmt.Sprintf("line longer than %d bytes", MaxLine)
+		default:
+			d.rec.Problem = d.parse(line, &d.rec.Reading)
+		}
+		return &d.rec, nil
+	}
+}
+
+func (d *csvDecoder) parse(line []byte, r *Reading) string {
+	d.cells = d.cells[:0]
+	if bytes.IndexByte(line, '"') >= 0 {
+		fields, err := csv.NewReader(bytes.NewReader(line)).Read()
+		if err != nil {
+			return "malformed CSV: " + err.Error()
+		}
+		for _, f := range fields {
+			d.cells = append(d.cells, []byte(f))
+		}
+	} else {
+		d.cells = appendSplit(d.cells, line)
+	}
+	if len(d.cells) != d.ncols {
+		return fmt.Sprintf("has %d columns, the header has %d", len(d.cells), d.ncols)
+	}
+	var msg string
+	for i, f := range Fields {
+		c := d.col[i]
+		if c < 0 {
+			continue
+		}
+		v := bytes.TrimSpace(d.cells[c])
+		if len(v) == 0 {
+			if f == "received_at" {
+				continue
+			}
+			return fmt.Sprintf("missing field %q", f)
+		}
+		switch f {
+		case "turbine_id":
+			r.TurbineID = string(v)
+		case "recorded_at":
+			r.RecordedAt, msg = parseTime(f, v)
+		case "received_at":
+			r.ReceivedAt, msg = parseTime(f, v)
+		case "available":
+			r.Available, msg = parseBool(f, v)
+		case "power_kw":
+			r.PowerKW, msg = parseFloat(f, v, parseCSVNumber)
+		case "wind_ms":
+			r.WindMS, msg = parseFloat(f, v, parseCSVNumber)
+		}
+		if msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+func parseCSVNumber(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+
+func splitCSV(line []byte) [][]byte { return appendSplit(nil, line) }
+
+func appendSplit(dst [][]byte, line []byte) [][]byte {
+	for {
+		i := bytes.IndexByte(line, ',')
+		if i < 0 {
+			return append(dst, line)
+		}
+		dst = append(dst, line[:i])
+		line = line[i+1:]
+	}
+}

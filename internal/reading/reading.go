@@ -1,0 +1,128 @@
+// Package reading is one turbine reading and its two wire formats (NDJSON and
+// CSV): streaming decoders that report every bad line with its number and a
+// specific reason, and encoders used by the simulator.
+package reading
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Reading is one sample from one turbine.
+type Reading struct {
+	TurbineID string
+	// RecordedAt is event time, from the turbine's own clock.
+	RecordedAt time.Time
+	// ReceivedAt is processing time, stamped by the ingest box; zero when the
+	// record did not carry one (ingest stamps it).
+	ReceivedAt time.Time
+	Available  bool
+	PowerKW    float32
+	WindMS     float32
+}
+
+// Format is a wire format.
+type Format string
+
+// The wire formats.
+const (
+	NDJSON Format = "ndjson"
+	CSV    Format = "csv"
+)
+
+// Fields, in CSV column order.
+var Fields = []string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms"}
+
+// ParseFormat accepts "ndjson", "jsonl", "json" or "csv".
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "ndjson", "jsonl", "json", "application/x-ndjson", "application/jsonl", "application/json":
+		return NDJSON, nil
+	case "csv", "text/csv":
+		return CSV, nil
+	}
+	return "", fmt.Errorf("unknown format %q (want ndjson or csv)", s)
+}
+
+// FormatFromPath guesses the format from a file extension (.csv, else NDJSON).
+func FormatFromPath(path string) Format {
+	switch strings.ToLower(filepath.Ext(strings.TrimSuffix(path, ".gz"))) {
+	case ".csv":
+		return CSV
+	}
+	return NDJSON
+}
+
+// Record is one decoded line: either a Reading or the reason it is bad.
+type Record struct {
+	// Line is the 1-based line number in the source.
+	Line int64
+	// Raw is the line's bytes; valid only until the next call to Next.
+	Raw     []byte
+	Reading Reading
+	// Problem is empty for a good line, else what is wrong with it, naming
+	// the field and value.
+	Problem string
+}
+
+// Decoder yields records one at a time in constant memory.
+type Decoder interface {
+	// Next returns the next record, io.EOF at the end, or an error when
+	// the stream itself cannot be read (not for a bad line).
+	Next() (*Record, error)
+}
+
+// NewDecoder returns a decoder of format f over r.
+func NewDecoder(f Format, r io.Reader) (Decoder, error) {
+	switch f {
+	case NDJSON:
+		return newNDJSONDecoder(r), nil
+	case CSV:
+		return newCSVDecoder(r)
+	}
+	return nil, fmt.Errorf("unknown format %q", f)
+}
+
+// parseTime parses an RFC 3339 timestamp, naming the field on failure.
+func parseTime(field string, v []byte) (time.Time, string) {
+	t, err := time.Parse(time.RFC3339Nano, string(v))
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("%s: cannot parse %q (want RFC 3339, e.g. 2026-08-01T05:58:00Z)", field, truncate(v))
+	}
+	return t, ""
+}
+
+func parseFloat(field string, v []byte, f func(string) (float64, error)) (float32, string) {
+	x, err := f(string(v))
+	if err != nil {
+		return 0, fmt.Sprintf("%s: cannot parse %q as a number", field, truncate(v))
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Sprintf("%s: %q is not a finite number", field, truncate(v))
+	}
+	if math.Abs(x) > math.MaxFloat32 {
+		return 0, fmt.Sprintf("%s: %q is out of range", field, truncate(v))
+	}
+	return float32(x), ""
+}
+
+func parseBool(field string, v []byte) (bool, string) {
+	switch strings.ToLower(string(v)) {
+	case "true", "t", "1", "yes":
+		return true, ""
+	case "false", "f", "0", "no":
+		return false, ""
+	}
+	return false, fmt.Sprintf("%s: cannot parse %q as true/false", field, truncate(v))
+}
+
+func truncate(v []byte) string {
+	if len(v) > 64 {
+		return string(v[:64]) + "…"
+	}
+	return string(v)
+}

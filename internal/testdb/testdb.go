@@ -1,0 +1,223 @@
+// Package testdb gives each test its own databases on a real Postgres: the
+// server behind DATABASE_URL, or else the project's embedded cluster (the
+// same pgserver code `make run` uses), started on first use. Databases are
+// migrated from the real migrations and dropped when the test ends.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/pgserver"
+	"github.com/galewatch/galewatch/internal/schema"
+)
+
+// MaintenanceDSN returns a DSN for the server's maintenance database
+// (postgres), starting the embedded cluster when DATABASE_URL is unset.
+func MaintenanceDSN(t testing.TB) string {
+	t.Helper()
+	if dsn := os.Getenv("DATABASE_URL"); dsn != "" {
+		m, err := pgserver.WithDatabase(dsn, "postgres")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	s := pgserver.New(Home(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.Up(ctx); err != nil {
+		t.Fatalf("start embedded postgres: %v", err)
+	}
+	return s.URL("postgres")
+}
+
+// Home is the embedded cluster folder: $GALEWATCH_HOME, else .galewatch at
+// the repository root (found by walking up to go.mod).
+func Home(t testing.TB) string {
+	if h := os.Getenv("GALEWATCH_HOME"); h != "" {
+		return h
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, ".galewatch")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testdb: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// NewDatabase creates an empty database with a unique name and returns its
+// DSN; it is dropped (with any <name>_* shard databases) when the test ends.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	maint := MaintenanceDSN(t)
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	name := "gwt_" + strings.ToLower(sanitize(t.Name())) + "_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	if err := pgserver.EnsureDatabase(ctx, maint, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if os.Getenv("GALEWATCH_KEEP_TEST_DBS") != "" {
+			return
+		}
+		for _, suffix := range []string{"", "_s1", "_s2", "_s3", "_s4", "_s5"} {
+			_ = pgserver.DropDatabase(context.Background(), maint, name+suffix)
+		}
+	})
+	dsn, err := pgserver.WithDatabase(maint, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= 24 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Pool opens a pool on dsn, closed when the test ends.
+func Pool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 10
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// Env is a migrated control database, optionally with a fleet applied and
+// its shard databases created and migrated.
+type Env struct {
+	ControlDSN string
+	Control    *pgxpool.Pool
+	Registry   *fleet.Registry
+	Shards     *fleet.Shards
+	Plan       *fleet.Plan
+}
+
+// New creates a migrated control database. If fleetYAML is not empty it is
+// applied (creating shard databases <control>_<shard>).
+func New(t testing.TB, fleetYAML string) *Env {
+	t.Helper()
+	ctx := context.Background()
+	dsn := NewDatabase(t)
+	pool := Pool(t, dsn)
+	if _, err := schema.MigrateControl(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}}
+	if fleetYAML == "" {
+		return env
+	}
+	plan, err := fleet.Parse("test", strings.NewReader(fleetYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Registry.Apply(ctx, "test", plan); err != nil {
+		t.Fatal(err)
+	}
+	shards, err := env.Registry.OpenShards(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(shards.Close)
+	env.Shards, env.Plan = shards, plan
+	return env
+}
+
+// DemoFleet returns the contents of fleet/demo.yaml.
+func DemoFleet(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(Home(t)), "fleet", "demo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// ArdnaveFleet is a small fleet with Ardnave Point split over three shards
+// as in the demo fleet, and one single-shard farm on a fourth.
+const ArdnaveFleet = `
+shards:
+  - name: s1
+  - name: s2
+  - name: s3
+  - name: s4
+farms:
+  - id: ardnave-point
+    name: Ardnave Point
+    timezone: Europe/London
+    turbines:
+      - {prefix: AP-, from: 1, to: 100, shard: s1}
+      - {prefix: AP-, from: 101, to: 200, shard: s2}
+      - {prefix: AP-, from: 201, to: 300, shard: s3}
+  - id: kilmore-sands
+    name: Kilmore Sands
+    timezone: Europe/Dublin
+    turbines:
+      - {prefix: KS-, from: 1, to: 140, shard: s4}
+`
+
+// Exec runs one statement for a test's own setup or inspection.
+func Exec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Int runs a query returning one integer.
+func Int(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// Must fails the test on err.
+func Must(t testing.TB, err error, what string, args ...any) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
+	}
+}
