@@ -169,14 +169,14 @@ func (c *Config) Validate() error {
 }
 
 type prepared struct {
-	ts                    []turbineState
-	outs                  []outageNs
-	mix                   []mixComponent
-	from, to, step        int64
-	uniform               bool
-	wantNormal, wantLost  bool
-	dailyPhase            float64
-	perTurbineIDs         []string
+	ts                   []turbineState
+	outs                 []outageNs
+	mix                  []mixComponent
+	from, to, step       int64
+	uniform              bool
+	wantNormal, wantLost bool
+	dailyPhase           float64
+	perTurbineIDs        []string
 }
 
 func (c *Config) prepare() (*prepared, error) {
@@ -370,16 +370,14 @@ func Generate(cfg Config, emit func(*reading.Reading) error) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	defer func() {
-		st.PerTurbine = make(map[string]int64, len(p.perTurbineIDs))
-		for _, id := range p.perTurbineIDs {
-			st.PerTurbine[id] = 0
-		}
-		for i := range p.ts {
-			st.PerTurbine[p.ts[i].id] = p.ts[i].count
-		}
-	}()
 	err = p.run(&st, emit)
+	st.PerTurbine = make(map[string]int64, len(p.perTurbineIDs))
+	for _, id := range p.perTurbineIDs {
+		st.PerTurbine[id] = 0
+	}
+	for i := range p.ts {
+		st.PerTurbine[p.ts[i].id] = p.ts[i].count
+	}
 	return st, err
 }
 

@@ -10,6 +10,15 @@ import (
 	"time"
 )
 
+type ReadingsCopyParams struct {
+	TurbineID  string
+	RecordedAt time.Time
+	ReceivedAt time.Time
+	Available  bool
+	PowerKw    float32
+	WindMs     float32
+}
+
 const readingsCount = `-- name: ReadingsCount :one
 SELECT count(*) FROM readings
 `
@@ -122,6 +131,15 @@ func (q *Queries) ReadingsPartitionList(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+type ReadingsStagingCopyParams struct {
+	TurbineID  string
+	RecordedAt time.Time
+	ReceivedAt time.Time
+	Available  bool
+	PowerKw    float32
+	WindMs     float32
 }
 
 const readingsStagingCreate = `-- name: ReadingsStagingCreate :exec

@@ -32,3 +32,14 @@ SELECT count(*) FROM readings;
 -- name: ReadingsCountTurbineRange :one
 SELECT count(*) FROM readings
 WHERE turbine_id = @turbine_id AND recorded_at >= @from_time AND recorded_at < @to_time;
+
+-- ReadingsCopy is the fast path: COPY a batch straight into readings. A
+-- batch that hits the key fails as a whole and is retried through staging.
+-- name: ReadingsCopy :copyfrom
+INSERT INTO readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms)
+VALUES (@turbine_id, @recorded_at, @received_at, @available, @power_kw, @wind_ms);
+
+-- ReadingsStagingCopy fills this session's staging table (see ReadingsStagingCreate).
+-- name: ReadingsStagingCopy :copyfrom
+INSERT INTO readings_staging (turbine_id, recorded_at, received_at, available, power_kw, wind_ms)
+VALUES (@turbine_id, @recorded_at, @received_at, @available, @power_kw, @wind_ms);

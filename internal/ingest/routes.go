@@ -1,0 +1,58 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+)
+
+// Route is what ingest knows about one turbine: where its readings go and
+// what makes one of its readings valid.
+type Route struct {
+	TurbineID        string
+	FarmID           string
+	Shard            string
+	Location         *time.Location
+	CommissionedAt   *time.Time
+	DecommissionedAt *time.Time
+}
+
+// Routes is a snapshot of the registry, turbine id → route.
+type Routes struct {
+	byID     map[string]*Route
+	LoadedAt time.Time
+}
+
+// LoadRoutes reads the registry from the control database.
+func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time) (*Routes, error) {
+	rows, err := controldb.New(control).TurbineRoutes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load turbine routes: %w", err)
+	}
+	zones := map[string]*time.Location{}
+	r := &Routes{byID: make(map[string]*Route, len(rows)), LoadedAt: now}
+	for _, row := range rows {
+		loc, ok := zones[row.Timezone]
+		if !ok {
+			if loc, err = time.LoadLocation(row.Timezone); err != nil {
+				return nil, fmt.Errorf("farm %s: time zone %q: %w", row.FarmID, row.Timezone, err)
+			}
+			zones[row.Timezone] = loc
+		}
+		r.byID[row.ID] = &Route{
+			TurbineID: row.ID, FarmID: row.FarmID, Shard: row.ShardName, Location: loc,
+			CommissionedAt: row.CommissionedAt, DecommissionedAt: row.DecommissionedAt,
+		}
+	}
+	return r, nil
+}
+
+// Lookup returns the route of a turbine id, or nil.
+func (r *Routes) Lookup(id string) *Route { return r.byID[id] }
+
+// Len is the number of turbines known.
+func (r *Routes) Len() int { return len(r.byID) }

@@ -1,0 +1,59 @@
+package ingest
+
+import (
+	"sync"
+	"time"
+)
+
+// tracker accounts for the batches of one source as writers finish them.
+type tracker struct {
+	wg sync.WaitGroup
+
+	mu                          sync.Mutex
+	accepted, duplicate, failed int64
+	marks                       map[trackedMark]struct{}
+	err                         error
+}
+
+type trackedMark struct {
+	shard, farm string
+	day         time.Time
+}
+
+func newTracker() *tracker { return &tracker{marks: map[trackedMark]struct{}{}} }
+
+// add registers a batch about to be handed to a writer.
+func (t *tracker) add() { t.wg.Add(1) }
+
+// done records a batch's outcome; a failed batch counts all its rows as failed.
+func (t *tracker) done(shard string, b *batch, res batchResult) {
+	defer t.wg.Done()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if res.err != nil {
+		t.failed += int64(len(b.rows))
+		if t.err == nil {
+			t.err = res.err
+		}
+		return
+	}
+	t.accepted += res.accepted
+	t.duplicate += res.duplicate
+	for _, k := range res.marks {
+		t.marks[trackedMark{shard: shard, farm: k.farm, day: k.day}] = struct{}{}
+	}
+}
+
+func (t *tracker) wait() { t.wg.Wait() }
+
+func (t *tracker) firstErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+func (t *tracker) summary() Summary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Summary{Accepted: t.accepted, Duplicate: t.duplicate, Failed: t.failed, DirtyMarks: int64(len(t.marks))}
+}

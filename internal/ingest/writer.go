@@ -1,0 +1,263 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/partition"
+)
+
+// Lane separates fresh readings from replayed ones so the former never wait
+// behind the latter.
+type Lane int
+
+// The two lanes.
+const (
+	Live Lane = iota
+	Backfill
+)
+
+func (l Lane) String() string {
+	if l == Backfill {
+		return "backfill"
+	}
+	return "live"
+}
+
+// batch is a run of readings for one shard and lane, from one source.
+type batch struct {
+	lane   Lane
+	rows   []sharddb.ReadingsCopyParams
+	routes []*Route // routes[i] is rows[i]'s turbine
+	src    *tracker
+}
+
+// batchResult is what one committed (or failed) batch did.
+type batchResult struct {
+	accepted, duplicate int64
+	marks               []markKey
+	err                 error
+}
+
+// shardWriter owns the writes to one shard: a live and a backfill goroutine
+// with their own bounded queues. Before taking a batch the backfill
+// goroutine waits until the live queue is empty and no live batch is being
+// written, so live work never queues behind a replay; a live batch arriving
+// mid-replay runs concurrently on its own connection.
+type shardWriter struct {
+	name     string
+	pool     *pgxpool.Pool
+	keeper   *partition.Keeper
+	rule     MarkRule
+	now      func() time.Time
+	timeout  time.Duration
+	live     chan *batch
+	backfill chan *batch
+	// dupMode: the last batch hit the key, so go straight to staging until
+	// a batch comes through with no duplicate.
+	dupMode atomic.Bool
+	hooks   *Hooks
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	liveBusy bool
+}
+
+// Hooks let tests stop a writer at a precise point. Nil in production.
+type Hooks struct {
+	// BeforeCommit runs inside the write transaction after the rows and the
+	// marks were written; an error rolls both back.
+	BeforeCommit func(shard string, lane Lane) error
+	// BeforeBackfillBatch runs before a backfill batch is written.
+	BeforeBackfillBatch func(shard string)
+}
+
+func newShardWriter(name string, pool *pgxpool.Pool, cfg Config, now func() time.Time, hooks *Hooks) *shardWriter {
+	w := &shardWriter{
+		name: name, pool: pool, keeper: partition.NewKeeper(pool),
+		rule: MarkRule{Window: cfg.Window, Margin: cfg.MarkMargin}, now: now, timeout: cfg.TxTimeout,
+		live: make(chan *batch, cfg.LiveQueue), backfill: make(chan *batch, cfg.BackfillQueue), hooks: hooks,
+	}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+func (w *shardWriter) runLive(ctx context.Context) {
+	for b := range w.live {
+		w.mu.Lock()
+		w.liveBusy = true
+		w.mu.Unlock()
+		b.src.done(w.name, b, w.write(ctx, b))
+		w.mu.Lock()
+		w.liveBusy = len(w.live) > 0
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}
+}
+
+func (w *shardWriter) runBackfill(ctx context.Context) {
+	for b := range w.backfill {
+		w.mu.Lock()
+		for w.liveBusy || len(w.live) > 0 {
+			w.cond.Wait()
+		}
+		w.mu.Unlock()
+		if w.hooks != nil && w.hooks.BeforeBackfillBatch != nil {
+			w.hooks.BeforeBackfillBatch(w.name)
+		}
+		b.src.done(w.name, b, w.write(ctx, b))
+	}
+}
+
+// wakeBackfill is called when a live batch is queued, so a waiting backfill
+// goroutine re-checks (and keeps waiting).
+func (w *shardWriter) noteLiveQueued() {
+	w.mu.Lock()
+	w.liveBusy = true
+	w.mu.Unlock()
+}
+
+// write stores one batch exactly once and records its dirty marks in the
+// same transaction.
+func (w *shardWriter) write(ctx context.Context, b *batch) batchResult {
+	if err := w.keeper.Ensure(ctx, batchDays(b.rows)); err != nil {
+		return batchResult{err: fmt.Errorf("shard %s: %w", w.name, err)}
+	}
+	// The write time is taken before the transaction opens: the mark rule
+	// needs a time no later than the commit minus the transaction's length.
+	writeTime := w.now()
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	if !w.dupMode.Load() {
+		res, err := w.copyBatch(ctx, b, writeTime)
+		if err == nil {
+			return res
+		}
+		if !isUniqueViolation(err) {
+			return batchResult{err: fmt.Errorf("shard %s: %w", w.name, err)}
+		}
+		w.dupMode.Store(true)
+	}
+	res, err := w.stageBatch(ctx, b, writeTime)
+	if err != nil {
+		return batchResult{err: fmt.Errorf("shard %s: %w", w.name, err)}
+	}
+	if res.duplicate == 0 {
+		w.dupMode.Store(false)
+	}
+	return res
+}
+
+// copyBatch is the fast path: COPY straight into readings.
+func (w *shardWriter) copyBatch(ctx context.Context, b *batch, writeTime time.Time) (batchResult, error) {
+	var res batchResult
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		q := sharddb.New(tx)
+		n, err := q.ReadingsCopy(ctx, b.rows)
+		if err != nil {
+			return err
+		}
+		marks := newMarkSet(w.rule, writeTime)
+		for i := range b.rows {
+			marks.add(b.routes[i], b.rows[i].RecordedAt)
+		}
+		if res.marks, err = w.writeMarks(ctx, q, marks); err != nil {
+			return err
+		}
+		res.accepted = n
+		return w.beforeCommit(b.lane)
+	})
+	return res, err
+}
+
+// stageBatch is the path for a batch that hit the key: stage it, insert
+// what is new, and mark only what was inserted.
+func (w *shardWriter) stageBatch(ctx context.Context, b *batch, writeTime time.Time) (batchResult, error) {
+	var res batchResult
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		q := sharddb.New(tx)
+		if err := q.ReadingsStagingCreate(ctx); err != nil {
+			return err
+		}
+		staged := make([]sharddb.ReadingsStagingCopyParams, len(b.rows))
+		byID := make(map[string]*Route, 128)
+		for i, r := range b.rows {
+			staged[i] = sharddb.ReadingsStagingCopyParams(r)
+			byID[r.TurbineID] = b.routes[i]
+		}
+		if _, err := q.ReadingsStagingCopy(ctx, staged); err != nil {
+			return err
+		}
+		inserted, err := q.ReadingsInsertFromStaging(ctx)
+		if err != nil {
+			return err
+		}
+		marks := newMarkSet(w.rule, writeTime)
+		for _, r := range inserted {
+			marks.add(byID[r.TurbineID], r.RecordedAt)
+		}
+		if res.marks, err = w.writeMarks(ctx, q, marks); err != nil {
+			return err
+		}
+		res.accepted = int64(len(inserted))
+		res.duplicate = int64(len(b.rows) - len(inserted))
+		return w.beforeCommit(b.lane)
+	})
+	return res, err
+}
+
+func (w *shardWriter) writeMarks(ctx context.Context, q *sharddb.Queries, marks *markSet) ([]markKey, error) {
+	params := marks.params()
+	keys := make([]markKey, 0, len(params))
+	for _, p := range params {
+		if err := q.DirtyMarkUpsert(ctx, p); err != nil {
+			return nil, fmt.Errorf("dirty mark %s/%s: %w", p.FarmID, p.Day.Format(time.DateOnly), err)
+		}
+		keys = append(keys, markKey{farm: p.FarmID, day: p.Day})
+	}
+	return keys, nil
+}
+
+func (w *shardWriter) beforeCommit(lane Lane) error {
+	if w.hooks != nil && w.hooks.BeforeCommit != nil {
+		return w.hooks.BeforeCommit(w.name, lane)
+	}
+	return nil
+}
+
+func batchDays(rows []sharddb.ReadingsCopyParams) []time.Time {
+	var days []time.Time
+	var last time.Time
+	for i := range rows {
+		d := partition.Day(rows[i].RecordedAt)
+		if d.Equal(last) {
+			continue
+		}
+		last = d
+		seen := false
+		for _, x := range days {
+			if x.Equal(d) {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			days = append(days, d)
+		}
+	}
+	return days
+}
+
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
