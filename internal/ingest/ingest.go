@@ -60,8 +60,8 @@ func DefaultConfig() Config {
 		TxTimeout:      50 * time.Second,
 		LiveBatch:      20_000,
 		BackfillBatch:  50_000,
-		LiveQueue:      4,
-		BackfillQueue:  2,
+		LiveQueue:      2,
+		BackfillQueue:  1,
 		FlushInterval:  250 * time.Millisecond,
 	}
 }

@@ -19,12 +19,32 @@ func (q *Queries) AdvisoryLock(ctx context.Context, key int64) error {
 	return err
 }
 
+const advisoryLockKey = `-- name: AdvisoryLockKey :exec
+SELECT pg_advisory_lock(hashtextextended($1::text, 0))
+`
+
+// Session-level advisory lock keyed by text, serialising recomputes of one
+// farm-day-shard (held from before the shard snapshot until after the upsert).
+func (q *Queries) AdvisoryLockKey(ctx context.Context, key string) error {
+	_, err := q.db.Exec(ctx, advisoryLockKey, key)
+	return err
+}
+
 const advisoryUnlock = `-- name: AdvisoryUnlock :exec
 SELECT pg_advisory_unlock($1::bigint)
 `
 
 func (q *Queries) AdvisoryUnlock(ctx context.Context, key int64) error {
 	_, err := q.db.Exec(ctx, advisoryUnlock, key)
+	return err
+}
+
+const advisoryUnlockKey = `-- name: AdvisoryUnlockKey :exec
+SELECT pg_advisory_unlock(hashtextextended($1::text, 0))
+`
+
+func (q *Queries) AdvisoryUnlockKey(ctx context.Context, key string) error {
+	_, err := q.db.Exec(ctx, advisoryUnlockKey, key)
 	return err
 }
 

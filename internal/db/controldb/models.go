@@ -6,6 +6,8 @@ package controldb
 
 import (
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // A wind farm. Its days are local days in its time zone.
@@ -20,6 +22,62 @@ type Farm struct {
 	UpdatedAt      time.Time
 }
 
+// Per farm and farm-local day: the sums of turbine_day and the rates computed from them at read time.
+type FarmDay struct {
+	FarmID string
+	Day    time.Time
+	// Turbines with a row for the day.
+	Turbines  int32
+	Expected  int64
+	Received  int64
+	Available int64
+	// available / expected. Conservative: silence counts against the farm, since missing telemetry is not missing at random.
+	Availability pgtype.Numeric
+	// received / expected.
+	Completeness pgtype.Numeric
+	// (expected - received) / expected: the share of the day we have no reading for.
+	Unknown pgtype.Numeric
+	Late    int64
+	Early   int64
+	// Latest arrival counted in the day: what the numbers are complete through.
+	LastReceivedAt interface{}
+	// The oldest turbine row's recompute time.
+	OldestComputedAt interface{}
+	// The newest turbine row's recompute time.
+	ComputedAt interface{}
+	// Every turbine row was computed after the local day ended. False: a provisional number of a day still in progress.
+	ComputedAfterDayEnd bool
+	// A recompute of this day is requested or queued (dirty marks reach the control database within one drain interval, a few seconds). True: the numbers are about to change.
+	Pending *bool
+}
+
+// Per farm and calendar month in the farm's zone: sums of farm_day and rates computed at read time.
+type FarmMonth struct {
+	FarmID string
+	Month  time.Time
+	// Days of the month with rollup rows; compare with days_in_month before quoting the month.
+	Days int32
+	// Calendar days in the month.
+	DaysInMonth int32
+	// Turbine-day rows summed.
+	TurbineDays int64
+	Expected    int64
+	Received    int64
+	Available   int64
+	// available / expected over the month.
+	Availability pgtype.Numeric
+	// received / expected over the month.
+	Completeness pgtype.Numeric
+	// (expected - received) / expected over the month.
+	Unknown        pgtype.Numeric
+	LastReceivedAt interface{}
+	ComputedAt     interface{}
+	// Every day's rows were computed after that day ended.
+	ComputedAfterDaysEnd bool
+	// Some day of the month has a recompute requested or queued.
+	Pending bool
+}
+
 // Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.
 type IngestReject struct {
 	ID int64
@@ -32,6 +90,18 @@ type IngestReject struct {
 	// What was wrong, naming the field and value.
 	Reason     string
 	RejectedAt time.Time
+}
+
+// Farm-day-shards dirtied by late readings whose recompute job is queued but has not started. The job claims (deletes) the row before reading the shard.
+type RollupPending struct {
+	FarmID    string
+	Day       time.Time
+	ShardName string
+	// Turbines to recompute; NULL = every turbine of the farm on that shard.
+	TurbineIds []string
+	// The queued rollup_day job that will claim this request.
+	JobID       int64
+	RequestedAt time.Time
 }
 
 // A readings shard. Each holds the readings of the turbines routed to it.
@@ -61,4 +131,34 @@ type Turbine struct {
 	InFleetFile bool
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+}
+
+// One row per turbine per farm-local day: expected, received and available readings. Recomputed whole from the readings and overwritten (never incremented) by rollup_day jobs.
+type TurbineDay struct {
+	TurbineID string
+	// The farm-local calendar day (farm.timezone).
+	Day    time.Time
+	FarmID string
+	// The shard the counts were read from.
+	ShardName string
+	// Readings the calendar expects: seconds of the local day (23, 24 or 25 h) inside the turbine's commissioning interval, divided by its cadence.
+	Expected int32
+	// Readings stored for the day (by recorded_at, the turbine's clock).
+	Received int32
+	// Received readings that report the turbine available.
+	Available int32
+	// Received readings that came in the backfill lane (recorded_at more than 60 s behind received_at).
+	Late int32
+	// Received readings stamped ahead of their received_at by more than 2 s (a fast clock).
+	Early int32
+	// Minimum of received_at - recorded_at in ms: the turbine's clock offset estimate (negative = fast clock). NULL with no readings.
+	MinLagMs *int64
+	// Maximum of received_at - recorded_at in ms. NULL with no readings.
+	MaxLagMs *int64
+	// Latest received_at among the day's readings: what the row is complete through, as far as arrivals go.
+	LastReceivedAt *time.Time
+	// When the recompute that wrote this row ran (its shard snapshot was opened just before).
+	ComputedAt time.Time
+	// The River job (river_job.id) that wrote the row; NULL when computed outside River.
+	JobID *int64
 }

@@ -1,0 +1,156 @@
+// Package jobs holds the River workers (rollup_day, drain_dirty,
+// rollup_schedule, partitions) and builds the River client that runs them:
+// one queue per shard, so a slow shard only delays its own farms.
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/rollup"
+)
+
+// Config sizes and times the job system.
+type Config struct {
+	// WorkersPerShard caps concurrent rollups on one shard.
+	WorkersPerShard int
+	// DrainEvery is how often dirty marks are drained.
+	DrainEvery time.Duration
+	// ScheduleHour/Minute: farm-local time of the nightly rollup of the
+	// previous day.
+	ScheduleHour, ScheduleMinute int
+	// PartitionsEvery is how often partitions ahead are created (and
+	// retention applied).
+	PartitionsEvery time.Duration
+	// Periodic turns the periodic jobs on (serve, work) or off (one-shot
+	// commands and tests that drive the drain themselves).
+	Periodic bool
+	// RetryPolicy overrides River's backoff (tests).
+	RetryPolicy river.ClientRetryPolicy
+	Logger      *slog.Logger
+}
+
+// DefaultConfig: 2 rollups per shard, drain every 5 s, nightly at 02:00.
+func DefaultConfig() Config {
+	return Config{WorkersPerShard: 2, DrainEvery: 5 * time.Second, ScheduleHour: 2, PartitionsEvery: time.Hour, Periodic: true}
+}
+
+// Deps are what the workers need.
+type Deps struct {
+	Control  *pgxpool.Pool
+	Shards   *fleet.Shards
+	Computer *rollup.Computer
+	Drainer  *Drainer
+	Now      func() time.Time
+	// Partitions, when set, keeps partitions ahead on every shard.
+	Partitions func(context.Context) error
+}
+
+// NewClient builds the River client with every worker, a queue per shard and
+// (if cfg.Periodic) the periodic jobs: drain, nightly rollup per farm,
+// partition upkeep.
+func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &RollupDayWorker{Computer: deps.Computer})
+	river.AddWorker(workers, &DrainDirtyWorker{Drainer: deps.Drainer})
+	river.AddWorker(workers, &RollupScheduleWorker{Control: deps.Control})
+	river.AddWorker(workers, &PartitionsWorker{Maintain: deps.Partitions})
+
+	queues := map[string]river.QueueConfig{
+		river.QueueDefault: {MaxWorkers: 1},
+		ControlQueue:       {MaxWorkers: 2},
+	}
+	for _, s := range deps.Shards.Names() {
+		queues[RollupQueue(s)] = river.QueueConfig{MaxWorkers: max(1, cfg.WorkersPerShard)}
+	}
+	rc := &river.Config{
+		Queues:      queues,
+		Workers:     workers,
+		Logger:      cfg.Logger,
+		RetryPolicy: cfg.RetryPolicy,
+		// A worker that died mid-rollup (process killed) is retried after
+		// this; the rollup is an overwrite, so a retry is harmless.
+		RescueStuckJobsAfter: 20 * time.Minute,
+	}
+	if rc.Logger == nil {
+		rc.Logger = slog.New(slog.NewTextHandler(discard{}, nil))
+	}
+	if cfg.Periodic {
+		periodic, err := periodicJobs(ctx, cfg, deps)
+		if err != nil {
+			return nil, err
+		}
+		rc.PeriodicJobs = periodic
+	}
+	return river.NewClient(riverpgxv5.New(deps.Control), rc)
+}
+
+func periodicJobs(ctx context.Context, cfg Config, deps Deps) ([]*river.PeriodicJob, error) {
+	jobs := []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(cfg.DrainEvery),
+			func() (river.JobArgs, *river.InsertOpts) { return DrainDirtyArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true, ID: "drain_dirty"}),
+	}
+	if deps.Partitions != nil {
+		jobs = append(jobs, river.NewPeriodicJob(river.PeriodicInterval(cfg.PartitionsEvery),
+			func() (river.JobArgs, *river.InsertOpts) { return PartitionsArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true, ID: "partitions"}))
+	}
+	farms, err := controldb.New(deps.Control).FarmList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("farms for the nightly schedule: %w", err)
+	}
+	for _, f := range farms {
+		loc, err := time.LoadLocation(f.Timezone)
+		if err != nil {
+			return nil, fmt.Errorf("farm %s: %w", f.ID, err)
+		}
+		farmID := f.ID
+		jobs = append(jobs, river.NewPeriodicJob(DailyAt{Hour: cfg.ScheduleHour, Minute: cfg.ScheduleMinute, Location: loc},
+			func() (river.JobArgs, *river.InsertOpts) {
+				return RollupScheduleArgs{FarmID: farmID, Day: PreviousDay(deps.Now(), loc)}, nil
+			},
+			// On start, roll up yesterday too: a process that was down at
+			// 02:00 must not leave the day without a rollup.
+			&river.PeriodicJobOpts{RunOnStart: true, ID: "rollup_schedule_" + farmID}))
+	}
+	return jobs, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// PartitionsArgs keeps every shard's partitions ahead of time.
+type PartitionsArgs struct{}
+
+// Kind is the job kind stored in river_job.
+func (PartitionsArgs) Kind() string { return "partitions" }
+
+// InsertOpts runs it on the control queue.
+func (PartitionsArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: ControlQueue, Priority: PrioritySchedule}
+}
+
+// PartitionsWorker runs partitions jobs.
+type PartitionsWorker struct {
+	river.WorkerDefaults[PartitionsArgs]
+	Maintain func(context.Context) error
+}
+
+// Work creates partitions ahead and applies retention.
+func (w *PartitionsWorker) Work(ctx context.Context, _ *river.Job[PartitionsArgs]) error {
+	if w.Maintain == nil {
+		return nil
+	}
+	return w.Maintain(ctx)
+}

@@ -1,0 +1,92 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/rollup"
+)
+
+// RollupScheduleArgs is the nightly rollup of one farm's previous local
+// day: it fans out into one rollup_day job per shard holding the farm.
+type RollupScheduleArgs struct {
+	FarmID string `json:"farm_id"`
+	Day    string `json:"day"`
+}
+
+// Kind is the job kind stored in river_job.
+func (RollupScheduleArgs) Kind() string { return "rollup_schedule" }
+
+// InsertOpts: scheduled work waits behind dirty recomputes.
+func (RollupScheduleArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: ControlQueue, Priority: PrioritySchedule, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// RollupScheduleWorker runs rollup_schedule jobs.
+type RollupScheduleWorker struct {
+	river.WorkerDefaults[RollupScheduleArgs]
+	Control *pgxpool.Pool
+}
+
+// Work enqueues the farm-day's rollup on each of its shards.
+func (w *RollupScheduleWorker) Work(ctx context.Context, job *river.Job[RollupScheduleArgs]) error {
+	_, err := EnqueueFarmDay(ctx, w.Control, river.ClientFromContext[pgx.Tx](ctx), job.Args.FarmID, job.Args.Day, rollup.ReasonSchedule, PrioritySchedule)
+	return err
+}
+
+// EnqueueFarmDay inserts one rollup_day job per shard holding the farm and
+// returns the jobs' ids.
+func EnqueueFarmDay(ctx context.Context, control *pgxpool.Pool, client *river.Client[pgx.Tx], farmID, day, reason string, priority int) ([]int64, error) {
+	shards, err := controldb.New(control).FarmShards(ctx, farmID)
+	if err != nil {
+		return nil, fmt.Errorf("shards of farm %s: %w", farmID, err)
+	}
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("farm %q has no turbines in the registry", farmID)
+	}
+	params := make([]river.InsertManyParams, len(shards))
+	for i, s := range shards {
+		params[i] = river.InsertManyParams{
+			Args:       RollupDayArgs{FarmID: farmID, Day: day, Shard: s, Reason: reason},
+			InsertOpts: &river.InsertOpts{Priority: priority},
+		}
+	}
+	res, err := client.InsertMany(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(res))
+	for i, r := range res {
+		ids[i] = r.Job.ID
+	}
+	return ids, nil
+}
+
+// DailyAt is a periodic schedule firing once a day at a local wall-clock
+// time in a farm's zone (02:00 by default), DST included.
+type DailyAt struct {
+	Hour, Minute int
+	Location     *time.Location
+}
+
+// Next returns the first firing strictly after current.
+func (s DailyAt) Next(current time.Time) time.Time {
+	local := current.In(s.Location)
+	next := time.Date(local.Year(), local.Month(), local.Day(), s.Hour, s.Minute, 0, 0, s.Location)
+	if !next.After(current) {
+		next = time.Date(local.Year(), local.Month(), local.Day()+1, s.Hour, s.Minute, 0, 0, s.Location)
+	}
+	return next
+}
+
+// PreviousDay is the farm-local date before now's, as YYYY-MM-DD.
+func PreviousDay(now time.Time, loc *time.Location) string {
+	local := now.In(loc)
+	return time.Date(local.Year(), local.Month(), local.Day()-1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+}

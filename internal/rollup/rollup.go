@@ -1,0 +1,173 @@
+// Package rollup recomputes turbine_day rows: the counts of one farm-local
+// day (expected, received, available, late, early, lags) for the turbines of
+// one farm on one shard, computed whole by one SQL statement on the shard and
+// upserted into the control database. Running it again changes nothing.
+//
+// Two recomputes of the same farm-day-shard never interleave: each holds an
+// advisory lock on the control database from before its shard snapshot is
+// opened until its upsert has committed, so the one with the newer snapshot
+// always writes last (DESIGN.md, dirty-mark invariant 3).
+package rollup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/fleet"
+)
+
+// Why a recompute was asked for. Dirty recomputes are drained first.
+const (
+	ReasonDirty    = "dirty"
+	ReasonSchedule = "schedule"
+	ReasonManual   = "manual"
+)
+
+// Request names one farm-day on one shard.
+type Request struct {
+	FarmID string
+	// Day is the farm-local date (any time of day; only the date counts).
+	Day    time.Time
+	Shard  string
+	Reason string
+	// Attempt is the job attempt (1 = first). A retried job always
+	// recomputes every turbine: its first attempt may have claimed a
+	// request and died before writing.
+	Attempt int
+	// JobID is recorded on the rows; nil outside River.
+	JobID *int64
+}
+
+func (r Request) key() string {
+	return r.FarmID + "/" + r.Day.Format(time.DateOnly) + "/" + r.Shard
+}
+
+// Result says what a recompute did.
+type Result struct {
+	// Turbines is how many turbine_day rows were written.
+	Turbines int
+	// Full is true when every turbine of the farm on the shard was recomputed.
+	Full bool
+	// Skipped is true when a dirty request had already been taken by
+	// another recompute whose snapshot is newer than the marks: nothing to do.
+	Skipped bool
+}
+
+// Computer recomputes farm-days.
+type Computer struct {
+	Control *pgxpool.Pool
+	Shards  *fleet.Shards
+	Now     func() time.Time
+	// LaneThreshold and EarlyTolerance classify readings as late / early;
+	// the same rules ingest applies.
+	LaneThreshold  time.Duration
+	EarlyTolerance time.Duration
+	// AfterCompute, if set, runs after the shard query and before the upsert,
+	// with the lock held (tests hold a recompute mid-way with it).
+	AfterCompute func(Request)
+}
+
+var (
+	serviceStart = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	serviceEnd   = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// Recompute recomputes one farm-day-shard and upserts its rows.
+func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
+	pool := c.Shards.Pool(req.Shard)
+	if pool == nil {
+		return Result{}, fmt.Errorf("rollup %s: shard %q is not registered", req.key(), req.Shard)
+	}
+	conn, err := c.Control.Acquire(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
+	}
+	defer conn.Release()
+	q := controldb.New(conn)
+	if err := q.AdvisoryLockKey(ctx, req.key()); err != nil {
+		return Result{}, fmt.Errorf("rollup %s: lock: %w", req.key(), err)
+	}
+	defer func() {
+		if err := q.AdvisoryUnlockKey(context.WithoutCancel(ctx), req.key()); err != nil {
+			// The lock dies with the session; make sure the session dies.
+			conn.Conn().Close(context.Background())
+		}
+	}()
+
+	// Claim any dirty request before the snapshot: marks that reach the
+	// control database after this point get a job of their own.
+	claim, err := q.RollupPendingClaim(ctx, controldb.RollupPendingClaimParams{FarmID: req.FarmID, Day: req.Day, ShardName: req.Shard})
+	claimed := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return Result{}, fmt.Errorf("rollup %s: claim: %w", req.key(), err)
+	}
+	var only []string // nil = every turbine
+	switch {
+	case req.Reason == ReasonDirty && req.Attempt <= 1 && !claimed:
+		return Result{Skipped: true}, nil
+	case req.Reason == ReasonDirty && req.Attempt <= 1:
+		only = claim.TurbineIds
+	}
+
+	farm, err := q.FarmGet(ctx, req.FarmID)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollup %s: farm: %w", req.key(), err)
+	}
+	turbines, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: req.FarmID, ShardName: req.Shard, OnlyIds: only})
+	if err != nil {
+		return Result{}, fmt.Errorf("rollup %s: turbines: %w", req.key(), err)
+	}
+	if len(turbines) == 0 {
+		return Result{Full: only == nil}, nil
+	}
+	args := sharddb.TurbineDayComputeParams{
+		Day: req.Day, Timezone: farm.Timezone,
+		LaneThresholdSeconds: c.LaneThreshold.Seconds(), EarlyToleranceSeconds: c.EarlyTolerance.Seconds(),
+	}
+	for _, t := range turbines {
+		from, to := serviceStart, serviceEnd
+		if t.CommissionedAt != nil {
+			from = *t.CommissionedAt
+		}
+		if t.DecommissionedAt != nil {
+			to = *t.DecommissionedAt
+		}
+		args.TurbineIds = append(args.TurbineIds, t.ID)
+		args.CadenceSeconds = append(args.CadenceSeconds, t.CadenceSeconds)
+		args.ServiceFrom = append(args.ServiceFrom, from)
+		args.ServiceTo = append(args.ServiceTo, to)
+	}
+	rows, err := sharddb.New(pool).TurbineDayCompute(ctx, args)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollup %s: shard %s: %w", req.key(), req.Shard, err)
+	}
+	if c.AfterCompute != nil {
+		c.AfterCompute(req)
+	}
+	up := controldb.TurbineDayUpsertParams{
+		Day: req.Day, FarmID: req.FarmID, ShardName: req.Shard, ComputedAt: c.Now(), JobID: req.JobID,
+	}
+	for _, r := range rows {
+		up.TurbineIds = append(up.TurbineIds, r.TurbineID)
+		up.Expected = append(up.Expected, r.Expected)
+		up.Received = append(up.Received, r.Received)
+		up.Available = append(up.Available, r.Available)
+		up.Late = append(up.Late, r.Late)
+		up.Early = append(up.Early, r.Early)
+		up.MinLagMs = append(up.MinLagMs, r.MinLagMs)
+		up.MaxLagMs = append(up.MaxLagMs, r.MaxLagMs)
+		up.LastReceivedAt = append(up.LastReceivedAt, r.LastReceivedAt)
+	}
+	n, err := q.TurbineDayUpsert(ctx, up)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollup %s: upsert: %w", req.key(), err)
+	}
+	return Result{Turbines: int(n), Full: only == nil}, nil
+}

@@ -1,0 +1,535 @@
+package rollup_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/simulate"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+var london = mustZone("Europe/London")
+
+func mustZone(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+// clock is the injected time of a test: readings are written "at" it and
+// the drainer judges open and closed days by it.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
+
+type bundle struct {
+	env      *testdb.Env
+	clock    *clock
+	in       *ingest.Ingestor
+	computer *rollup.Computer
+	drainer  *jobs.Drainer
+	client   *river.Client[pgx.Tx]
+	events   <-chan *river.Event
+}
+
+type options struct {
+	workersPerShard int
+	noStart         bool
+	afterCompute    func(rollup.Request)
+}
+
+func setup(t *testing.T, fleetYAML string, opts options) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	env := testdb.New(t, fleetYAML)
+	b := &bundle{env: env, clock: &clock{now: time.Date(2026, 8, 2, 3, 0, 0, 0, london)}}
+	routes, err := ingest.LoadRoutes(ctx, env.Control, b.clock.Now())
+	testdb.Must(t, err, "routes")
+	b.in = ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, b.clock.Now, nil)
+	b.in.Start(ctx)
+	t.Cleanup(b.in.Close)
+	b.computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now,
+		LaneThreshold: time.Minute, EarlyTolerance: 2 * time.Second, AfterCompute: opts.afterCompute}
+	b.drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now}
+	cfg := jobs.DefaultConfig()
+	cfg.Periodic = false // the tests drain explicitly: time is data here
+	cfg.RetryPolicy = fixedRetry(100 * time.Millisecond)
+	if opts.workersPerShard > 0 {
+		cfg.WorkersPerShard = opts.workersPerShard
+	}
+	b.client, err = jobs.NewClient(ctx, cfg, jobs.Deps{Control: env.Control, Shards: env.Shards, Computer: b.computer, Drainer: b.drainer, Now: b.clock.Now})
+	testdb.Must(t, err, "river client")
+	events, cancel := b.client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+	t.Cleanup(cancel)
+	b.events = events
+	if !opts.noStart {
+		b.start(t)
+	}
+	return b
+}
+
+func (b *bundle) start(t *testing.T) {
+	t.Helper()
+	testdb.Must(t, b.client.Start(context.Background()), "start river")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = b.client.Stop(ctx)
+	})
+}
+
+type fixedRetry time.Duration
+
+func (f fixedRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(time.Duration(f)) }
+
+// load ingests a simulation and checks it was stored in full.
+func (b *bundle) load(t *testing.T, sc simulate.Config) ingest.Summary {
+	t.Helper()
+	ctx := context.Background()
+	dec, wait := simulate.Stream(ctx, sc)
+	sum, err := b.in.Ingest(ctx, "test", dec)
+	testdb.Must(t, err, "ingest")
+	st, err := wait()
+	testdb.Must(t, err, "simulate")
+	if sum.Accepted+sum.Duplicate != st.Readings {
+		t.Fatalf("ingest %+v does not account for %d simulated readings", sum, st.Readings)
+	}
+	return sum
+}
+
+// waitIdle waits, event by event, until no rollup_day job is queued,
+// running or retrying. Events are River's own; nothing sleeps.
+func (b *bundle) waitIdle(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		res, err := b.client.JobList(ctx, river.NewJobListParams().Kinds("rollup_day").
+			States(rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled, rivertype.JobStatePending).First(1))
+		testdb.Must(t, err, "job list")
+		if len(res.Jobs) == 0 {
+			return
+		}
+		select {
+		case <-b.events:
+		case <-time.After(3 * time.Minute):
+			t.Fatalf("rollup jobs still waiting after 3 minutes: %+v", res.Jobs[0])
+		}
+	}
+}
+
+func (b *bundle) drain(t *testing.T) jobs.DrainResult {
+	t.Helper()
+	res, err := b.drainer.Drain(context.Background(), b.client)
+	testdb.Must(t, err, "drain")
+	return res
+}
+
+func (b *bundle) enqueue(t *testing.T, farm, day, reason string, priority int) []int64 {
+	t.Helper()
+	ids, err := jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.client, farm, day, reason, priority)
+	testdb.Must(t, err, "enqueue %s %s", farm, day)
+	return ids
+}
+
+type turbineDay struct {
+	Expected, Received, Available, Late, Early int64
+	ComputedAt                                 time.Time
+}
+
+func (b *bundle) turbineDay(t *testing.T, id, day string) turbineDay {
+	t.Helper()
+	var r turbineDay
+	err := b.env.Control.QueryRow(context.Background(),
+		`SELECT expected, received, available, late, early, computed_at FROM turbine_day WHERE turbine_id = $1 AND day = $2`, id, day).
+		Scan(&r.Expected, &r.Received, &r.Available, &r.Late, &r.Early, &r.ComputedAt)
+	testdb.Must(t, err, "turbine_day %s %s", id, day)
+	return r
+}
+
+func (b *bundle) farmAvailability(t *testing.T, farm, day string) string {
+	t.Helper()
+	var pct string
+	err := b.env.Control.QueryRow(context.Background(),
+		`SELECT to_char(100 * availability, 'FM990.00') FROM farm_day WHERE farm_id = $1 AND day = $2`, farm, day).Scan(&pct)
+	testdb.Must(t, err, "farm_day %s %s", farm, day)
+	return pct
+}
+
+func (b *bundle) marks(t *testing.T, shard string) int64 {
+	t.Helper()
+	return testdb.Int(t, b.env.Shards.Pool(shard), `SELECT count(*) FROM dirty_mark`)
+}
+
+// TestArdnaveSaturday is the seed story: the Saturday rolled up with the
+// hole, the hole replayed on Tuesday, the drain recomputing exactly that.
+func TestArdnaveSaturday(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.ArdnaveFleet, options{})
+	day, err := simulate.Scenario("ardnave-saturday", b.env.Plan, simulate.PhaseDay, 1)
+	testdb.Must(t, err, "scenario")
+
+	// Saturday's data as it stood, loaded in the small hours of Sunday.
+	b.load(t, day)
+	b.drain(t) // the marks of the load itself (written after the day ended)
+	b.waitIdle(t)
+	b.enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "AP-001", "2026-08-01"); got.Expected != 43_200 || got.Received != 33_210 || got.Available != 33_210 {
+		t.Fatalf("AP-001 with the hole: %+v, want expected 43200, received 33210, available 33210", got)
+	}
+	if got := b.turbineDay(t, "AP-007", "2026-08-01"); got.Received != 33_210 || got.Available != 0 {
+		t.Fatalf("AP-007 (stopped) with the hole: %+v, want received 33210, available 0", got)
+	}
+	if got := b.farmAvailability(t, "ardnave-point", "2026-08-01"); got != "75.85" {
+		t.Fatalf("farm availability with the hole = %s %%, want 75.85 %%", got)
+	}
+
+	// Tuesday: the hole is replayed.
+	b.clock.Set(time.Date(2026, 8, 4, 11, 0, 0, 0, london))
+	replay, err := simulate.Scenario("ardnave-saturday", b.env.Plan, simulate.PhaseReplay, 1)
+	testdb.Must(t, err, "scenario")
+	sum := b.load(t, replay)
+	if sum.Accepted != 300*9_990 || sum.DirtyMarks != 3 {
+		t.Fatalf("replay: %+v, want %d accepted and 3 marks", sum, 300*9_990)
+	}
+	for _, s := range []string{"s1", "s2", "s3"} {
+		if n := b.marks(t, s); n != 1 {
+			t.Fatalf("after the replay %s has %d dirty marks, want exactly 1", s, n)
+		}
+	}
+	if res := b.drain(t); res.Enqueued != 3 || res.Deleted != 3 {
+		t.Fatalf("drain: %+v, want 3 jobs enqueued and 3 marks deleted", res)
+	}
+	b.waitIdle(t)
+	for _, id := range []string{"AP-001", "AP-150", "AP-300"} {
+		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 43_200 || got.Available != 43_200 || got.Late == 0 {
+			t.Fatalf("%s after the drain: %+v, want received and available 43200 with late readings", id, got)
+		}
+	}
+	if got := b.farmAvailability(t, "ardnave-point", "2026-08-01"); got != "98.67" {
+		t.Fatalf("farm availability after the replay = %s %%, want 98.67 %%", got)
+	}
+
+	// Replayed again: nothing new, no marks, no change.
+	before := b.turbineDay(t, "AP-001", "2026-08-01")
+	sum = b.load(t, replay)
+	if sum.Accepted != 0 || sum.DirtyMarks != 0 {
+		t.Fatalf("second replay: %+v, want 0 accepted and 0 marks", sum)
+	}
+	if res := b.drain(t); res.Marks != 0 {
+		t.Fatalf("second replay left %d marks, want 0", res.Marks)
+	}
+	if after := b.turbineDay(t, "AP-001", "2026-08-01"); after != before {
+		t.Fatalf("AP-001 changed after an all-duplicate replay: %+v → %+v", before, after)
+	}
+}
+
+// TestDeadRadioCountsAgainstTheFarm: one of 300 turning turbines sends
+// nothing all day. A ratio over what arrived would say 100 %; the calendar
+// says 99.67 %. (Cadence 60 s keeps the test small; the arithmetic is the
+// same at 2 s.)
+func TestDeadRadioCountsAgainstTheFarm(t *testing.T) {
+	t.Parallel()
+	const fleetYAML = `
+shards: [{name: s1}, {name: s2}]
+farms:
+  - id: dunmore
+    name: Dunmore
+    timezone: Europe/London
+    cadence_seconds: 60
+    turbines:
+      - {prefix: DM-, from: 1, to: 150, shard: s1}
+      - {prefix: DM-, from: 151, to: 300, shard: s2}
+`
+	b := setup(t, fleetYAML, options{})
+	sc, err := simulate.FarmConfig(b.env.Plan, "dunmore", time.Date(2026, 8, 4, 0, 0, 0, 0, london), time.Date(2026, 8, 5, 0, 0, 0, 0, london), 3)
+	testdb.Must(t, err, "config")
+	sc.ExactClocks = true
+	sc.DeadRadios = []string{"DM-011"}
+	b.load(t, sc)
+	b.enqueue(t, "dunmore", "2026-08-04", rollup.ReasonManual, jobs.PriorityManual)
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "DM-011", "2026-08-04"); got.Expected != 1_440 || got.Received != 0 {
+		t.Fatalf("DM-011 (dead radio): %+v, want expected 1440 and received 0 (a row, not a gap)", got)
+	}
+	if got := b.farmAvailability(t, "dunmore", "2026-08-04"); got != "99.67" {
+		t.Fatalf("farm availability = %s %%, want 99.67 %%", got)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT turbines FROM farm_day WHERE farm_id = 'dunmore' AND day = '2026-08-04'`); n != 300 {
+		t.Fatalf("farm_day counts %d turbines, want 300", n)
+	}
+}
+
+func TestExpectedFollowsTheLocalCalendar(t *testing.T) {
+	t.Parallel()
+	const fleetYAML = `
+shards: [{name: s1}]
+farms:
+  - id: ardnave-point
+    timezone: Europe/London
+    turbines:
+      - {prefix: AP-, from: 1, to: 2, shard: s1}
+      - {id: AP-301, shard: s1, commissioned_at: 2026-10-25T12:00:00Z}
+`
+	b := setup(t, fleetYAML, options{})
+	for _, tc := range []struct {
+		day      string
+		turbine  string
+		expected int64
+	}{
+		{"2026-10-25", "AP-001", 45_000}, // clocks go back: a 25-hour day
+		{"2026-03-29", "AP-001", 41_400}, // clocks go forward: a 23-hour day
+		{"2026-08-01", "AP-002", 43_200},
+		{"2026-10-25", "AP-301", 21_600}, // commissioned 12:00 UTC (GMT by then): 12 h of the day left
+		{"2026-10-24", "AP-301", 0},      // not yet in service
+	} {
+		b.enqueue(t, "ardnave-point", tc.day, rollup.ReasonManual, jobs.PriorityManual)
+		b.waitIdle(t)
+		if got := b.turbineDay(t, tc.turbine, tc.day); got.Expected != tc.expected || got.Received != 0 {
+			t.Fatalf("%s on %s: %+v, want expected %d, received 0", tc.turbine, tc.day, got, tc.expected)
+		}
+	}
+}
+
+// rows returns the counts of a farm-day, without the bookkeeping columns.
+func rows(t *testing.T, b *bundle, farm, day string) string {
+	t.Helper()
+	var s string
+	err := b.env.Control.QueryRow(context.Background(), `
+		SELECT string_agg(format('%s:%s/%s/%s/%s/%s/%s/%s/%s', turbine_id, expected, received, available, late, early, min_lag_ms, max_lag_ms, last_received_at), ',' ORDER BY turbine_id)
+		FROM turbine_day WHERE farm_id = $1 AND day = $2`, farm, day).Scan(&s)
+	testdb.Must(t, err, "rows")
+	return s
+}
+
+func TestRecomputeIsIdempotent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.ArdnaveFleet, options{})
+	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 10, 0, 0, 0, london), time.Date(2026, 8, 1, 11, 0, 0, 0, london), 5)
+	testdb.Must(t, err, "config")
+	b.load(t, sc)
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	req := rollup.Request{FarmID: "kilmore-sands", Day: day, Shard: "s4", Reason: rollup.ReasonManual}
+
+	var first string
+	for i := 0; i < 4; i++ {
+		res, err := b.computer.Recompute(context.Background(), req)
+		testdb.Must(t, err, "recompute %d", i)
+		if res.Turbines != 140 || !res.Full {
+			t.Fatalf("run %d: %+v, want 140 turbines, full", i, res)
+		}
+		got := rows(t, b, "kilmore-sands", "2026-08-01")
+		if i == 0 {
+			first = got
+			if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 140*1800 {
+				t.Fatalf("received over the farm = %d, want %d", n, 140*1800)
+			}
+		} else if got != first {
+			t.Fatalf("run %d changed the rows", i)
+		}
+	}
+
+	// Two workers racing on the same farm-day.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, errs[i] = b.computer.Recompute(context.Background(), req) }()
+	}
+	wg.Wait()
+	testdb.Must(t, errors.Join(errs...), "racing recomputes")
+	if got := rows(t, b, "kilmore-sands", "2026-08-01"); got != first {
+		t.Fatal("racing recomputes left different rows")
+	}
+}
+
+// TestBackfillDuringARunningRollup: a replay commits (and is drained) while
+// a recompute of the same farm-day is held between its shard read and its
+// write. Once the queue drains, the replay is counted.
+func TestBackfillDuringARunningRollup(t *testing.T) {
+	t.Parallel()
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	var armed atomic.Bool
+	b := setup(t, testdb.ArdnaveFleet, options{workersPerShard: 2, afterCompute: func(r rollup.Request) {
+		if r.Shard == "s4" && armed.Load() {
+			once.Do(func() { close(held); <-release })
+		}
+	}})
+	hour := func(h int) time.Time { return time.Date(2026, 8, 1, h, 0, 0, 0, london) }
+	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", hour(10), hour(11), 9)
+	testdb.Must(t, err, "config")
+	sc.ExactClocks = true
+	b.load(t, sc)
+	b.drain(t)
+	b.waitIdle(t)
+
+	armed.Store(true)
+	ids := b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	<-held // the scheduled recompute has read the shard and not yet written
+
+	late, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", hour(14), hour(14).Add(10*time.Minute), 9)
+	testdb.Must(t, err, "config")
+	late.ExactClocks = true
+	sum := b.load(t, late)
+	if sum.Accepted != 140*300 || sum.DirtyMarks != 1 {
+		t.Fatalf("late load: %+v, want %d accepted and 1 mark", sum, 140*300)
+	}
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain while the rollup is held: %+v, want 1 new job (the running one cannot see the new rows)", res)
+	}
+	close(release)
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "KS-001", "2026-08-01"); got.Received != 1800+300 {
+		t.Fatalf("KS-001 after the queue drained: received %d, want %d (the held job's stale write must not win)", got.Received, 1800+300)
+	}
+	job, err := b.client.JobGet(context.Background(), ids[0])
+	testdb.Must(t, err, "job")
+	if job.State != rivertype.JobStateCompleted {
+		t.Fatalf("held job state %s, want completed", job.State)
+	}
+}
+
+// TestOneDirtyTurbineRecomputesOnlyItself: a replay of one turbine's hour
+// rewrites that turbine's row and leaves the farm's other rows alone.
+func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.ArdnaveFleet, options{})
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, london)
+	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", day, day.Add(time.Hour), 2)
+	testdb.Must(t, err, "config")
+	sc.ExactClocks = true
+	b.load(t, sc)
+	b.drain(t)
+	b.waitIdle(t)
+	b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.waitIdle(t)
+	before := b.turbineDay(t, "KS-002", "2026-08-01")
+
+	b.clock.Set(time.Date(2026, 8, 4, 9, 0, 0, 0, london))
+	one := sc
+	one.Turbines = nil
+	for _, tb := range sc.Turbines {
+		if tb.ID == "KS-001" {
+			one.Turbines = append(one.Turbines, tb)
+		}
+	}
+	one.From, one.To = day.Add(5*time.Hour), day.Add(6*time.Hour)
+	b.load(t, one)
+	res := b.drain(t)
+	if res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "KS-001", "2026-08-01"); got.Received != 3600 {
+		t.Fatalf("KS-001 received %d, want 3600", got.Received)
+	}
+	if after := b.turbineDay(t, "KS-002", "2026-08-01"); after.ComputedAt != before.ComputedAt {
+		t.Fatalf("KS-002 was recomputed (computed_at %s → %s); only KS-001 was dirty", before.ComputedAt, after.ComputedAt)
+	}
+}
+
+// TestDirtyRecomputesRunFirst: with one worker per shard, a dirty job
+// enqueued after scheduled ones runs before them.
+func TestDirtyRecomputesRunFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.ArdnaveFleet, options{workersPerShard: 1, noStart: true})
+	for _, day := range []string{"2026-07-28", "2026-07-29", "2026-07-30"} {
+		b.enqueue(t, "kilmore-sands", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
+	}
+	b.enqueue(t, "kilmore-sands", "2026-07-31", rollup.ReasonManual, jobs.PriorityDirty)
+	b.start(t)
+	// Completion events may arrive in batches; order by when each job started.
+	var started []*rivertype.JobRow
+	for len(started) < 4 {
+		select {
+		case ev := <-b.events:
+			if ev.Job.Kind == "rollup_day" {
+				started = append(started, ev.Job)
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("only %d jobs completed", len(started))
+		}
+	}
+	sort.Slice(started, func(i, j int) bool { return started[i].AttemptedAt.Before(*started[j].AttemptedAt) })
+	if first := dayOf(started[0]); first != "2026-07-31" {
+		t.Fatalf("first job to run was %s (priority %d), want the priority-1 job for 2026-07-31", first, started[0].Priority)
+	}
+}
+
+func dayOf(j *rivertype.JobRow) string {
+	var args jobs.RollupDayArgs
+	if err := json.Unmarshal(j.EncodedArgs, &args); err != nil {
+		panic(err)
+	}
+	return args.Day
+}
+
+// TestShardDown: a shard refusing connections only delays its own farms;
+// its jobs retry and complete once it is back.
+func TestShardDown(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.ArdnaveFleet, options{})
+	maint := testdb.MaintenanceDSN(t)
+	s4 := testdb.Pool(t, maint)
+	s4db := b.env.Shards.Pool("s4").Config().ConnConfig.Database
+	testdb.Exec(t, s4, fmt.Sprintf(`ALTER DATABASE %q ALLOW_CONNECTIONS false`, s4db))
+	testdb.Exec(t, s4, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, s4db)
+	b.env.Shards.Pool("s4").Reset()
+
+	ks := b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	ap := b.enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	done := map[int64]bool{}
+	failed := false
+	for !(done[ap[0]] && done[ap[1]] && done[ap[2]] && failed) {
+		select {
+		case ev := <-b.events:
+			if ev.Kind == river.EventKindJobCompleted {
+				done[ev.Job.ID] = true
+			}
+			if ev.Kind == river.EventKindJobFailed && ev.Job.ID == ks[0] {
+				failed = true
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("waiting for Ardnave to complete and Kilmore to fail: done %v failed %v", done, failed)
+		}
+	}
+	if done[ks[0]] {
+		t.Fatal("the Kilmore job completed while its shard was down")
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point'`); n != 300 {
+		t.Fatalf("Ardnave rows while s4 is down: %d, want 300", n)
+	}
+
+	testdb.Exec(t, s4, fmt.Sprintf(`ALTER DATABASE %q ALLOW_CONNECTIONS true`, s4db))
+	b.waitIdle(t)
+	job, err := b.client.JobGet(context.Background(), ks[0])
+	testdb.Must(t, err, "job")
+	if job.State != rivertype.JobStateCompleted || job.Attempt < 2 {
+		t.Fatalf("Kilmore job: state %s after %d attempts, want completed after a retry", job.State, job.Attempt)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 140 {
+		t.Fatalf("Kilmore rows after s4 returned: %d, want 140", n)
+	}
+}

@@ -1,0 +1,82 @@
+-- RollupTurbines lists the turbines a rollup of one farm on one shard
+-- covers (retired ones included: their history still counts), optionally
+-- only some of them.
+-- name: RollupTurbines :many
+SELECT t.id, t.cadence_seconds, t.commissioned_at, t.decommissioned_at
+FROM turbine t
+WHERE t.farm_id = @farm_id
+  AND t.shard_name = @shard_name
+  AND (sqlc.narg(only_ids)::text[] IS NULL OR t.id = ANY (sqlc.narg(only_ids)::text[]))
+ORDER BY t.id;
+
+-- name: FarmShards :many
+SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_name;
+
+-- name: TurbineDayUpsert :execrows
+INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
+                         min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)
+SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, u.received, u.available, u.late, u.early,
+       CASE WHEN u.received > 0 THEN u.min_lag_ms END,
+       CASE WHEN u.received > 0 THEN u.max_lag_ms END,
+       CASE WHEN u.received > 0 THEN u.last_received_at END,
+       @computed_at::timestamptz, sqlc.narg(job_id)::bigint
+FROM (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
+             unnest(@expected::integer[]) AS expected,
+             unnest(@received::integer[]) AS received,
+             unnest(@available::integer[]) AS available,
+             unnest(@late::integer[]) AS late,
+             unnest(@early::integer[]) AS early,
+             unnest(@min_lag_ms::bigint[]) AS min_lag_ms,
+             unnest(@max_lag_ms::bigint[]) AS max_lag_ms,
+             unnest(@last_received_at::timestamptz[]) AS last_received_at) AS u
+ON CONFLICT (turbine_id, day) DO UPDATE
+SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
+    expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
+    late = EXCLUDED.late, early = EXCLUDED.early,
+    min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
+    last_received_at = EXCLUDED.last_received_at,
+    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id;
+
+-- RollupPendingLock reads (and locks) the request of a farm-day-shard, with
+-- whether its job is still waiting to claim it.
+-- name: RollupPendingLock :one
+SELECT p.turbine_ids, p.job_id, rollup_job_waiting(p.job_id) AS waiting
+FROM rollup_pending p
+WHERE p.farm_id = @farm_id AND p.day = @day AND p.shard_name = @shard_name
+FOR UPDATE;
+
+-- RollupPendingMerge widens a waiting request (NULL turbines = all).
+-- name: RollupPendingMerge :exec
+UPDATE rollup_pending
+SET turbine_ids = CASE WHEN turbine_ids IS NULL OR sqlc.narg(turbine_ids)::text[] IS NULL THEN NULL
+                       ELSE ARRAY(SELECT DISTINCT u FROM unnest(turbine_ids || sqlc.narg(turbine_ids)::text[]) AS u ORDER BY 1) END,
+    requested_at = @requested_at
+WHERE farm_id = @farm_id AND day = @day AND shard_name = @shard_name;
+
+-- RollupPendingPut records a request and the job enqueued for it,
+-- replacing a request whose job will never claim it (cancelled or deleted).
+-- name: RollupPendingPut :exec
+INSERT INTO rollup_pending (farm_id, day, shard_name, turbine_ids, job_id, requested_at)
+VALUES (@farm_id, @day, @shard_name, sqlc.narg(turbine_ids)::text[], @job_id, @requested_at)
+ON CONFLICT (farm_id, day, shard_name) DO UPDATE
+SET turbine_ids = EXCLUDED.turbine_ids, job_id = EXCLUDED.job_id, requested_at = EXCLUDED.requested_at;
+
+-- RollupPendingClaim takes the request of a farm-day-shard for the job about
+-- to recompute it.
+-- name: RollupPendingClaim :one
+DELETE FROM rollup_pending
+WHERE farm_id = @farm_id AND day = @day AND shard_name = @shard_name
+RETURNING turbine_ids, job_id;
+
+-- name: RollupPendingCount :one
+SELECT count(*) FROM rollup_pending;
+
+-- name: FarmDayList :many
+SELECT farm_id, day, turbines, expected, received, available, availability, completeness, unknown,
+       computed_at, computed_after_day_end, pending
+FROM farm_day
+WHERE farm_id = ANY (@farm_ids::text[]) AND day BETWEEN @from_day AND @to_day
+ORDER BY farm_id, day;
+
+-- name: TurbineDayGet :one
+SELECT * FROM turbine_day WHERE turbine_id = @turbine_id AND day = @day;
