@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"riverqueue.com/riverui"
 
 	"github.com/spf13/cobra"
 
 	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/server"
 )
 
@@ -20,6 +27,7 @@ func (m *Main) serveCommand() *cobra.Command {
 		addr = "127.0.0.1:8080"
 	}
 	cfg := ingest.DefaultConfig()
+	jobCfg := jobs.DefaultConfig()
 	var maxBody int64 = 64 << 20
 	maxConcurrent := 4
 	cmd := &cobra.Command{
@@ -38,10 +46,21 @@ func (m *Main) serveCommand() *cobra.Command {
 			}
 			defer in.Close()
 			go m.refreshRoutes(ctx, in, 10*time.Second)
+			client, err := m.River(ctx, jobCfg)
+			if err != nil {
+				return err
+			}
+			if err := client.Start(ctx); err != nil {
+				return err
+			}
+			defer stopRiver(client)
 			srv := server.New(control, shards)
 			srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
+			if err := mountRiverUI(ctx, srv, client, addr); err != nil {
+				return err
+			}
 			return server.ListenAndServe(ctx, addr, srv, func(a net.Addr) {
-				fmt.Printf("serving on http://%s (healthz: /healthz, ingest: POST /v1/readings)\n", a)
+				fmt.Printf("serving on http://%s (healthz: /healthz, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
 			})
 		},
 	}
@@ -49,6 +68,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
 	ingestFlags(cmd, &cfg)
+	jobFlags(cmd, &jobCfg)
 	return cmd
 }
 
@@ -70,4 +90,57 @@ func (m *Main) refreshRoutes(ctx context.Context, in *ingest.Ingestor, every tim
 			in.SetRoutes(routes)
 		}
 	}
+}
+
+// mountRiverUI serves River's job dashboard at /riverui/. It can cancel,
+// retry and delete jobs and has no authentication of its own: with
+// GALEWATCH_ADMIN_PASSWORD set it asks for HTTP basic auth (user "admin");
+// without it, it is mounted only when serving on a loopback address.
+func mountRiverUI(ctx context.Context, srv *server.Server, client *river.Client[pgx.Tx], addr string) error {
+	password := os.Getenv("GALEWATCH_ADMIN_PASSWORD")
+	if password == "" && !isLoopback(addr) {
+		slog.Warn("River UI not mounted: serving on a non-loopback address without GALEWATCH_ADMIN_PASSWORD", "addr", addr)
+		return nil
+	}
+	h, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(client, nil),
+		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Prefix:    "/riverui",
+	})
+	if err != nil {
+		return err
+	}
+	if err := h.Start(ctx); err != nil {
+		return err
+	}
+	var handler http.Handler = h
+	if password != "" {
+		handler = basicAuth(password, h)
+	}
+	srv.Handle("/riverui/", handler)
+	return nil
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func basicAuth(password string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		if !ok || user != "admin" || subtle.ConstantTimeCompare([]byte(pass), []byte(password)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="galewatch"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

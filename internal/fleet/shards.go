@@ -43,6 +43,10 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 		if maxConns > 0 {
 			cfg.MaxConns = maxConns
 		}
+		// The rollup statement reads a whole farm-day or one turbine's day
+		// depending on its arguments: plan it for the arguments every time
+		// (planning is microseconds against a scan of seconds).
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			s.Close()

@@ -80,6 +80,10 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 		// A worker that died mid-rollup (process killed) is retried after
 		// this; the rollup is an overwrite, so a retry is harmless.
 		RescueStuckJobsAfter: 20 * time.Minute,
+		// A dirty turbine's recompute takes tens of milliseconds; River's
+		// default 100 ms fetch cooldown would dominate its latency.
+		FetchCooldown:     10 * time.Millisecond,
+		FetchPollInterval: 500 * time.Millisecond,
 	}
 	if rc.Logger == nil {
 		rc.Logger = slog.New(slog.NewTextHandler(discard{}, nil))

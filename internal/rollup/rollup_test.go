@@ -39,7 +39,7 @@ type clock struct {
 	now time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 
 type bundle struct {
@@ -58,7 +58,7 @@ type options struct {
 	afterCompute    func(rollup.Request)
 }
 
-func setup(t *testing.T, fleetYAML string, opts options) *bundle {
+func setup(t testing.TB, fleetYAML string, opts options) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	env := testdb.New(t, fleetYAML)
@@ -88,7 +88,7 @@ func setup(t *testing.T, fleetYAML string, opts options) *bundle {
 	return b
 }
 
-func (b *bundle) start(t *testing.T) {
+func (b *bundle) start(t testing.TB) {
 	t.Helper()
 	testdb.Must(t, b.client.Start(context.Background()), "start river")
 	t.Cleanup(func() {
@@ -103,7 +103,7 @@ type fixedRetry time.Duration
 func (f fixedRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(time.Duration(f)) }
 
 // load ingests a simulation and checks it was stored in full.
-func (b *bundle) load(t *testing.T, sc simulate.Config) ingest.Summary {
+func (b *bundle) load(t testing.TB, sc simulate.Config) ingest.Summary {
 	t.Helper()
 	ctx := context.Background()
 	dec, wait := simulate.Stream(ctx, sc)
@@ -119,7 +119,7 @@ func (b *bundle) load(t *testing.T, sc simulate.Config) ingest.Summary {
 
 // waitIdle waits, event by event, until no rollup_day job is queued,
 // running or retrying. Events are River's own; nothing sleeps.
-func (b *bundle) waitIdle(t *testing.T) {
+func (b *bundle) waitIdle(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	for {
@@ -137,14 +137,14 @@ func (b *bundle) waitIdle(t *testing.T) {
 	}
 }
 
-func (b *bundle) drain(t *testing.T) jobs.DrainResult {
+func (b *bundle) drain(t testing.TB) jobs.DrainResult {
 	t.Helper()
 	res, err := b.drainer.Drain(context.Background(), b.client)
 	testdb.Must(t, err, "drain")
 	return res
 }
 
-func (b *bundle) enqueue(t *testing.T, farm, day, reason string, priority int) []int64 {
+func (b *bundle) enqueue(t testing.TB, farm, day, reason string, priority int) []int64 {
 	t.Helper()
 	ids, err := jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.client, farm, day, reason, priority)
 	testdb.Must(t, err, "enqueue %s %s", farm, day)
@@ -156,7 +156,7 @@ type turbineDay struct {
 	ComputedAt                                 time.Time
 }
 
-func (b *bundle) turbineDay(t *testing.T, id, day string) turbineDay {
+func (b *bundle) turbineDay(t testing.TB, id, day string) turbineDay {
 	t.Helper()
 	var r turbineDay
 	err := b.env.Control.QueryRow(context.Background(),
@@ -166,7 +166,7 @@ func (b *bundle) turbineDay(t *testing.T, id, day string) turbineDay {
 	return r
 }
 
-func (b *bundle) farmAvailability(t *testing.T, farm, day string) string {
+func (b *bundle) farmAvailability(t testing.TB, farm, day string) string {
 	t.Helper()
 	var pct string
 	err := b.env.Control.QueryRow(context.Background(),
@@ -175,7 +175,7 @@ func (b *bundle) farmAvailability(t *testing.T, farm, day string) string {
 	return pct
 }
 
-func (b *bundle) marks(t *testing.T, shard string) int64 {
+func (b *bundle) marks(t testing.TB, shard string) int64 {
 	t.Helper()
 	return testdb.Int(t, b.env.Shards.Pool(shard), `SELECT count(*) FROM dirty_mark`)
 }
@@ -312,7 +312,7 @@ farms:
 }
 
 // rows returns the counts of a farm-day, without the bookkeeping columns.
-func rows(t *testing.T, b *bundle, farm, day string) string {
+func rows(t testing.TB, b *bundle, farm, day string) string {
 	t.Helper()
 	var s string
 	err := b.env.Control.QueryRow(context.Background(), `

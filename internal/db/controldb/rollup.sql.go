@@ -8,13 +8,12 @@ package controldb
 import (
 	"context"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const farmDayList = `-- name: FarmDayList :many
-SELECT farm_id, day, turbines, expected, received, available, availability, completeness, unknown,
-       computed_at, computed_after_day_end, pending
+SELECT farm_id, day, turbines, expected, received, available,
+       coalesce(availability, 0)::float8 AS availability, coalesce(completeness, 0)::float8 AS completeness,
+       computed_at::timestamptz AS computed_at, computed_after_day_end::boolean AS computed_after_day_end, pending::boolean AS pending
 FROM farm_day
 WHERE farm_id = ANY ($1::text[]) AND day BETWEEN $2 AND $3
 ORDER BY farm_id, day
@@ -33,12 +32,11 @@ type FarmDayListRow struct {
 	Expected            int64
 	Received            int64
 	Available           int64
-	Availability        pgtype.Numeric
-	Completeness        pgtype.Numeric
-	Unknown             pgtype.Numeric
-	ComputedAt          interface{}
+	Availability        float64
+	Completeness        float64
+	ComputedAt          time.Time
 	ComputedAfterDayEnd bool
-	Pending             *bool
+	Pending             bool
 }
 
 func (q *Queries) FarmDayList(ctx context.Context, arg FarmDayListParams) ([]FarmDayListRow, error) {
@@ -59,7 +57,6 @@ func (q *Queries) FarmDayList(ctx context.Context, arg FarmDayListParams) ([]Far
 			&i.Available,
 			&i.Availability,
 			&i.Completeness,
-			&i.Unknown,
 			&i.ComputedAt,
 			&i.ComputedAfterDayEnd,
 			&i.Pending,

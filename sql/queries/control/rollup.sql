@@ -72,8 +72,9 @@ RETURNING turbine_ids, job_id;
 SELECT count(*) FROM rollup_pending;
 
 -- name: FarmDayList :many
-SELECT farm_id, day, turbines, expected, received, available, availability, completeness, unknown,
-       computed_at, computed_after_day_end, pending
+SELECT farm_id, day, turbines, expected, received, available,
+       coalesce(availability, 0)::float8 AS availability, coalesce(completeness, 0)::float8 AS completeness,
+       computed_at::timestamptz AS computed_at, computed_after_day_end::boolean AS computed_after_day_end, pending::boolean AS pending
 FROM farm_day
 WHERE farm_id = ANY (@farm_ids::text[]) AND day BETWEEN @from_day AND @to_day
 ORDER BY farm_id, day;

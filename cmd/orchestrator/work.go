@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/rollup"
+)
+
+// River builds the River client with every worker (not started).
+func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx], error) {
+	control, err := m.Control(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := m.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rules := ingest.DefaultConfig()
+	computer := &rollup.Computer{Control: control, Shards: shards, Now: m.Now,
+		LaneThreshold: rules.LaneThreshold, EarlyTolerance: rules.EarlyTolerance}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return jobs.NewClient(ctx, cfg, jobs.Deps{
+		Control: control, Shards: shards, Computer: computer, Now: m.Now,
+		Drainer: &jobs.Drainer{Control: control, Shards: shards, Now: m.Now},
+		Partitions: func(ctx context.Context) error {
+			return m.maintainPartitions(ctx, shards)
+		},
+	})
+}
+
+func jobFlags(cmd *cobra.Command, cfg *jobs.Config) {
+	cmd.Flags().IntVar(&cfg.WorkersPerShard, "workers-per-shard", cfg.WorkersPerShard, "concurrent rollups per shard")
+	cmd.Flags().DurationVar(&cfg.DrainEvery, "drain-every", cfg.DrainEvery, "how often dirty marks are drained")
+	cmd.Flags().IntVar(&cfg.ScheduleHour, "schedule-hour", cfg.ScheduleHour, "farm-local hour of the nightly rollup of the previous day")
+}
+
+func (m *Main) workCommand() *cobra.Command {
+	cfg := jobs.DefaultConfig()
+	var untilIdle bool
+	cmd := &cobra.Command{
+		Use:   "work",
+		Short: "Run River workers (rollups, dirty-mark drain, nightly schedule) until interrupted",
+		Long: "Any number of `work`/`serve` processes may run against one control database; River shares the jobs.\n" +
+			"--until-idle exits once no job is available or running and no dirty mark waits (cron-style use).",
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			if _, err := m.Migrate(ctx); err != nil {
+				return err
+			}
+			client, err := m.River(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if err := client.Start(ctx); err != nil {
+				return err
+			}
+			defer stopRiver(client)
+			if !untilIdle {
+				<-ctx.Done()
+				return nil
+			}
+			return m.waitIdle(ctx, client)
+		},
+	}
+	jobFlags(cmd, &cfg)
+	cmd.Flags().BoolVar(&untilIdle, "until-idle", false, "exit when no job is available or running and no dirty mark waits")
+	return cmd
+}
+
+func stopRiver(client *river.Client[pgx.Tx]) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = client.Stop(ctx)
+}
+
+// waitIdle returns once nothing is left to do: no job available or
+// running, no rollup request pending, no dirty mark on any reachable shard.
+// It wakes on River's job events, or every half second to look again.
+func (m *Main) waitIdle(ctx context.Context, client *river.Client[pgx.Tx]) error {
+	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+	defer cancel()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		busy, err := m.busy(ctx, client)
+		if err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-events:
+		case <-tick.C:
+		}
+	}
+}
+
+func (m *Main) busy(ctx context.Context, client *river.Client[pgx.Tx]) (bool, error) {
+	res, err := client.JobList(ctx, river.NewJobListParams().
+		States(rivertype.JobStateAvailable, rivertype.JobStateRunning).First(1))
+	if err != nil {
+		return false, err
+	}
+	if len(res.Jobs) > 0 {
+		return true, nil
+	}
+	pending, err := controldb.New(m.control).RollupPendingCount(ctx)
+	if err != nil {
+		return false, err
+	}
+	if pending > 0 {
+		return true, nil
+	}
+	marks := int64(0)
+	for _, name := range m.shards.Names() {
+		n, err := sharddb.New(m.shards.Pool(name)).DirtyMarkCount(ctx)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "orchestrator: shard %s unreachable, its dirty marks wait: %v\n", name, err)
+			continue
+		}
+		marks += n
+	}
+	if marks == 0 {
+		return false, nil
+	}
+	// Marks wait: make sure a drain runs now rather than at the next tick
+	// of the periodic one (which only the elected leader inserts).
+	_, err = client.Insert(ctx, jobs.DrainDirtyArgs{}, nil)
+	return true, err
+}
+
+func (m *Main) rollupCommand() *cobra.Command {
+	var farm, from, to string
+	var all, wait bool
+	cfg := jobs.DefaultConfig()
+	cmd := &cobra.Command{
+		Use:   "rollup (--farm F | --all) --from DATE --to DATE [--wait]",
+		Short: "Enqueue rollups of farm-days (every shard of each farm); --wait works them and prints the result",
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			if (farm == "") == !all {
+				return fmt.Errorf("give exactly one of --farm or --all")
+			}
+			d0, err := time.Parse(time.DateOnly, from)
+			if err != nil {
+				return fmt.Errorf("--from: %w", err)
+			}
+			d1 := d0
+			if to != "" {
+				if d1, err = time.Parse(time.DateOnly, to); err != nil {
+					return fmt.Errorf("--to: %w", err)
+				}
+			}
+			if d1.Before(d0) {
+				return fmt.Errorf("--to %s is before --from %s", to, from)
+			}
+			if _, err := m.Migrate(ctx); err != nil {
+				return err
+			}
+			farms := []string{farm}
+			if all {
+				list, err := controldb.New(m.control).FarmList(ctx)
+				if err != nil {
+					return err
+				}
+				farms = farms[:0]
+				for _, f := range list {
+					farms = append(farms, f.ID)
+				}
+			}
+			cfg.Periodic = false
+			client, err := m.River(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			var ids []int64
+			for _, f := range farms {
+				for d := d0; !d.After(d1); d = d.AddDate(0, 0, 1) {
+					got, err := jobs.EnqueueFarmDay(ctx, m.control, client, f, d.Format(time.DateOnly), rollup.ReasonManual, jobs.PriorityManual)
+					if err != nil {
+						return err
+					}
+					ids = append(ids, got...)
+				}
+			}
+			fmt.Printf("enqueued %d rollup_day job(s) for %d farm(s), %s to %s\n", len(ids), len(farms), d0.Format(time.DateOnly), d1.Format(time.DateOnly))
+			if !wait {
+				return nil
+			}
+			if err := m.workJobs(ctx, client, ids); err != nil {
+				return err
+			}
+			return m.printFarmDays(ctx, farms, d0, d1)
+		},
+	}
+	cmd.Flags().StringVar(&farm, "farm", "", "farm id")
+	cmd.Flags().BoolVar(&all, "all", false, "every farm")
+	cmd.Flags().StringVar(&from, "from", "", "first farm-local day (YYYY-MM-DD)")
+	cmd.Flags().StringVar(&to, "to", "", "last farm-local day (default: --from)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "work the jobs here and wait for them, then print what was written")
+	cmd.Flags().IntVar(&cfg.WorkersPerShard, "workers-per-shard", cfg.WorkersPerShard, "concurrent rollups per shard")
+	return cmd
+}
+
+// workJobs runs the client until every job in ids is finalized.
+func (m *Main) workJobs(ctx context.Context, client *river.Client[pgx.Tx], ids []int64) error {
+	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+	defer cancel()
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	defer stopRiver(client)
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetDescription("rollup"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	if !isTerminal(os.Stderr) {
+		bar = progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(ioDiscard{}))
+	}
+	failed := 0
+	for len(want) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev := <-events:
+			if !want[ev.Job.ID] {
+				continue
+			}
+			switch {
+			case ev.Kind == river.EventKindJobCompleted:
+			case ev.Job.State == rivertype.JobStateDiscarded || ev.Job.State == rivertype.JobStateCancelled:
+				failed++
+				fmt.Fprintf(os.Stderr, "orchestrator: job %d gave up: %v\n", ev.Job.ID, ev.Job.Errors)
+			default:
+				fmt.Fprintf(os.Stderr, "orchestrator: job %d attempt %d failed, will retry: %v\n", ev.Job.ID, ev.Job.Attempt, lastError(ev.Job))
+				continue
+			}
+			delete(want, ev.Job.ID)
+			_ = bar.Add(1)
+		}
+	}
+	_ = bar.Finish()
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d rollup job(s) gave up", failed)}
+	}
+	return nil
+}
+
+func lastError(j *rivertype.JobRow) string {
+	if len(j.Errors) == 0 {
+		return ""
+	}
+	return j.Errors[len(j.Errors)-1].Error
+}
+
+type ioDiscard struct{}
+
+func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
+
+func (m *Main) printFarmDays(ctx context.Context, farms []string, d0, d1 time.Time) error {
+	rows, err := controldb.New(m.control).FarmDayList(ctx, controldb.FarmDayListParams{FarmIds: farms, FromDay: d0, ToDay: d1})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-16s %-10s %8s %12s %12s %12s %9s %9s %s\n", "farm", "day", "turbines", "expected", "received", "available", "avail%", "complete%", "computed_at")
+	for _, r := range rows {
+		fmt.Printf("%-16s %-10s %8d %12d %12d %12d %9s %9s %s\n", r.FarmID, r.Day.Format(time.DateOnly), r.Turbines,
+			r.Expected, r.Received, r.Available, pct(r.Availability), pct(r.Completeness), r.ComputedAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+func pct(rate float64) string { return fmt.Sprintf("%.2f", 100*rate) }

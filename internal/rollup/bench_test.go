@@ -1,0 +1,245 @@
+package rollup_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/simulate"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// BenchmarkRollupFarmDay: one Ardnave farm-day (12,960,000 readings on 3
+// shards). The figure is the wall time from enqueueing the farm-day's jobs
+// to all of them completed; the floor is the same aggregate SQL run bare on
+// the 3 shards in parallel, in the same run, alternating. Then one dirty
+// turbine-day through the job path, beside the full farm-day, and the rows
+// and pages it reads with and without the covering key.
+// Run: make bench-rollup.
+func BenchmarkRollupFarmDay(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		benchRollupFarmDay(b)
+	}
+}
+
+func benchRollupFarmDay(b *testing.B) {
+	ctx := context.Background()
+	report := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		fmt.Println(msg)
+		b.Log(msg)
+	}
+	tb := setup(b, testdb.ArdnaveFleet, options{workersPerShard: 2})
+	env := tb.env
+	var version string
+	testdb.Must(b, env.Control.QueryRow(ctx, `SHOW server_version`).Scan(&version), "version")
+	report("machine: %d CPUs, %s, Postgres %s", runtime.NumCPU(), runtime.Version(), version)
+
+	sc, err := simulate.FarmConfig(env.Plan, "ardnave-point", time.Date(2026, 8, 1, 0, 0, 0, 0, london), time.Date(2026, 8, 2, 0, 0, 0, 0, london), 42)
+	testdb.Must(b, err, "config")
+	sc.ExactClocks = true // every reading inside the local day: exactly 12,960,000 rows to aggregate
+	loadStart := time.Now()
+	tb.load(b, sc)
+	report("loaded  12,960,000 readings through ingest in %.1f s", time.Since(loadStart).Seconds())
+	shards := []string{"s1", "s2", "s3"}
+	for _, s := range shards {
+		// What autovacuum does on its own after a load; done here so that
+		// every run sees the same visibility map and statistics.
+		testdb.Exec(b, env.Shards.Pool(s), `VACUUM (ANALYZE) readings`)
+		testdb.Exec(b, env.Shards.Pool(s), `TRUNCATE dirty_mark`)
+	}
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+
+	bare := func() time.Duration { return bareSQL(b, tb, shards, day, nil) }
+	var farmWork []time.Duration
+	viaJobs := func() time.Duration {
+		start := time.Now()
+		ids := tb.enqueue(b, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+		farmWork = append(farmWork, waitJobs(b, tb, ids))
+		return time.Since(start)
+	}
+	bare() // warm the cache for both
+	var floors, runs []time.Duration
+	for i := 0; i < 3; i++ {
+		floors = append(floors, bare())
+		runs = append(runs, viaJobs())
+	}
+	floor, job := median(floors), median(runs)
+	const rows = 12_960_000
+	report("floor   same aggregate SQL, bare, 3 shards in parallel: %6.2f s  %9.0f rows/s  (runs %v)", floor.Seconds(), rows/floor.Seconds(), floors)
+	report("rollup  enqueue → 3 rollup_day jobs complete (River):   %6.2f s  %9.0f rows/s  (runs %v)  ratio to floor %.2f", job.Seconds(), rows/job.Seconds(), runs, job.Seconds()/floor.Seconds())
+	b.ReportMetric(floor.Seconds(), "floor-s")
+	b.ReportMetric(job.Seconds(), "jobs-s")
+	b.ReportMetric(job.Seconds()/floor.Seconds(), "ratio")
+	if n := testdb.Int(b, env.Control, `SELECT sum(received) FROM turbine_day WHERE farm_id = 'ardnave-point' AND day = '2026-08-01'`); n != rows {
+		b.Fatalf("the jobs counted %d readings, want %d", n, rows)
+	}
+	minimal := countFloor(b, tb, shards, day)
+	report("        plain count(*) GROUP BY turbine, 3 shards:      %6.2f s  (context: the cheapest aggregate over the same rows)", minimal.Seconds())
+
+	// One dirty turbine-day through the job path: a pending request naming
+	// one turbine and its dirty job, as the drain would enqueue them.
+	var dirty, dirtyWork []time.Duration
+	for i := 0; i < 5; i++ {
+		start := time.Now()
+		id := enqueueDirty(b, tb, "AP-050", "s1")
+		dirtyWork = append(dirtyWork, waitJobs(b, tb, []int64{id}))
+		dirty = append(dirty, time.Since(start))
+	}
+	one, oneWork, fullWork := median(dirty), median(dirtyWork), median(farmWork)
+	report("dirty   one turbine-day (AP-050) via its rollup_day job: %6.3f s enqueue→complete (runs %v) = %.2f %% of the farm-day's %.2f s",
+		one.Seconds(), dirty, 100*one.Seconds()/job.Seconds(), job.Seconds())
+	report("        recompute time inside the jobs (attempted→finalized, longest job): one turbine %6.3f s vs farm-day %6.3f s = %.2f %%",
+		oneWork.Seconds(), fullWork.Seconds(), 100*oneWork.Seconds()/fullWork.Seconds())
+	b.ReportMetric(100*one.Seconds()/job.Seconds(), "dirty-%-of-farm-day")
+	b.ReportMetric(100*oneWork.Seconds()/fullWork.Seconds(), "dirty-work-%")
+	oneBare := bareSQL(b, tb, []string{"s1"}, day, []string{"AP-050"})
+	report("        the same SQL bare, one turbine:                   %6.3f s", oneBare.Seconds())
+	explainOne(b, tb, report)
+}
+
+// bareSQL runs TurbineDayCompute (the job's own query) directly on each
+// shard in parallel, without River, locks or the upsert.
+func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []string) time.Duration {
+	ctx := context.Background()
+	args := map[string]sharddb.TurbineDayComputeParams{}
+	for _, s := range shards {
+		ts, err := controldb.New(tb.env.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
+		testdb.Must(b, err, "turbines")
+		a := sharddb.TurbineDayComputeParams{Day: day, Timezone: "Europe/London", LaneThresholdSeconds: 60, EarlyToleranceSeconds: 2}
+		for _, t := range ts {
+			a.TurbineIds = append(a.TurbineIds, t.ID)
+			a.CadenceSeconds = append(a.CadenceSeconds, t.CadenceSeconds)
+			a.ServiceFrom = append(a.ServiceFrom, time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))
+			a.ServiceTo = append(a.ServiceTo, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+		}
+		args[s] = a
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, s := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := sharddb.New(tb.env.Shards.Pool(s)).TurbineDayCompute(ctx, args[s])
+			testdb.Must(b, err, "bare SQL on %s", s)
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+func countFloor(b *testing.B, tb *bundle, shards []string, day time.Time) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, s := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			testdb.Exec(b, tb.env.Shards.Pool(s), `SELECT turbine_id, count(*), count(*) FILTER (WHERE available) FROM readings
+				WHERE recorded_at >= '2026-07-31T23:00:00Z' AND recorded_at < '2026-08-01T23:00:00Z' GROUP BY turbine_id`)
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
+	ctx := context.Background()
+	var id int64
+	err := pgx.BeginFunc(ctx, tb.env.Control, func(tx pgx.Tx) error {
+		res, err := tb.client.InsertTx(ctx, tx, jobs.RollupDayArgs{FarmID: "ardnave-point", Day: "2026-08-01", Shard: shard, Reason: rollup.ReasonDirty},
+			&river.InsertOpts{Priority: jobs.PriorityDirty})
+		if err != nil {
+			return err
+		}
+		id = res.Job.ID
+		return controldb.New(tx).RollupPendingPut(ctx, controldb.RollupPendingPutParams{
+			FarmID: "ardnave-point", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ShardName: shard,
+			TurbineIds: []string{turbine}, JobID: id, RequestedAt: time.Now(),
+		})
+	})
+	testdb.Must(b, err, "enqueue dirty")
+	return id
+}
+
+// waitJobs waits for the jobs to complete and returns the longest time one
+// of them spent working (attempted_at → finalized_at).
+func waitJobs(b *testing.B, tb *bundle, ids []int64) time.Duration {
+	want := map[int64]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var longest time.Duration
+	for len(want) > 0 {
+		select {
+		case ev := <-tb.events:
+			if !want[ev.Job.ID] {
+				continue
+			}
+			if ev.Kind != river.EventKindJobCompleted {
+				b.Fatalf("job %d failed: %v", ev.Job.ID, ev.Job.Errors)
+			}
+			if ev.Job.AttemptedAt != nil && ev.Job.FinalizedAt != nil {
+				longest = max(longest, ev.Job.FinalizedAt.Sub(*ev.Job.AttemptedAt))
+			}
+			delete(want, ev.Job.ID)
+		case <-time.After(5 * time.Minute):
+			b.Fatalf("jobs %v not complete after 5 minutes", want)
+		}
+	}
+	return longest
+}
+
+// explainOne reports the rows and buffers one turbine's day reads through
+// the covering key, and through a plain key on a copy of the same rows.
+func explainOne(b *testing.B, tb *bundle, report func(string, ...any)) {
+	pool := tb.env.Shards.Pool("s1")
+	const q = `SELECT turbine_id, count(*), count(*) FILTER (WHERE available), min(received_at - recorded_at), max(received_at)
+		FROM %s WHERE turbine_id = 'AP-050' AND recorded_at >= '2026-07-31T23:00:00Z' AND recorded_at < '2026-08-01T23:00:00Z' GROUP BY turbine_id`
+	explain := func(table string) string {
+		var plan []map[string]any
+		testdb.Must(b, pool.QueryRow(context.Background(), `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+fmt.Sprintf(q, table)).Scan(&plan), "explain")
+		root := plan[0]["Plan"].(map[string]any)
+		return fmt.Sprintf("%.1f ms, shared buffers hit %v read %v, scan %s", plan[0]["Execution Time"], root["Shared Hit Blocks"], root["Shared Read Blocks"], scanKinds(root))
+	}
+	report("key     one turbine-day, covering key: %s", explain("readings"))
+	testdb.Exec(b, pool, `CREATE TABLE readings_plainkey (LIKE readings, PRIMARY KEY (turbine_id, recorded_at))`)
+	testdb.Exec(b, pool, `INSERT INTO readings_plainkey SELECT * FROM readings WHERE recorded_at >= '2026-07-31T23:00:00Z' AND recorded_at < '2026-08-01T23:00:00Z'`)
+	testdb.Exec(b, pool, `VACUUM (ANALYZE) readings_plainkey`)
+	explain("readings_plainkey") // warm, as the covering run was
+	report("        one turbine-day, plain key:    %s", explain("readings_plainkey"))
+	var pages int64
+	testdb.Must(b, pool.QueryRow(context.Background(), `SELECT relpages FROM pg_class WHERE relname = 'readings_plainkey'`).Scan(&pages), "pages")
+	report("        (the day's heap on this shard: %d pages)", pages)
+}
+
+func scanKinds(node map[string]any) string {
+	kind := fmt.Sprint(node["Node Type"])
+	if f, ok := node["Heap Fetches"]; ok {
+		kind += fmt.Sprintf(" (heap fetches %v)", f)
+	}
+	if kids, ok := node["Plans"].([]any); ok {
+		for _, k := range kids {
+			kind += " > " + scanKinds(k.(map[string]any))
+		}
+	}
+	return kind
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
