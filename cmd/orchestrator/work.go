@@ -58,7 +58,8 @@ func (m *Main) workCommand() *cobra.Command {
 		Use:   "work",
 		Short: "Run River workers (rollups, dirty-mark drain, nightly schedule) until interrupted",
 		Long: "Any number of `work`/`serve` processes may run against one control database; River shares the jobs.\n" +
-			"--until-idle exits once no job is available or running and no dirty mark waits (cron-style use).",
+			"--until-idle (cron-style use) enqueues a drain and every farm's rollup of its previous local day,\n" +
+			"then exits once no job is available or running and no dirty mark waits.",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			if _, err := m.Migrate(ctx); err != nil {
@@ -75,6 +76,9 @@ func (m *Main) workCommand() *cobra.Command {
 			if !untilIdle {
 				<-ctx.Done()
 				return nil
+			}
+			if err := jobs.EnqueueStartup(ctx, m.control, client, m.Now()); err != nil {
+				return err
 			}
 			return m.waitIdle(ctx, client)
 		},

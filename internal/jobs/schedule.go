@@ -90,3 +90,24 @@ func PreviousDay(now time.Time, loc *time.Location) string {
 	local := now.In(loc)
 	return time.Date(local.Year(), local.Month(), local.Day()-1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
 }
+
+// EnqueueStartup inserts what the periodic jobs insert when a leader starts:
+// a drain of the dirty marks and, for every farm, the rollup of its previous
+// local day. `work --until-idle` calls it so that a cron-style run does that
+// work deterministically instead of racing leader election.
+func EnqueueStartup(ctx context.Context, control *pgxpool.Pool, client *river.Client[pgx.Tx], now time.Time) error {
+	farms, err := controldb.New(control).FarmList(ctx)
+	if err != nil {
+		return err
+	}
+	params := []river.InsertManyParams{{Args: DrainDirtyArgs{}}}
+	for _, f := range farms {
+		loc, err := time.LoadLocation(f.Timezone)
+		if err != nil {
+			return fmt.Errorf("farm %s: %w", f.ID, err)
+		}
+		params = append(params, river.InsertManyParams{Args: RollupScheduleArgs{FarmID: f.ID, Day: PreviousDay(now, loc)}})
+	}
+	_, err = client.InsertMany(ctx, params)
+	return err
+}
