@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/partition"
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/schema"
@@ -26,13 +27,25 @@ type Config struct {
 	RetentionDays int
 	// PartitionsAhead is how many days of partitions exist ahead of today.
 	PartitionsAhead int
+	// Rules are the ingest rules (lanes, early, future limit); the rollup
+	// counts late and early readings by the same thresholds.
+	Rules ingest.Config
 }
 
 // ConfigFromEnv reads Config from the environment.
 func ConfigFromEnv() Config {
-	c := Config{Home: pgserver.DefaultHome(), DatabaseURL: os.Getenv("DATABASE_URL"), PartitionsAhead: 7}
+	c := Config{Home: pgserver.DefaultHome(), DatabaseURL: os.Getenv("DATABASE_URL"), PartitionsAhead: 7, Rules: ingest.DefaultConfig()}
 	if v, err := strconv.Atoi(os.Getenv("GALEWATCH_RETENTION_DAYS")); err == nil && v > 0 {
 		c.RetentionDays = v
+	}
+	for env, d := range map[string]*time.Duration{
+		"GALEWATCH_LANE_THRESHOLD":  &c.Rules.LaneThreshold,
+		"GALEWATCH_EARLY_TOLERANCE": &c.Rules.EarlyTolerance,
+		"GALEWATCH_FUTURE_LIMIT":    &c.Rules.FutureLimit,
+	} {
+		if v, err := time.ParseDuration(os.Getenv(env)); err == nil && v > 0 {
+			*d = v
+		}
 	}
 	return c
 }

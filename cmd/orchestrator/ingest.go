@@ -24,8 +24,9 @@ func ingestFlags(cmd *cobra.Command, cfg *ingest.Config) {
 	f.DurationVar(&cfg.FutureLimit, "future-limit", cfg.FutureLimit, "recorded_at further ahead of received_at than this is rejected")
 }
 
-// Ingestor builds and starts the shared ingest pipeline.
-func (m *Main) Ingestor(ctx context.Context, cfg ingest.Config) (*ingest.Ingestor, error) {
+// Ingestor builds and starts the shared ingest pipeline with m.Config.Rules.
+func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
+	cfg := m.Config.Rules
 	control, err := m.Control(ctx)
 	if err != nil {
 		return nil, err
@@ -48,7 +49,6 @@ func (m *Main) Ingestor(ctx context.Context, cfg ingest.Config) (*ingest.Ingesto
 }
 
 func (m *Main) ingestCommand() *cobra.Command {
-	cfg := ingest.DefaultConfig()
 	var formatFlag string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -61,7 +61,7 @@ func (m *Main) ingestCommand() *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"-"}
 			}
-			in, err := m.Ingestor(c.Context(), cfg)
+			in, err := m.Ingestor(c.Context())
 			if err != nil {
 				return err
 			}
@@ -91,7 +91,7 @@ func (m *Main) ingestCommand() *cobra.Command {
 			return nil
 		},
 	}
-	ingestFlags(cmd, &cfg)
+	ingestFlags(cmd, &m.Config.Rules)
 	cmd.Flags().StringVar(&formatFlag, "format", "", "ndjson or csv (default: from the file extension; stdin: ndjson)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON object")
 	return cmd

@@ -140,7 +140,9 @@ func TestFleetApplyUnknownZone(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bad.yaml")
 	err := os.WriteFile(file, []byte("shards:\n  - name: s1\nfarms:\n  - id: ardnave-point\n    name: Ardnave Point\n    timezone: Europe/Ardnave\n    turbines: [{id: AP-001, shard: s1}]\n"), 0o644)
 	testdb.Must(t, err, "write fleet file")
-	m := &Main{Config: Config{DatabaseURL: env.ControlDSN}, Now: time.Now}
+	cfg := ConfigFromEnv()
+	cfg.DatabaseURL = env.ControlDSN
+	m := &Main{Config: cfg, Now: time.Now}
 	defer m.Close()
 	cmd := m.Command()
 	cmd.SetArgs([]string{"fleet", "apply", file})

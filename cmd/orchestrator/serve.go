@@ -26,7 +26,6 @@ func (m *Main) serveCommand() *cobra.Command {
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
-	cfg := ingest.DefaultConfig()
 	jobCfg := jobs.DefaultConfig()
 	var maxBody int64 = 64 << 20
 	maxConcurrent := 4
@@ -40,7 +39,7 @@ func (m *Main) serveCommand() *cobra.Command {
 			}
 			control, _ := m.Control(ctx)
 			shards, _ := m.Shards(ctx)
-			in, err := m.Ingestor(ctx, cfg)
+			in, err := m.Ingestor(ctx)
 			if err != nil {
 				return err
 			}
@@ -67,7 +66,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", addr, "listen address ($GALEWATCH_ADDR)")
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
-	ingestFlags(cmd, &cfg)
+	ingestFlags(cmd, &m.Config.Rules)
 	jobFlags(cmd, &jobCfg)
 	return cmd
 }

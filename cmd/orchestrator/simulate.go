@@ -10,13 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/galewatch/galewatch/internal/fleet"
-	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/simulate"
 )
 
 func (m *Main) simulateCommand() *cobra.Command {
-	cfg := ingest.DefaultConfig()
 	var (
 		fleetFile, farm, from, to, format, scenario, phase, out string
 		outage, lost, replayAt                                  string
@@ -65,7 +63,7 @@ func (m *Main) simulateCommand() *cobra.Command {
 				}
 			}
 			if doIngest {
-				in, err := m.Ingestor(c.Context(), cfg)
+				in, err := m.Ingestor(c.Context())
 				if err != nil {
 					return err
 				}
@@ -123,7 +121,7 @@ func (m *Main) simulateCommand() *cobra.Command {
 	f.StringVar(&outage, "outage", "", "link down FROM/TO (RFC 3339): readings held, delivered at TO")
 	f.StringVar(&lost, "lost", "", "FROM/TO within the outage: readings lost by the writer (delivered in phase replay)")
 	f.StringVar(&replayAt, "replay-at", "", "when the lost readings are replayed (RFC 3339)")
-	ingestFlags(cmd, &cfg)
+	ingestFlags(cmd, &m.Config.Rules)
 	return cmd
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
-	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -30,9 +29,9 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 	if err != nil {
 		return nil, err
 	}
-	rules := ingest.DefaultConfig()
+	// late and early in turbine_day follow the same rules as the lanes.
 	computer := &rollup.Computer{Control: control, Shards: shards, Now: m.Now,
-		LaneThreshold: rules.LaneThreshold, EarlyTolerance: rules.EarlyTolerance}
+		LaneThreshold: m.Config.Rules.LaneThreshold, EarlyTolerance: m.Config.Rules.EarlyTolerance}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -84,6 +83,7 @@ func (m *Main) workCommand() *cobra.Command {
 		},
 	}
 	jobFlags(cmd, &cfg)
+	ingestFlags(cmd, &m.Config.Rules)
 	cmd.Flags().BoolVar(&untilIdle, "until-idle", false, "exit when no job is available or running and no dirty mark waits")
 	return cmd
 }
@@ -128,12 +128,10 @@ func (m *Main) busy(ctx context.Context, client *river.Client[pgx.Tx]) (bool, er
 	if len(res.Jobs) > 0 {
 		return true, nil
 	}
-	pending, err := controldb.New(m.control).RollupPendingCount(ctx)
+	// Requests whose job was cancelled or discarded: a drain re-enqueues them.
+	orphans, err := controldb.New(m.control).RollupPendingOrphanCount(ctx)
 	if err != nil {
 		return false, err
-	}
-	if pending > 0 {
-		return true, nil
 	}
 	marks := int64(0)
 	for _, name := range m.shards.Names() {
@@ -144,7 +142,9 @@ func (m *Main) busy(ctx context.Context, client *river.Client[pgx.Tx]) (bool, er
 		}
 		marks += n
 	}
-	if marks == 0 {
+	if marks+orphans == 0 {
+		// Jobs scheduled for later (a dirtied day's recompute runs after the
+		// day ends) are not work for now.
 		return false, nil
 	}
 	// Marks wait: make sure a drain runs now rather than at the next tick

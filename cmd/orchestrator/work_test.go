@@ -23,7 +23,9 @@ func TestIngestThenWorkUntilIdle(t *testing.T) {
 	later := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 	run := func(args ...string) {
 		t.Helper()
-		m := &Main{Config: Config{DatabaseURL: env.ControlDSN, PartitionsAhead: 1}, Now: func() time.Time { return later }}
+		cfg := ConfigFromEnv()
+		cfg.DatabaseURL, cfg.PartitionsAhead = env.ControlDSN, 1
+		m := &Main{Config: cfg, Now: func() time.Time { return later }}
 		defer m.Close()
 		cmd := m.Command()
 		cmd.SetArgs(args)

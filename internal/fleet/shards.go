@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -47,6 +48,10 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 		// depending on its arguments: plan it for the arguments every time
 		// (planning is microseconds against a scan of seconds).
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+		// An unreachable shard should fail fast, not hang whoever asked.
+		if cfg.ConnConfig.ConnectTimeout == 0 {
+			cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+		}
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			s.Close()

@@ -39,7 +39,8 @@ type Config struct {
 	// Window and MarkMargin define the dirty-mark rule (see MarkRule).
 	Window     time.Duration
 	MarkMargin time.Duration
-	// TxTimeout bounds one write transaction; must be below MarkMargin.
+	// TxTimeout bounds one write transaction (client deadline, and
+	// statement_timeout on the server); it must be well below MarkMargin.
 	TxTimeout time.Duration
 	// Batch sizes (rows) and queue depths (batches) per shard and lane.
 	LiveBatch, BackfillBatch int
@@ -56,7 +57,7 @@ func DefaultConfig() Config {
 		EarlyTolerance: 2 * time.Second,
 		FutureLimit:    24 * time.Hour,
 		Window:         10 * time.Minute,
-		MarkMargin:     60 * time.Second,
+		MarkMargin:     5 * time.Minute,
 		TxTimeout:      50 * time.Second,
 		LiveBatch:      20_000,
 		BackfillBatch:  50_000,
@@ -96,8 +97,14 @@ type Ingestor struct {
 	routes  atomic.Pointer[Routes]
 	writers map[string]*shardWriter
 	wg      sync.WaitGroup
-	closed  atomic.Bool
+	// sessions holds a read lock per ingest in progress; Close takes the
+	// write lock, so the queues are closed only once no session can send.
+	sessions sync.RWMutex
+	closed   bool
 }
+
+// ErrClosed is returned by Ingest after Close.
+var ErrClosed = errors.New("ingest pipeline is shut down")
 
 // New builds an ingestor over the registry's shards. now is the clock
 // (stamps missing received_at, dates rejects, drives the mark rule).
@@ -119,15 +126,20 @@ func (in *Ingestor) Start(ctx context.Context) {
 	}
 }
 
-// Close stops the writers after the queued batches are written.
+// Close waits for the ingests in progress, then stops the writers once
+// the queued batches are written. Ingest calls after Close fail with ErrClosed.
 func (in *Ingestor) Close() {
-	if in.closed.Swap(true) {
+	in.sessions.Lock()
+	if in.closed {
+		in.sessions.Unlock()
 		return
 	}
+	in.closed = true
 	for _, w := range in.writers {
 		close(w.live)
 		close(w.backfill)
 	}
+	in.sessions.Unlock()
 	in.wg.Wait()
 }
 
@@ -142,14 +154,22 @@ func (in *Ingestor) Routes() *Routes { return in.routes.Load() }
 // when the source could not be read or some rows could not be stored; the
 // summary is accurate either way.
 func (in *Ingestor) Ingest(ctx context.Context, source string, dec reading.Decoder) (Summary, error) {
+	in.sessions.RLock()
+	defer in.sessions.RUnlock()
+	if in.closed {
+		return Summary{Error: ErrClosed.Error()}, ErrClosed
+	}
 	s := &session{in: in, source: source, routes: in.routes.Load(), tr: newTracker(), pending: map[string]*[2]*batch{}}
 	readErr := s.readAll(ctx, dec)
 	flushErr := s.flushAll(ctx)
 	s.tr.wait()
-	rejectErr := s.flushRejects(ctx)
+	s.flushRejects(ctx)
 	sum := s.tr.summary()
 	sum.Rejected, sum.Live, sum.Backfill, sum.Early = s.rejected, s.live, s.backfill, s.early
-	err := errors.Join(readErr, flushErr, s.tr.firstErr(), rejectErr)
+	// A bad line whose reason could not be stored is not accounted for.
+	sum.Rejected -= s.rejectsLost
+	sum.Failed += s.rejectsLost
+	err := errors.Join(readErr, flushErr, s.tr.firstErr(), s.rejectErr)
 	if err != nil {
 		sum.Error = err.Error()
 	}
@@ -168,6 +188,8 @@ type session struct {
 	rejected, live, backfill, early int64
 	liveSince                       time.Time
 	lastLine                        int64
+	rejectsLost                     int64
+	rejectErr                       error
 }
 
 func (s *session) readAll(ctx context.Context, dec reading.Decoder) error {
@@ -303,7 +325,7 @@ func (s *session) submit(ctx context.Context, shard string, b *batch) error {
 	ch := w.backfill
 	if b.lane == Live {
 		ch = w.live
-		w.noteLiveQueued()
+		w.liveQueued(+1)
 	}
 	select {
 	case ch <- b:
@@ -311,10 +333,7 @@ func (s *session) submit(ctx context.Context, shard string, b *batch) error {
 	case <-ctx.Done():
 		s.tr.done(shard, b, batchResult{err: ctx.Err()})
 		if b.lane == Live {
-			w.mu.Lock()
-			w.liveBusy = len(w.live) > 0
-			w.cond.Broadcast()
-			w.mu.Unlock()
+			w.liveQueued(-1)
 		}
 		return ctx.Err()
 	}
@@ -330,19 +349,23 @@ func (s *session) reject(ctx context.Context, rec *reading.Record, reason string
 		Source: s.source, Line: rec.Line, Raw: string(raw), Reason: reason, RejectedAt: s.in.now(),
 	})
 	if len(s.rejects) >= 1000 {
-		return s.flushRejects(ctx)
+		s.flushRejects(ctx)
 	}
 	return nil
 }
 
-func (s *session) flushRejects(ctx context.Context) error {
+// flushRejects stores the pending rejects. If the control database cannot
+// take them, they are counted as failed (the ingest does not succeed) and
+// reading goes on: the good rows are still worth storing.
+func (s *session) flushRejects(ctx context.Context) {
 	if len(s.rejects) == 0 {
-		return nil
+		return
 	}
-	_, err := controldb.New(s.in.control).IngestRejectInsert(ctx, s.rejects)
-	if err != nil {
-		return fmt.Errorf("store %d rejected line(s) of %s: %w", len(s.rejects), s.source, err)
+	if _, err := controldb.New(s.in.control).IngestRejectInsert(ctx, s.rejects); err != nil {
+		s.rejectsLost += int64(len(s.rejects))
+		if s.rejectErr == nil {
+			s.rejectErr = fmt.Errorf("store rejected line(s) of %s: %w", s.source, err)
+		}
 	}
 	s.rejects = s.rejects[:0]
-	return nil
 }

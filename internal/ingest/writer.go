@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,9 +68,11 @@ type shardWriter struct {
 	dupMode atomic.Bool
 	hooks   *Hooks
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	liveBusy bool
+	// liveInFlight counts live batches queued or being written; the
+	// backfill goroutine starts a batch only when it is zero.
+	mu           sync.Mutex
+	cond         *sync.Cond
+	liveInFlight int
 }
 
 // Hooks let tests stop a writer at a precise point. Nil in production.
@@ -93,21 +96,15 @@ func newShardWriter(name string, pool *pgxpool.Pool, cfg Config, now func() time
 
 func (w *shardWriter) runLive(ctx context.Context) {
 	for b := range w.live {
-		w.mu.Lock()
-		w.liveBusy = true
-		w.mu.Unlock()
 		b.src.done(w.name, b, w.write(ctx, b))
-		w.mu.Lock()
-		w.liveBusy = len(w.live) > 0
-		w.cond.Broadcast()
-		w.mu.Unlock()
+		w.liveQueued(-1)
 	}
 }
 
 func (w *shardWriter) runBackfill(ctx context.Context) {
 	for b := range w.backfill {
 		w.mu.Lock()
-		for w.liveBusy || len(w.live) > 0 {
+		for w.liveInFlight > 0 {
 			w.cond.Wait()
 		}
 		w.mu.Unlock()
@@ -118,11 +115,14 @@ func (w *shardWriter) runBackfill(ctx context.Context) {
 	}
 }
 
-// wakeBackfill is called when a live batch is queued, so a waiting backfill
-// goroutine re-checks (and keeps waiting).
-func (w *shardWriter) noteLiveQueued() {
+// liveQueued counts a live batch in (+1, before it is queued) or out (-1,
+// once written or abandoned), waking the backfill goroutine at zero.
+func (w *shardWriter) liveQueued(delta int) {
 	w.mu.Lock()
-	w.liveBusy = true
+	w.liveInFlight += delta
+	if w.liveInFlight == 0 {
+		w.cond.Broadcast()
+	}
 	w.mu.Unlock()
 }
 
@@ -162,6 +162,9 @@ func (w *shardWriter) copyBatch(ctx context.Context, b *batch, writeTime time.Ti
 	var res batchResult
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		q := sharddb.New(tx)
+		if err := w.setTimeout(ctx, q); err != nil {
+			return err
+		}
 		n, err := q.ReadingsCopy(ctx, b.rows)
 		if err != nil {
 			return err
@@ -185,6 +188,9 @@ func (w *shardWriter) stageBatch(ctx context.Context, b *batch, writeTime time.T
 	var res batchResult
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		q := sharddb.New(tx)
+		if err := w.setTimeout(ctx, q); err != nil {
+			return err
+		}
 		if err := q.ReadingsStagingCreate(ctx); err != nil {
 			return err
 		}
@@ -213,6 +219,10 @@ func (w *shardWriter) stageBatch(ctx context.Context, b *batch, writeTime time.T
 		return w.beforeCommit(b.lane)
 	})
 	return res, err
+}
+
+func (w *shardWriter) setTimeout(ctx context.Context, q *sharddb.Queries) error {
+	return q.WriteTimeoutSet(ctx, strconv.FormatInt(w.timeout.Milliseconds(), 10))
 }
 
 func (w *shardWriter) writeMarks(ctx context.Context, q *sharddb.Queries, marks *markSet) ([]markKey, error) {

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
@@ -27,8 +29,17 @@ type DrainDirtyArgs struct{}
 func (DrainDirtyArgs) Kind() string { return "drain_dirty" }
 
 // InsertOpts puts the drain on the control queue, ahead of scheduled work.
+// At most one drain waits or runs at a time: the periodic insert every few
+// seconds is skipped while one is still going (a slow shard cannot pile them up).
 func (DrainDirtyArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: ControlQueue, Priority: PriorityDirty, MaxAttempts: 3}
+	return river.InsertOpts{Queue: ControlQueue, Priority: PriorityDirty, MaxAttempts: 3,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeStates}}
+}
+
+// activeStates are the states of a job that will still run.
+var activeStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
 }
 
 // DrainDirtyWorker runs drain_dirty jobs.
@@ -50,10 +61,22 @@ func (w *DrainDirtyWorker) Work(ctx context.Context, job *river.Job[DrainDirtyAr
 // waiting to claim it, enqueue a rollup_day job; commit; only then delete the
 // mark, and only at the version that was read. A crash in between leaves the
 // mark, which costs a second recompute, never a lost one.
+//
+// A mark of a day that has not ended yet gets its job scheduled for the
+// day's end plus OpenDayDelay: recomputing a day in progress would be read
+// again by the next late reading anyway, and readings still arriving in open
+// windows do not mark (docs/dirty-marks.md).
 type Drainer struct {
 	Control *pgxpool.Pool
 	Shards  *fleet.Shards
 	Now     func() time.Time
+	// OpenDayDelay is how long after a day's end its recompute runs when
+	// the day was dirtied before it ended (default 5 minutes: longer than
+	// the mark rule's margin).
+	OpenDayDelay time.Duration
+	// ShardTimeout bounds the drain of one shard, so an unreachable shard
+	// delays only its own marks (default 30 s).
+	ShardTimeout time.Duration
 }
 
 // DrainResult counts what one drain did.
@@ -61,8 +84,9 @@ type DrainResult struct {
 	Marks    int // marks read
 	Enqueued int // new rollup_day jobs
 	Merged   int // marks folded into a request whose job is still waiting
-	OpenDays int // marks of days not yet ended: the scheduled rollup covers them
+	OpenDays int // marks of days not yet ended (their jobs run after the day ends)
 	Deleted  int // marks deleted (the rest were widened meanwhile and stay)
+	Orphans  int // requests whose job was cancelled or lost, given a new job
 }
 
 // Drain processes every shard's marks once. A shard that cannot be reached
@@ -74,8 +98,13 @@ func (d *Drainer) Drain(ctx context.Context, client *river.Client[pgx.Tx]) (Drai
 	if err != nil {
 		return total, err
 	}
+	if total.Orphans, err = d.adoptOrphans(ctx, client, zones); err != nil {
+		errs = append(errs, fmt.Errorf("orphaned requests: %w", err))
+	}
 	for _, shard := range d.Shards.Names() {
-		res, err := d.drainShard(ctx, client, shard, zones)
+		sctx, cancel := context.WithTimeout(ctx, cmp.Or(d.ShardTimeout, 30*time.Second))
+		res, err := d.drainShard(sctx, client, shard, zones)
+		cancel()
 		total.Marks += res.Marks
 		total.Enqueued += res.Enqueued
 		total.Merged += res.Merged
@@ -114,25 +143,18 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 	now := d.Now()
 	for _, m := range marks {
 		res.Marks++
-		loc := zones[m.FarmID]
-		if loc == nil {
-			loc = time.UTC // a farm removed from the registry: its day in UTC is the best guess
-		}
-		dayEnd := time.Date(m.Day.Year(), m.Day.Month(), m.Day.Day()+1, 0, 0, 0, 0, loc)
-		if now.Before(dayEnd) {
-			// The day is still going: its rollup after the day ends (02:00
-			// schedule, or any later recompute) reads these rows anyway.
+		runAt := d.runAt(zones, m.FarmID, m.Day, now)
+		if runAt.After(now) {
 			res.OpenDays++
+		}
+		enqueued, err := d.request(ctx, client, pendingKey{farm: m.FarmID, day: m.Day, shard: shard}, m.TurbineIds, runAt, now)
+		if err != nil {
+			return res, err
+		}
+		if enqueued {
+			res.Enqueued++
 		} else {
-			enqueued, err := d.request(ctx, client, shard, m, now)
-			if err != nil {
-				return res, err
-			}
-			if enqueued {
-				res.Enqueued++
-			} else {
-				res.Merged++
-			}
+			res.Merged++
 		}
 		n, err := sq.DirtyMarkDelete(ctx, sharddb.DirtyMarkDeleteParams{ID: m.ID, Version: m.Version})
 		if err != nil {
@@ -143,31 +165,74 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 	return res, nil
 }
 
-// request records the mark's recompute in the control database and reports
-// whether it enqueued a new job.
-func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], shard string, m sharddb.DirtyMark, now time.Time) (bool, error) {
+// runAt is when a recompute of the farm-day may run: now if the day has
+// ended, else just after it ends.
+func (d *Drainer) runAt(zones map[string]*time.Location, farm string, day, now time.Time) time.Time {
+	loc := zones[farm]
+	if loc == nil {
+		loc = time.UTC // a farm no longer in the registry: its day in UTC is the best guess
+	}
+	dayEnd := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, loc)
+	if now.Before(dayEnd) {
+		return dayEnd.Add(cmp.Or(d.OpenDayDelay, 5*time.Minute))
+	}
+	return now
+}
+
+type pendingKey struct {
+	farm  string
+	day   time.Time
+	shard string
+}
+
+// request records a recompute of some turbines (nil = all) of a
+// farm-day-shard in the control database and reports whether it enqueued a
+// new job (else it widened the request of a job that is still waiting).
+func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k pendingKey, turbines []string, runAt, now time.Time) (bool, error) {
 	enqueued := false
 	err := pgx.BeginFunc(ctx, d.Control, func(tx pgx.Tx) error {
 		q := controldb.New(tx)
-		key := controldb.RollupPendingLockParams{FarmID: m.FarmID, Day: m.Day, ShardName: shard}
-		pending, err := q.RollupPendingLock(ctx, key)
+		pending, err := q.RollupPendingLock(ctx, controldb.RollupPendingLockParams{FarmID: k.farm, Day: k.day, ShardName: k.shard})
 		switch {
 		case err == nil && pending.Waiting:
 			return q.RollupPendingMerge(ctx, controldb.RollupPendingMergeParams{
-				TurbineIds: m.TurbineIds, RequestedAt: now, FarmID: m.FarmID, Day: m.Day, ShardName: shard,
+				TurbineIds: turbines, RequestedAt: now, FarmID: k.farm, Day: k.day, ShardName: k.shard,
 			})
 		case err != nil && !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		args := RollupDayArgs{FarmID: m.FarmID, Day: m.Day.Format(time.DateOnly), Shard: shard, Reason: rollup.ReasonDirty}
-		job, err := client.InsertTx(ctx, tx, args, &river.InsertOpts{Priority: PriorityDirty})
+		// No request, or one whose job has started (it may not have claimed
+		// yet: the Put widens, never replaces) or will never run.
+		args := RollupDayArgs{FarmID: k.farm, Day: k.day.Format(time.DateOnly), Shard: k.shard, Reason: rollup.ReasonDirty}
+		opts := &river.InsertOpts{Priority: PriorityDirty}
+		if runAt.After(now) {
+			opts.ScheduledAt = runAt
+		}
+		job, err := client.InsertTx(ctx, tx, args, opts)
 		if err != nil {
 			return err
 		}
 		enqueued = true
 		return q.RollupPendingPut(ctx, controldb.RollupPendingPutParams{
-			FarmID: m.FarmID, Day: m.Day, ShardName: shard, TurbineIds: m.TurbineIds, JobID: job.Job.ID, RequestedAt: now,
+			FarmID: k.farm, Day: k.day, ShardName: k.shard, TurbineIds: turbines, JobID: job.Job.ID, RequestedAt: now,
 		})
 	})
 	return enqueued, err
+}
+
+// adoptOrphans gives a new job to every request whose job will never claim
+// it (an operator cancelled it, or it was discarded after its attempts).
+func (d *Drainer) adoptOrphans(ctx context.Context, client *river.Client[pgx.Tx], zones map[string]*time.Location) (int, error) {
+	orphans, err := controldb.New(d.Control).RollupPendingOrphans(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := d.Now()
+	for _, o := range orphans {
+		k := pendingKey{farm: o.FarmID, day: o.Day, shard: o.ShardName}
+		if _, err := d.request(ctx, client, k, o.TurbineIds, d.runAt(zones, o.FarmID, o.Day, now), now); err != nil {
+			return 0, err
+		}
+	}
+	return len(orphans), nil
 }

@@ -3,10 +3,10 @@
 // one farm on one shard, computed whole by one SQL statement on the shard and
 // upserted into the control database. Running it again changes nothing.
 //
-// Two recomputes of the same farm-day-shard never interleave: each holds an
-// advisory lock on the control database from before its shard snapshot is
-// opened until its upsert has committed, so the one with the newer snapshot
-// always writes last (DESIGN.md, dirty-mark invariant 3).
+// Two recomputes of the same farm-day-shard never interleave: each holds a
+// transaction advisory lock on the control database from before its shard
+// snapshot is opened until its upsert commits, so the one with the newer
+// snapshot always writes last (DESIGN.md, dirty-mark invariant 3).
 package rollup
 
 import (
@@ -80,37 +80,47 @@ var (
 )
 
 // Recompute recomputes one farm-day-shard and upserts its rows.
+//
+// Everything on the control side happens in one transaction: the advisory
+// lock, the claim of the pending request, and the upsert. If the recompute
+// fails anywhere (shard down, process killed, job cancelled), the claim
+// rolls back with it and the request is still there for the next job.
 func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	pool := c.Shards.Pool(req.Shard)
 	if pool == nil {
 		return Result{}, fmt.Errorf("rollup %s: shard %q is not registered", req.key(), req.Shard)
 	}
-	conn, err := c.Control.Acquire(ctx)
+	var res Result
+	err := pgx.BeginFunc(ctx, c.Control, func(tx pgx.Tx) error {
+		var err error
+		res, err = c.recompute(ctx, controldb.New(tx), pool, req)
+		return err
+	})
 	if err != nil {
 		return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
 	}
-	defer conn.Release()
-	q := controldb.New(conn)
-	if err := q.AdvisoryLockKey(ctx, req.key()); err != nil {
-		return Result{}, fmt.Errorf("rollup %s: lock: %w", req.key(), err)
-	}
-	defer func() {
-		if err := q.AdvisoryUnlockKey(context.WithoutCancel(ctx), req.key()); err != nil {
-			// The lock dies with the session; make sure the session dies.
-			conn.Conn().Close(context.Background())
-		}
-	}()
+	return res, nil
+}
 
+func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pgxpool.Pool, req Request) (Result, error) {
+	// The lock is taken before the shard snapshot opens and released by the
+	// commit after the upsert: the newer snapshot always writes last.
+	if err := q.AdvisoryXactLockKey(ctx, req.key()); err != nil {
+		return Result{}, fmt.Errorf("lock: %w", err)
+	}
 	// Claim any dirty request before the snapshot: marks that reach the
-	// control database after this point get a job of their own.
+	// control database after this point get a job of their own (which
+	// waits on the lock).
 	claim, err := q.RollupPendingClaim(ctx, controldb.RollupPendingClaimParams{FarmID: req.FarmID, Day: req.Day, ShardName: req.Shard})
 	claimed := err == nil
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return Result{}, fmt.Errorf("rollup %s: claim: %w", req.key(), err)
+		return Result{}, fmt.Errorf("claim: %w", err)
 	}
 	var only []string // nil = every turbine
 	switch {
 	case req.Reason == ReasonDirty && req.Attempt <= 1 && !claimed:
+		// Another recompute claimed this request after its marks' rows
+		// had committed, so its snapshot holds them.
 		return Result{Skipped: true}, nil
 	case req.Reason == ReasonDirty && req.Attempt <= 1:
 		only = claim.TurbineIds
@@ -118,11 +128,11 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 
 	farm, err := q.FarmGet(ctx, req.FarmID)
 	if err != nil {
-		return Result{}, fmt.Errorf("rollup %s: farm: %w", req.key(), err)
+		return Result{}, fmt.Errorf("farm: %w", err)
 	}
 	turbines, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: req.FarmID, ShardName: req.Shard, OnlyIds: only})
 	if err != nil {
-		return Result{}, fmt.Errorf("rollup %s: turbines: %w", req.key(), err)
+		return Result{}, fmt.Errorf("turbines: %w", err)
 	}
 	if len(turbines) == 0 {
 		return Result{Full: only == nil}, nil
@@ -146,7 +156,7 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	}
 	rows, err := sharddb.New(pool).TurbineDayCompute(ctx, args)
 	if err != nil {
-		return Result{}, fmt.Errorf("rollup %s: shard %s: %w", req.key(), req.Shard, err)
+		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
 	}
 	if c.AfterCompute != nil {
 		c.AfterCompute(req)
@@ -167,7 +177,7 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	}
 	n, err := q.TurbineDayUpsert(ctx, up)
 	if err != nil {
-		return Result{}, fmt.Errorf("rollup %s: upsert: %w", req.key(), err)
+		return Result{}, fmt.Errorf("upsert: %w", err)
 	}
 	return Result{Turbines: int(n), Full: only == nil}, nil
 }

@@ -498,6 +498,9 @@ func TestShardDown(t *testing.T) {
 	testdb.Exec(t, s4, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, s4db)
 	b.env.Shards.Pool("s4").Reset()
 
+	// A dirty request for the down shard: its job fails, and the request
+	// must survive the failure (the claim rolls back with it).
+	testdb.Exec(t, b.env.Control, `INSERT INTO rollup_pending (farm_id, day, shard_name, turbine_ids, job_id, requested_at) VALUES ('kilmore-sands', '2026-08-01', 's4', '{KS-001}', 0, now())`)
 	ks := b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 	ap := b.enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 	done := map[int64]bool{}
@@ -518,6 +521,9 @@ func TestShardDown(t *testing.T) {
 	if done[ks[0]] {
 		t.Fatal("the Kilmore job completed while its shard was down")
 	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's4'`); n != 1 {
+		t.Fatalf("the dirty request for s4 after a failed attempt: %d rows, want 1 (the claim rolled back)", n)
+	}
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point'`); n != 300 {
 		t.Fatalf("Ardnave rows while s4 is down: %d, want 300", n)
 	}
@@ -531,5 +537,8 @@ func TestShardDown(t *testing.T) {
 	}
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 140 {
 		t.Fatalf("Kilmore rows after s4 returned: %d, want 140", n)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending`); n != 0 {
+		t.Fatalf("%d requests left after s4 returned, want 0 (claimed by the completed job)", n)
 	}
 }

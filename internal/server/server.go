@@ -87,7 +87,11 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			// Requests still running after the grace period (a slow upload)
+			// are cut off, so their ingest ends and the pipeline can close.
+			_ = srv.Close()
+		}
 		return nil
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {

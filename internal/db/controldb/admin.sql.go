@@ -19,17 +19,6 @@ func (q *Queries) AdvisoryLock(ctx context.Context, key int64) error {
 	return err
 }
 
-const advisoryLockKey = `-- name: AdvisoryLockKey :exec
-SELECT pg_advisory_lock(hashtextextended($1::text, 0))
-`
-
-// Session-level advisory lock keyed by text, serialising recomputes of one
-// farm-day-shard (held from before the shard snapshot until after the upsert).
-func (q *Queries) AdvisoryLockKey(ctx context.Context, key string) error {
-	_, err := q.db.Exec(ctx, advisoryLockKey, key)
-	return err
-}
-
 const advisoryUnlock = `-- name: AdvisoryUnlock :exec
 SELECT pg_advisory_unlock($1::bigint)
 `
@@ -39,12 +28,15 @@ func (q *Queries) AdvisoryUnlock(ctx context.Context, key int64) error {
 	return err
 }
 
-const advisoryUnlockKey = `-- name: AdvisoryUnlockKey :exec
-SELECT pg_advisory_unlock(hashtextextended($1::text, 0))
+const advisoryXactLockKey = `-- name: AdvisoryXactLockKey :exec
+SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))
 `
 
-func (q *Queries) AdvisoryUnlockKey(ctx context.Context, key string) error {
-	_, err := q.db.Exec(ctx, advisoryUnlockKey, key)
+// Transaction-level advisory lock keyed by text, serialising recomputes of
+// one farm-day-shard: taken before the shard snapshot opens, released by
+// the commit of the upsert.
+func (q *Queries) AdvisoryXactLockKey(ctx context.Context, key string) error {
+	_, err := q.db.Exec(ctx, advisoryXactLockKey, key)
 	return err
 }
 

@@ -49,6 +49,8 @@ type FarmDay struct {
 	ComputedAfterDayEnd bool
 	// A recompute of this day is requested or queued (dirty marks reach the control database within one drain interval, a few seconds). True: the numbers are about to change.
 	Pending *bool
+	// Turbines of the farm in service some time that day, per the registry. Fewer rows (turbines < registered_turbines) means a shard's rollup has not landed: the day is incomplete, whatever its rates say.
+	RegisteredTurbines int32
 }
 
 // Per farm and calendar month in the farm's zone: sums of farm_day and rates computed at read time.
@@ -76,6 +78,8 @@ type FarmMonth struct {
 	ComputedAfterDaysEnd bool
 	// Some day of the month has a recompute requested or queued.
 	Pending bool
+	// Every day has a row for every turbine the registry had in service that day.
+	AllTurbinesRolledUp bool
 }
 
 // Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.
@@ -147,9 +151,9 @@ type TurbineDay struct {
 	Received int32
 	// Received readings that report the turbine available.
 	Available int32
-	// Received readings that came in the backfill lane (recorded_at more than 60 s behind received_at).
+	// Received readings that came in the backfill lane (recorded_at behind received_at by more than the lane threshold, default 60 s).
 	Late int32
-	// Received readings stamped ahead of their received_at by more than 2 s (a fast clock).
+	// Received readings stamped ahead of their received_at by more than the early tolerance (default 2 s): a fast clock.
 	Early int32
 	// Minimum of received_at - recorded_at in ms: the turbine's clock offset estimate (negative = fast clock). NULL with no readings.
 	MinLagMs *int64

@@ -121,17 +121,6 @@ func (q *Queries) RollupPendingClaim(ctx context.Context, arg RollupPendingClaim
 	return i, err
 }
 
-const rollupPendingCount = `-- name: RollupPendingCount :one
-SELECT count(*) FROM rollup_pending
-`
-
-func (q *Queries) RollupPendingCount(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, rollupPendingCount)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const rollupPendingLock = `-- name: RollupPendingLock :one
 SELECT p.turbine_ids, p.job_id, rollup_job_waiting(p.job_id) AS waiting
 FROM rollup_pending p
@@ -188,11 +177,66 @@ func (q *Queries) RollupPendingMerge(ctx context.Context, arg RollupPendingMerge
 	return err
 }
 
+const rollupPendingOrphanCount = `-- name: RollupPendingOrphanCount :one
+SELECT count(*) FROM rollup_pending WHERE NOT rollup_job_active(job_id)
+`
+
+func (q *Queries) RollupPendingOrphanCount(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, rollupPendingOrphanCount)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const rollupPendingOrphans = `-- name: RollupPendingOrphans :many
+SELECT farm_id, day, shard_name, turbine_ids
+FROM rollup_pending
+WHERE NOT rollup_job_active(job_id)
+ORDER BY farm_id, day, shard_name
+LIMIT 1000
+`
+
+type RollupPendingOrphansRow struct {
+	FarmID     string
+	Day        time.Time
+	ShardName  string
+	TurbineIds []string
+}
+
+// RollupPendingOrphans lists requests whose job will never claim them (it
+// was cancelled, discarded or deleted); the drain gives them a new job.
+func (q *Queries) RollupPendingOrphans(ctx context.Context) ([]RollupPendingOrphansRow, error) {
+	rows, err := q.db.Query(ctx, rollupPendingOrphans)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []RollupPendingOrphansRow
+	for rows.Next() {
+		var i RollupPendingOrphansRow
+		if err := rows.Scan(
+			&i.FarmID,
+			&i.Day,
+			&i.ShardName,
+			&i.TurbineIds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const rollupPendingPut = `-- name: RollupPendingPut :exec
 INSERT INTO rollup_pending (farm_id, day, shard_name, turbine_ids, job_id, requested_at)
 VALUES ($1, $2, $3, $4::text[], $5, $6)
 ON CONFLICT (farm_id, day, shard_name) DO UPDATE
-SET turbine_ids = EXCLUDED.turbine_ids, job_id = EXCLUDED.job_id, requested_at = EXCLUDED.requested_at
+SET turbine_ids = CASE WHEN rollup_pending.turbine_ids IS NULL OR EXCLUDED.turbine_ids IS NULL THEN NULL
+                       ELSE ARRAY(SELECT DISTINCT u FROM unnest(rollup_pending.turbine_ids || EXCLUDED.turbine_ids) AS u ORDER BY 1) END,
+    job_id = EXCLUDED.job_id, requested_at = EXCLUDED.requested_at
 `
 
 type RollupPendingPutParams struct {
@@ -204,8 +248,9 @@ type RollupPendingPutParams struct {
 	RequestedAt time.Time
 }
 
-// RollupPendingPut records a request and the job enqueued for it,
-// replacing a request whose job will never claim it (cancelled or deleted).
+// RollupPendingPut records a request and the job enqueued for it. An
+// existing request (whose job has started, or will never start) is widened,
+// never replaced: its turbines may not have been claimed yet.
 func (q *Queries) RollupPendingPut(ctx context.Context, arg RollupPendingPutParams) error {
 	_, err := q.db.Exec(ctx, rollupPendingPut,
 		arg.FarmID,

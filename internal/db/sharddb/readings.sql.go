@@ -153,3 +153,14 @@ func (q *Queries) ReadingsStagingCreate(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, readingsStagingCreate)
 	return err
 }
+
+const writeTimeoutSet = `-- name: WriteTimeoutSet :exec
+SELECT set_config('statement_timeout', $1::text, true)
+`
+
+// WriteTimeoutSet bounds each statement of the current write transaction on
+// the server side too (the client's deadline alone cannot stop the server).
+func (q *Queries) WriteTimeoutSet(ctx context.Context, timeout string) error {
+	_, err := q.db.Exec(ctx, writeTimeoutSet, timeout)
+	return err
+}

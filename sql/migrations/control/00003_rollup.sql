@@ -25,8 +25,8 @@ COMMENT ON COLUMN turbine_day.shard_name IS 'The shard the counts were read from
 COMMENT ON COLUMN turbine_day.expected IS 'Readings the calendar expects: seconds of the local day (23, 24 or 25 h) inside the turbine''s commissioning interval, divided by its cadence.';
 COMMENT ON COLUMN turbine_day.received IS 'Readings stored for the day (by recorded_at, the turbine''s clock).';
 COMMENT ON COLUMN turbine_day.available IS 'Received readings that report the turbine available.';
-COMMENT ON COLUMN turbine_day.late IS 'Received readings that came in the backfill lane (recorded_at more than 60 s behind received_at).';
-COMMENT ON COLUMN turbine_day.early IS 'Received readings stamped ahead of their received_at by more than 2 s (a fast clock).';
+COMMENT ON COLUMN turbine_day.late IS 'Received readings that came in the backfill lane (recorded_at behind received_at by more than the lane threshold, default 60 s).';
+COMMENT ON COLUMN turbine_day.early IS 'Received readings stamped ahead of their received_at by more than the early tolerance (default 2 s): a fast clock.';
 COMMENT ON COLUMN turbine_day.min_lag_ms IS 'Minimum of received_at - recorded_at in ms: the turbine''s clock offset estimate (negative = fast clock). NULL with no readings.';
 COMMENT ON COLUMN turbine_day.max_lag_ms IS 'Maximum of received_at - recorded_at in ms. NULL with no readings.';
 COMMENT ON COLUMN turbine_day.last_received_at IS 'Latest received_at among the day''s readings: what the row is complete through, as far as arrivals go.';
@@ -81,6 +81,20 @@ END
 $$;
 -- +goose StatementEnd
 
+-- rollup_job_active: will this River job still run (waiting, or running)?
+-- False once it is completed, cancelled, discarded or deleted.
+-- +goose StatementBegin
+CREATE FUNCTION rollup_job_active(p_job_id bigint) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN EXISTS (
+        SELECT 1 FROM river_job
+        WHERE id = p_job_id
+          AND state IN ('available', 'pending', 'retryable', 'scheduled', 'running'));
+END
+$$;
+-- +goose StatementEnd
+
 CREATE VIEW farm_day AS
 SELECT td.farm_id,
        td.day,
@@ -98,7 +112,11 @@ SELECT td.farm_id,
        max(td.computed_at)                                       AS computed_at,
        min(td.computed_at) >= ((td.day + 1)::timestamp AT TIME ZONE f.timezone) AS computed_after_day_end,
        (EXISTS (SELECT 1 FROM rollup_pending p WHERE p.farm_id = td.farm_id AND p.day = td.day)
-        OR rollup_jobs_waiting(td.farm_id, td.day))              AS pending
+        OR rollup_jobs_waiting(td.farm_id, td.day))              AS pending,
+       (SELECT count(*)::integer FROM turbine t
+        WHERE t.farm_id = td.farm_id
+          AND (t.commissioned_at IS NULL OR t.commissioned_at < ((td.day + 1)::timestamp AT TIME ZONE f.timezone))
+          AND (t.decommissioned_at IS NULL OR t.decommissioned_at > (td.day::timestamp AT TIME ZONE f.timezone))) AS registered_turbines
 FROM turbine_day td
 JOIN farm f ON f.id = td.farm_id
 GROUP BY td.farm_id, td.day, f.timezone;
@@ -111,6 +129,7 @@ COMMENT ON COLUMN farm_day.last_received_at IS 'Latest arrival counted in the da
 COMMENT ON COLUMN farm_day.oldest_computed_at IS 'The oldest turbine row''s recompute time.';
 COMMENT ON COLUMN farm_day.computed_at IS 'The newest turbine row''s recompute time.';
 COMMENT ON COLUMN farm_day.computed_after_day_end IS 'Every turbine row was computed after the local day ended. False: a provisional number of a day still in progress.';
+COMMENT ON COLUMN farm_day.registered_turbines IS 'Turbines of the farm in service some time that day, per the registry. Fewer rows (turbines < registered_turbines) means a shard''s rollup has not landed: the day is incomplete, whatever its rates say.';
 COMMENT ON COLUMN farm_day.pending IS 'A recompute of this day is requested or queued (dirty marks reach the control database within one drain interval, a few seconds). True: the numbers are about to change.';
 
 CREATE VIEW farm_month AS
@@ -128,7 +147,8 @@ SELECT fd.farm_id,
        max(fd.last_received_at)                                   AS last_received_at,
        max(fd.computed_at)                                        AS computed_at,
        bool_and(fd.computed_after_day_end)                        AS computed_after_days_end,
-       bool_or(fd.pending)                                        AS pending
+       bool_or(fd.pending)                                        AS pending,
+       bool_and(fd.turbines >= fd.registered_turbines)            AS all_turbines_rolled_up
 FROM farm_day fd
 GROUP BY fd.farm_id, date_trunc('month', fd.day);
 COMMENT ON VIEW farm_month IS 'Per farm and calendar month in the farm''s zone: sums of farm_day and rates computed at read time.';
@@ -139,6 +159,7 @@ COMMENT ON COLUMN farm_month.availability IS 'available / expected over the mont
 COMMENT ON COLUMN farm_month.completeness IS 'received / expected over the month.';
 COMMENT ON COLUMN farm_month.unknown IS '(expected - received) / expected over the month.';
 COMMENT ON COLUMN farm_month.computed_after_days_end IS 'Every day''s rows were computed after that day ended.';
+COMMENT ON COLUMN farm_month.all_turbines_rolled_up IS 'Every day has a row for every turbine the registry had in service that day.';
 COMMENT ON COLUMN farm_month.pending IS 'Some day of the month has a recompute requested or queued.';
 
 -- +goose Down
@@ -146,5 +167,6 @@ DROP VIEW farm_month;
 DROP VIEW farm_day;
 DROP FUNCTION rollup_jobs_waiting(text, date);
 DROP FUNCTION rollup_job_waiting(bigint);
+DROP FUNCTION rollup_job_active(bigint);
 DROP TABLE rollup_pending;
 DROP TABLE turbine_day;

@@ -32,7 +32,13 @@ BEGIN
     IF to_regclass(part) IS NOT NULL THEN
         RETURN false;
     END IF;
-    EXECUTE format('CREATE TABLE %I PARTITION OF readings FOR VALUES FROM (%L) TO (%L)',
+    -- CREATE ... PARTITION OF would take an ACCESS EXCLUSIVE lock on
+    -- readings and queue every live COPY behind any running rollup. Creating
+    -- the table, then attaching it, takes only SHARE UPDATE EXCLUSIVE on the
+    -- parent. lock_timeout turns a long wait into an error the writer reports.
+    PERFORM set_config('lock_timeout', '10s', true);
+    EXECUTE format('CREATE TABLE %I (LIKE readings INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part);
+    EXECUTE format('ALTER TABLE readings ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
                    part,
                    (p_day::timestamp AT TIME ZONE 'UTC'),
                    ((p_day + 1)::timestamp AT TIME ZONE 'UTC'));
@@ -50,6 +56,9 @@ DECLARE
     part record;
     dropped integer := 0;
 BEGIN
+    -- DROP takes an ACCESS EXCLUSIVE lock on readings: give up (and try at
+    -- the next upkeep) rather than hold live writes behind it.
+    PERFORM set_config('lock_timeout', '5s', true);
     FOR part IN
         SELECT c.relname
         FROM pg_inherits i

@@ -53,13 +53,28 @@ SET turbine_ids = CASE WHEN turbine_ids IS NULL OR sqlc.narg(turbine_ids)::text[
     requested_at = @requested_at
 WHERE farm_id = @farm_id AND day = @day AND shard_name = @shard_name;
 
--- RollupPendingPut records a request and the job enqueued for it,
--- replacing a request whose job will never claim it (cancelled or deleted).
+-- RollupPendingPut records a request and the job enqueued for it. An
+-- existing request (whose job has started, or will never start) is widened,
+-- never replaced: its turbines may not have been claimed yet.
 -- name: RollupPendingPut :exec
 INSERT INTO rollup_pending (farm_id, day, shard_name, turbine_ids, job_id, requested_at)
 VALUES (@farm_id, @day, @shard_name, sqlc.narg(turbine_ids)::text[], @job_id, @requested_at)
 ON CONFLICT (farm_id, day, shard_name) DO UPDATE
-SET turbine_ids = EXCLUDED.turbine_ids, job_id = EXCLUDED.job_id, requested_at = EXCLUDED.requested_at;
+SET turbine_ids = CASE WHEN rollup_pending.turbine_ids IS NULL OR EXCLUDED.turbine_ids IS NULL THEN NULL
+                       ELSE ARRAY(SELECT DISTINCT u FROM unnest(rollup_pending.turbine_ids || EXCLUDED.turbine_ids) AS u ORDER BY 1) END,
+    job_id = EXCLUDED.job_id, requested_at = EXCLUDED.requested_at;
+
+-- RollupPendingOrphans lists requests whose job will never claim them (it
+-- was cancelled, discarded or deleted); the drain gives them a new job.
+-- name: RollupPendingOrphans :many
+SELECT farm_id, day, shard_name, turbine_ids
+FROM rollup_pending
+WHERE NOT rollup_job_active(job_id)
+ORDER BY farm_id, day, shard_name
+LIMIT 1000;
+
+-- name: RollupPendingOrphanCount :one
+SELECT count(*) FROM rollup_pending WHERE NOT rollup_job_active(job_id);
 
 -- RollupPendingClaim takes the request of a farm-day-shard for the job about
 -- to recompute it.
@@ -68,8 +83,6 @@ DELETE FROM rollup_pending
 WHERE farm_id = @farm_id AND day = @day AND shard_name = @shard_name
 RETURNING turbine_ids, job_id;
 
--- name: RollupPendingCount :one
-SELECT count(*) FROM rollup_pending;
 
 -- name: FarmDayList :many
 SELECT farm_id, day, turbines, expected, received, available,

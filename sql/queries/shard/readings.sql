@@ -43,3 +43,8 @@ VALUES (@turbine_id, @recorded_at, @received_at, @available, @power_kw, @wind_ms
 -- name: ReadingsStagingCopy :copyfrom
 INSERT INTO readings_staging (turbine_id, recorded_at, received_at, available, power_kw, wind_ms)
 VALUES (@turbine_id, @recorded_at, @received_at, @available, @power_kw, @wind_ms);
+
+-- WriteTimeoutSet bounds each statement of the current write transaction on
+-- the server side too (the client's deadline alone cannot stop the server).
+-- name: WriteTimeoutSet :exec
+SELECT set_config('statement_timeout', @timeout::text, true);

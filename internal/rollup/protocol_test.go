@@ -1,0 +1,145 @@
+package rollup_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/simulate"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// replayTurbine loads ten minutes of one Kilmore turbine at 14:00 on 1 August.
+func (b *bundle) replayTurbine(t testing.TB, id string, minute int) {
+	t.Helper()
+	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 14, minute, 0, 0, london), time.Date(2026, 8, 1, 14, minute+10, 0, 0, london), 4)
+	testdb.Must(t, err, "config")
+	sc.ExactClocks = true
+	for _, tb := range sc.Turbines {
+		if tb.ID == id {
+			sc.Turbines = append(sc.Turbines[:0:0], tb)
+			break
+		}
+	}
+	if sum := b.load(t, sc); sum.Accepted != 300 || sum.DirtyMarks != 1 {
+		t.Fatalf("replay of %s: %+v, want 300 accepted and 1 mark", id, sum)
+	}
+}
+
+// TestTwoReplaysWhileARecomputeIsRunning: while a recompute holds the lock,
+// one turbine's replay is drained (its job starts and waits on the lock),
+// then another turbine's. Neither replay may be lost: the second request
+// widens the first instead of replacing it.
+func TestTwoReplaysWhileARecomputeIsRunning(t *testing.T) {
+	t.Parallel()
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	var armed atomic.Bool
+	b := setup(t, testdb.ArdnaveFleet, options{workersPerShard: 3, afterCompute: func(r rollup.Request) {
+		if r.Shard == "s4" && armed.Load() && r.Reason == rollup.ReasonSchedule {
+			once.Do(func() { close(held); <-release })
+		}
+	}})
+	armed.Store(true)
+	b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	<-held
+
+	b.replayTurbine(t, "KS-001", 0)
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("first drain: %+v, want 1 job", res)
+	}
+	// Wait until the first dirty job is running (blocked on the lock, its
+	// request not yet claimed): that is the window the second drain hits.
+	waitRunning(t, b, 2)
+	b.replayTurbine(t, "KS-002", 20)
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("second drain: %+v, want 1 new job (the first has started)", res)
+	}
+	close(release)
+	b.waitIdle(t)
+	for _, id := range []string{"KS-001", "KS-002"} {
+		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 300 {
+			t.Fatalf("%s received %d after the queue drained, want 300 (its replay)", id, got.Received)
+		}
+	}
+}
+
+// waitRunning waits, event by event, until n rollup_day jobs are running.
+func waitRunning(t *testing.T, b *bundle, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		got := testdb.Int(t, b.env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND state = 'running'`)
+		if got >= int64(n) {
+			return
+		}
+		select {
+		case <-b.events:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("fewer than %d rollup_day jobs running after a minute", n)
+}
+
+// TestOpenDayMarkSchedulesARecomputeAfterTheDayEnds: readings dirtying a
+// day that is still going get one recompute, scheduled just after the day's
+// end, instead of relying on the nightly run.
+func TestOpenDayMarkSchedulesARecomputeAfterTheDayEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.ArdnaveFleet, options{})
+	b.clock.Set(time.Date(2026, 8, 1, 16, 0, 0, 0, london)) // Saturday afternoon: the day is open
+	b.replayTurbine(t, "KS-003", 0)                           // 14:00 readings arriving at 16:00
+	res := b.drain(t)
+	if res.Enqueued != 1 || res.OpenDays != 1 || res.Deleted != 1 {
+		t.Fatalf("drain: %+v, want 1 job for an open day and the mark deleted", res)
+	}
+	var state string
+	var at time.Time
+	err := b.env.Control.QueryRow(context.Background(),
+		`SELECT state, scheduled_at FROM river_job WHERE kind = 'rollup_day' AND args->>'shard' = 's4'`).Scan(&state, &at)
+	testdb.Must(t, err, "job")
+	// Kilmore Sands is Europe/Dublin: the day ends at 2026-08-01T23:00Z.
+	if want := time.Date(2026, 8, 1, 23, 5, 0, 0, time.UTC); state != string(rivertype.JobStateScheduled) || !at.Equal(want) {
+		t.Fatalf("job %s at %s, want scheduled at %s (5 min after the local day ends)", state, at.UTC(), want)
+	}
+	// A second mark on the same open day widens the same request.
+	b.replayTurbine(t, "KS-004", 20)
+	if res := b.drain(t); res.Enqueued != 0 || res.Merged != 1 {
+		t.Fatalf("second drain: %+v, want the mark merged into the scheduled job", res)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT cardinality(turbine_ids) FROM rollup_pending`); n != 2 {
+		t.Fatalf("the pending request names %d turbines, want 2", n)
+	}
+}
+
+// TestCancelledJobsRequestIsAdopted: an operator cancels a waiting dirty
+// job; the next drain gives its request a new job.
+func TestCancelledJobsRequestIsAdopted(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.ArdnaveFleet, options{noStart: true})
+	b.replayTurbine(t, "KS-005", 0)
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	id := testdb.Int(t, b.env.Control, `SELECT job_id FROM rollup_pending`)
+	_, err := b.client.JobCancel(context.Background(), id)
+	testdb.Must(t, err, "cancel")
+	if res := b.drain(t); res.Orphans != 1 {
+		t.Fatalf("drain after the cancel: %+v, want 1 orphaned request adopted", res)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending p JOIN river_job j ON j.id = p.job_id WHERE j.state = 'available'`); n != 1 {
+		t.Fatalf("requests with a runnable job after the drain: %d, want 1", n)
+	}
+	b.start(t)
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "KS-005", "2026-08-01"); got.Received != 300 {
+		t.Fatalf("KS-005 received %d, want 300", got.Received)
+	}
+}
