@@ -95,7 +95,7 @@ func TestOpenDayMarkSchedulesARecomputeAfterTheDayEnds(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testdb.ArdnaveFleet, options{})
 	b.clock.Set(time.Date(2026, 8, 1, 16, 0, 0, 0, london)) // Saturday afternoon: the day is open
-	b.replayTurbine(t, "KS-003", 0)                           // 14:00 readings arriving at 16:00
+	b.replayTurbine(t, "KS-003", 0)                         // 14:00 readings arriving at 16:00
 	res := b.drain(t)
 	if res.Enqueued != 1 || res.OpenDays != 1 || res.Deleted != 1 {
 		t.Fatalf("drain: %+v, want 1 job for an open day and the mark deleted", res)
