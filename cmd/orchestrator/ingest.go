@@ -27,14 +27,11 @@ func ingestFlags(cmd *cobra.Command, cfg *ingest.Config) {
 // Ingestor builds and starts the shared ingest pipeline with m.Config.Rules.
 func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
 	cfg := m.Config.Rules
-	control, err := m.Control(ctx)
+	shards, err := m.Shards(ctx) // opens the control database too
 	if err != nil {
 		return nil, err
 	}
-	shards, err := m.Shards(ctx)
-	if err != nil {
-		return nil, err
-	}
+	control := m.control
 	routes, err := ingest.LoadRoutes(ctx, control, m.Now())
 	if err != nil {
 		return nil, err

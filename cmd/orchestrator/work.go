@@ -21,14 +21,11 @@ import (
 
 // River builds the River client with every worker (not started).
 func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx], error) {
-	control, err := m.Control(ctx)
+	shards, err := m.Shards(ctx) // opens the control database too
 	if err != nil {
 		return nil, err
 	}
-	shards, err := m.Shards(ctx)
-	if err != nil {
-		return nil, err
-	}
+	control := m.control
 	// late and early in turbine_day follow the same rules as the lanes.
 	computer := &rollup.Computer{Control: control, Shards: shards, Now: m.Now,
 		LaneThreshold: m.Config.Rules.LaneThreshold, EarlyTolerance: m.Config.Rules.EarlyTolerance}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -92,7 +91,6 @@ func (d *csvDecoder) parse(line []byte, r *Reading) string {
 	if len(d.cells) != d.ncols {
 		return fmt.Sprintf("has %d columns, the header has %d", len(d.cells), d.ncols)
 	}
-	var msg string
 	for i, f := range Fields {
 		c := d.col[i]
 		if c < 0 {
@@ -105,28 +103,12 @@ func (d *csvDecoder) parse(line []byte, r *Reading) string {
 			}
 			return fmt.Sprintf("missing field %q", f)
 		}
-		switch f {
-		case "turbine_id":
-			r.TurbineID = string(v)
-		case "recorded_at":
-			r.RecordedAt, msg = parseTime(f, v)
-		case "received_at":
-			r.ReceivedAt, msg = parseTime(f, v)
-		case "available":
-			r.Available, msg = parseBool(f, v)
-		case "power_kw":
-			r.PowerKW, msg = parseFloat(f, v, parseCSVNumber)
-		case "wind_ms":
-			r.WindMS, msg = parseFloat(f, v, parseCSVNumber)
-		}
-		if msg != "" {
+		if msg := setField(r, f, v); msg != "" {
 			return msg
 		}
 	}
 	return ""
 }
-
-func parseCSVNumber(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 
 func splitCSV(line []byte) [][]byte { return appendSplit(nil, line) }
 

@@ -152,28 +152,35 @@ func assign(r *Reading, seen *[6]bool, key, val []byte, quoted bool) string {
 		return fmt.Sprintf("%s: is null", name)
 	}
 	seen[idx] = true
-	var msg string
-	switch name {
-	case "turbine_id":
-		if !quoted || len(val) == 0 {
-			return fmt.Sprintf("turbine_id: %q is not a turbine id string", truncate(val))
-		}
-		r.TurbineID = string(val)
-	case "recorded_at":
-		r.RecordedAt, msg = parseTime(name, val)
-	case "received_at":
-		r.ReceivedAt, msg = parseTime(name, val)
-	case "available":
-		r.Available, msg = parseBool(name, val)
-	case "power_kw":
-		r.PowerKW, msg = parseFloat(name, val, parseJSONNumber)
-	case "wind_ms":
-		r.WindMS, msg = parseFloat(name, val, parseJSONNumber)
+	if name == "turbine_id" && (!quoted || len(val) == 0) {
+		return fmt.Sprintf("turbine_id: %q is not a turbine id string", truncate(val))
 	}
-	return msg
+	return setField(r, name, val)
 }
 
-func parseJSONNumber(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+// skipComposite moves past one balanced {...} or [...] value.
+func (p *jsonScanner) skipComposite() bool {
+	depth := 0
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case '"':
+			if _, ok := p.str(); !ok {
+				return false
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				p.i++
+				return true
+			}
+		}
+		p.i++
+	}
+	return false
+}
 
 type jsonScanner struct {
 	b []byte
@@ -241,7 +248,13 @@ func (p *jsonScanner) value() (val []byte, quoted bool, ok bool) {
 		s, ok := p.str()
 		return s, true, ok
 	case '{', '[':
-		return nil, false, false
+		// A nested value: fine for a key we do not know (senders may add
+		// fields); a known field will fail to parse it and say so.
+		start := p.i
+		if !p.skipComposite() {
+			return nil, false, false
+		}
+		return p.b[start:p.i], false, true
 	}
 	start := p.i
 	for p.i < len(p.b) {

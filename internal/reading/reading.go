@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -96,8 +97,30 @@ func parseTime(field string, v []byte) (time.Time, string) {
 	return t, ""
 }
 
-func parseFloat(field string, v []byte, f func(string) (float64, error)) (float32, string) {
-	x, err := f(string(v))
+// setField parses one field's text into r and returns what is wrong with
+// it, if anything. Both wire formats go through it, so a value means the
+// same and is refused for the same reason in NDJSON and CSV.
+func setField(r *Reading, field string, v []byte) string {
+	var msg string
+	switch field {
+	case "turbine_id":
+		r.TurbineID = string(v)
+	case "recorded_at":
+		r.RecordedAt, msg = parseTime(field, v)
+	case "received_at":
+		r.ReceivedAt, msg = parseTime(field, v)
+	case "available":
+		r.Available, msg = parseBool(field, v)
+	case "power_kw":
+		r.PowerKW, msg = parseFloat(field, v)
+	case "wind_ms":
+		r.WindMS, msg = parseFloat(field, v)
+	}
+	return msg
+}
+
+func parseFloat(field string, v []byte) (float32, string) {
+	x, err := strconv.ParseFloat(string(v), 64)
 	if err != nil {
 		return 0, fmt.Sprintf("%s: cannot parse %q as a number", field, truncate(v))
 	}
