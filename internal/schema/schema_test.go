@@ -101,3 +101,25 @@ func TestMigrateConcurrently(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryControlColumnIsCommented: DBAs read the control database
+// directly, so every table, view and column of ours carries a COMMENT ON.
+func TestEveryControlColumnIsCommented(t *testing.T) {
+	t.Parallel()
+	pool := testdb.Pool(t, testdb.NewDatabase(t))
+	_, err := schema.MigrateControl(context.Background(), pool)
+	testdb.Must(t, err, "migrate")
+	var missing string
+	err = pool.QueryRow(context.Background(), `
+		SELECT coalesce(string_agg(c.relname || coalesce('.' || a.attname, ''), ', '), '')
+		FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'v')
+		  AND c.relname NOT LIKE 'river%' AND c.relname <> 'goose_db_version'
+		  AND (obj_description(c.oid, 'pg_class') IS NULL OR col_description(c.oid, a.attnum) IS NULL)`).Scan(&missing)
+	testdb.Must(t, err, "query comments")
+	if missing != "" {
+		t.Fatalf("without a COMMENT: %s", missing)
+	}
+}

@@ -12,24 +12,33 @@ import (
 
 // A wind farm. Its days are local days in its time zone.
 type Farm struct {
-	ID   string
+	// Farm id as written in the fleet file (ardnave-point).
+	ID string
+	// Display name.
 	Name string
 	// IANA time zone (Europe/London); days, months and expected counts follow it.
 	Timezone string
 	// Default reporting cadence of the farm's turbines, in seconds.
 	CadenceSeconds int32
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// When the farm was first registered.
+	CreatedAt time.Time
+	// When a fleet apply last changed the farm.
+	UpdatedAt time.Time
 }
 
 // Per farm and farm-local day: the sums of turbine_day and the rates computed from them at read time.
 type FarmDay struct {
+	// The farm (farm.id).
 	FarmID string
-	Day    time.Time
+	// The farm-local calendar day.
+	Day time.Time
 	// Turbines with a row for the day.
-	Turbines  int32
-	Expected  int64
-	Received  int64
+	Turbines int32
+	// Sum of turbine_day.expected: readings the calendar expects.
+	Expected int64
+	// Sum of turbine_day.received: readings stored.
+	Received int64
+	// Sum of turbine_day.available: readings reporting the turbine available.
 	Available int64
 	// available / expected. Conservative: silence counts against the farm, since missing telemetry is not missing at random.
 	Availability pgtype.Numeric
@@ -37,8 +46,10 @@ type FarmDay struct {
 	Completeness pgtype.Numeric
 	// (expected - received) / expected: the share of the day we have no reading for.
 	Unknown pgtype.Numeric
-	Late    int64
-	Early   int64
+	// Sum of turbine_day.late: readings that came in the backfill lane.
+	Late int64
+	// Sum of turbine_day.early: readings stamped by a fast clock.
+	Early int64
 	// Latest arrival counted in the day: what the numbers are complete through.
 	LastReceivedAt interface{}
 	// The oldest turbine row's recompute time.
@@ -55,25 +66,32 @@ type FarmDay struct {
 
 // Per farm and calendar month in the farm's zone: sums of farm_day and rates computed at read time.
 type FarmMonth struct {
+	// The farm (farm.id).
 	FarmID string
-	Month  time.Time
+	// First day of the calendar month, in the farm's zone.
+	Month time.Time
 	// Days of the month with rollup rows; compare with days_in_month before quoting the month.
 	Days int32
 	// Calendar days in the month.
 	DaysInMonth int32
 	// Turbine-day rows summed.
 	TurbineDays int64
-	Expected    int64
-	Received    int64
-	Available   int64
+	// Sum of expected readings over the month's rolled-up days.
+	Expected int64
+	// Sum of received readings.
+	Received int64
+	// Sum of available readings.
+	Available int64
 	// available / expected over the month.
 	Availability pgtype.Numeric
 	// received / expected over the month.
 	Completeness pgtype.Numeric
 	// (expected - received) / expected over the month.
-	Unknown        pgtype.Numeric
+	Unknown pgtype.Numeric
+	// Latest arrival counted in the month: what it is complete through.
 	LastReceivedAt interface{}
-	ComputedAt     interface{}
+	// The newest recompute among the month's rows.
+	ComputedAt interface{}
 	// Every day's rows were computed after that day ended.
 	ComputedAfterDaysEnd bool
 	// Some day of the month has a recompute requested or queued.
@@ -84,6 +102,7 @@ type FarmMonth struct {
 
 // Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.
 type IngestReject struct {
+	// Row id, in order of rejection.
 	ID int64
 	// Where the line came from: a file path, "-" for stdin, or "http:<remote address>".
 	Source string
@@ -92,19 +111,24 @@ type IngestReject struct {
 	// The line as received (truncated to 4 KiB).
 	Raw string
 	// What was wrong, naming the field and value.
-	Reason     string
+	Reason string
+	// When ingest refused the line (the ingest clock).
 	RejectedAt time.Time
 }
 
 // Farm-day-shards dirtied by late readings whose recompute job is queued but has not started. The job claims (deletes) the row before reading the shard.
 type RollupPending struct {
-	FarmID    string
-	Day       time.Time
+	// The farm (farm.id).
+	FarmID string
+	// The farm-local day to recompute.
+	Day time.Time
+	// The shard whose turbines of the farm are recomputed.
 	ShardName string
 	// Turbines to recompute; NULL = every turbine of the farm on that shard.
 	TurbineIds []string
 	// The queued rollup_day job that will claim this request.
-	JobID       int64
+	JobID int64
+	// When the latest dirty mark was folded into this request.
 	RequestedAt time.Time
 }
 
@@ -115,15 +139,20 @@ type Shard struct {
 	// Connection string of the shard database; NULL means a database of the control server (the embedded default).
 	Dsn *string
 	// Database name on the control server when dsn is NULL; informational otherwise.
-	Database  string
+	Database string
+	// When the shard was first registered.
 	CreatedAt time.Time
+	// When a fleet apply last changed the shard.
 	UpdatedAt time.Time
 }
 
 // A turbine, the farm it belongs to and the shard that holds its readings.
 type Turbine struct {
-	ID        string
-	FarmID    string
+	// Turbine id as it appears in readings (AP-001).
+	ID string
+	// The farm (farm.id).
+	FarmID string
+	// The shard holding the turbine's readings (shard.name). Never changes: history stays where it was written.
 	ShardName string
 	// Seconds between readings; expected readings per day = seconds in service that day / cadence.
 	CadenceSeconds int32
@@ -133,15 +162,19 @@ type Turbine struct {
 	DecommissionedAt *time.Time
 	// False once the turbine was removed from the fleet file (its history is kept).
 	InFleetFile bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// When the turbine was first registered.
+	CreatedAt time.Time
+	// When a fleet apply last changed the turbine.
+	UpdatedAt time.Time
 }
 
 // One row per turbine per farm-local day: expected, received and available readings. Recomputed whole from the readings and overwritten (never incremented) by rollup_day jobs.
 type TurbineDay struct {
+	// The turbine (turbine.id).
 	TurbineID string
 	// The farm-local calendar day (farm.timezone).
-	Day    time.Time
+	Day time.Time
+	// The turbine's farm (farm.id).
 	FarmID string
 	// The shard the counts were read from.
 	ShardName string

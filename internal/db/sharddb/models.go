@@ -10,9 +10,12 @@ import (
 
 // Farm-days touched by late inserts on this shard, waiting to be recomputed. Written in the same transaction as the readings; deleted only after the recompute job is committed.
 type DirtyMark struct {
-	ID     int64
+	// Row id.
+	ID int64
+	// The farm (farm.id in the control database).
 	FarmID string
-	Day    time.Time
+	// The farm-local day dirtied.
+	Day time.Time
 	// Turbines whose readings landed (sorted, distinct).
 	TurbineIds []string
 	// Earliest event time touched.
@@ -22,21 +25,27 @@ type DirtyMark struct {
 	// Readings inserted under this mark (duplicates excluded).
 	Readings int64
 	// Bumped on every merge; the drainer deletes a mark only at the version it enqueued.
-	Version   int64
+	Version int64
+	// When the first reading of this mark landed.
 	CreatedAt time.Time
+	// When the mark was last widened.
 	UpdatedAt time.Time
 }
 
 // Raw readings, partitioned by UTC day of recorded_at (readings_pYYYYMMDD).
 type Reading struct {
+	// The turbine (turbine.id in the control database).
 	TurbineID string
 	// Event time: the turbine's own, possibly wrong, clock.
 	RecordedAt time.Time
 	// Processing time: stamped by the ingest box (or by our ingest when absent).
 	ReceivedAt time.Time
-	Available  bool
-	PowerKw    float32
-	WindMs     float32
+	// The turbine reported itself available.
+	Available bool
+	// Active power, kW.
+	PowerKw float32
+	// Wind speed, m/s.
+	WindMs float32
 }
 
 // Template of the per-session temporary staging table used when a batch hits duplicate keys. Always empty.
