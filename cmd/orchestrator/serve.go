@@ -44,11 +44,15 @@ func (m *Main) serveCommand() *cobra.Command {
 				return err
 			}
 			defer in.Close()
-			go m.refreshRoutes(ctx, in, 10*time.Second)
 			client, err := m.River(ctx, jobCfg)
 			if err != nil {
 				return err
 			}
+			schedules, err := m.farmSchedules(ctx, jobCfg, client)
+			if err != nil {
+				return err
+			}
+			go m.refreshRegistry(ctx, in, schedules, 10*time.Second)
 			if err := client.Start(ctx); err != nil {
 				return err
 			}
@@ -71,9 +75,10 @@ func (m *Main) serveCommand() *cobra.Command {
 	return cmd
 }
 
-// refreshRoutes reloads the registry snapshot ingest validates against, so
-// a fleet apply reaches a running server within one interval.
-func (m *Main) refreshRoutes(ctx context.Context, in *ingest.Ingestor, every time.Duration) {
+// refreshRegistry reloads the registry snapshot ingest validates against
+// and registers the nightly rollup of any new farm, so a fleet apply reaches
+// a running server within one interval.
+func (m *Main) refreshRegistry(ctx context.Context, in *ingest.Ingestor, schedules *jobs.FarmSchedules, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -87,6 +92,9 @@ func (m *Main) refreshRoutes(ctx context.Context, in *ingest.Ingestor, every tim
 				continue
 			}
 			in.SetRoutes(routes)
+			if _, err := schedules.Sync(ctx); err != nil {
+				slog.Warn("nightly rollup schedules", "err", err)
+			}
 		}
 	}
 }

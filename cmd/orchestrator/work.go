@@ -41,6 +41,13 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 	})
 }
 
+// farmSchedules registers the nightly rollup of every farm on client.
+func (m *Main) farmSchedules(ctx context.Context, cfg jobs.Config, client *river.Client[pgx.Tx]) (*jobs.FarmSchedules, error) {
+	s := jobs.NewFarmSchedules(cfg, jobs.Deps{Control: m.control, Now: m.Now}, client)
+	_, err := s.Sync(ctx)
+	return s, err
+}
+
 func jobFlags(cmd *cobra.Command, cfg *jobs.Config) {
 	cmd.Flags().IntVar(&cfg.WorkersPerShard, "workers-per-shard", cfg.WorkersPerShard, "concurrent rollups per shard")
 	cmd.Flags().DurationVar(&cfg.DrainEvery, "drain-every", cfg.DrainEvery, "how often dirty marks are drained")
@@ -70,8 +77,24 @@ func (m *Main) workCommand() *cobra.Command {
 			}
 			defer stopRiver(client)
 			if !untilIdle {
-				<-ctx.Done()
-				return nil
+				schedules, err := m.farmSchedules(ctx, cfg, client)
+				if err != nil {
+					return err
+				}
+				// Farms added by a fleet apply get their nightly rollup
+				// within a minute.
+				tick := time.NewTicker(time.Minute)
+				defer tick.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-tick.C:
+						if _, err := schedules.Sync(ctx); err != nil {
+							slog.Warn("nightly rollup schedules", "err", err)
+						}
+					}
+				}
 			}
 			if err := jobs.EnqueueStartup(ctx, m.control, client, m.Now()); err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,8 +57,8 @@ type Deps struct {
 }
 
 // NewClient builds the River client with every worker, a queue per shard and
-// (if cfg.Periodic) the periodic jobs: drain, nightly rollup per farm,
-// partition upkeep.
+// (if cfg.Periodic) the periodic drain and partition upkeep. The nightly
+// rollups per farm are added with FarmSchedules.
 func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &RollupDayWorker{Computer: deps.Computer})
@@ -89,16 +90,14 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 		rc.Logger = slog.New(slog.NewTextHandler(discard{}, nil))
 	}
 	if cfg.Periodic {
-		periodic, err := periodicJobs(ctx, cfg, deps)
-		if err != nil {
-			return nil, err
-		}
-		rc.PeriodicJobs = periodic
+		rc.PeriodicJobs = periodicJobs(cfg, deps)
 	}
 	return river.NewClient(riverpgxv5.New(deps.Control), rc)
 }
 
-func periodicJobs(ctx context.Context, cfg Config, deps Deps) ([]*river.PeriodicJob, error) {
+// periodicJobs are the fixed periodic jobs: the drain and partition upkeep.
+// The nightly rollups are per farm (FarmSchedules).
+func periodicJobs(cfg Config, deps Deps) []*river.PeriodicJob {
 	jobs := []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(cfg.DrainEvery),
 			func() (river.JobArgs, *river.InsertOpts) { return DrainDirtyArgs{}, nil },
@@ -109,25 +108,60 @@ func periodicJobs(ctx context.Context, cfg Config, deps Deps) ([]*river.Periodic
 			func() (river.JobArgs, *river.InsertOpts) { return PartitionsArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true, ID: "partitions"}))
 	}
-	farms, err := controldb.New(deps.Control).FarmList(ctx)
+	return jobs
+}
+
+// FarmSchedules keeps one nightly rollup per farm (02:00 farm-local, the
+// previous day; also run when a leader starts) registered on a client, and
+// adds the farms that appear in the registry while the process runs.
+type FarmSchedules struct {
+	Control      *pgxpool.Pool
+	Client       *river.Client[pgx.Tx]
+	Hour, Minute int
+	Now          func() time.Time
+
+	mu    sync.Mutex
+	added map[string]bool
+}
+
+// NewFarmSchedules returns the schedules of cfg's nightly time on client.
+func NewFarmSchedules(cfg Config, deps Deps, client *river.Client[pgx.Tx]) *FarmSchedules {
+	return &FarmSchedules{Control: deps.Control, Client: client, Hour: cfg.ScheduleHour, Minute: cfg.ScheduleMinute, Now: deps.Now, added: map[string]bool{}}
+}
+
+// Sync registers a nightly rollup for every farm that has none yet and
+// returns how many it added.
+func (s *FarmSchedules) Sync(ctx context.Context) (int, error) {
+	farms, err := controldb.New(s.Control).FarmList(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("farms for the nightly schedule: %w", err)
+		return 0, fmt.Errorf("farms for the nightly schedule: %w", err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
 	for _, f := range farms {
+		if s.added[f.ID] {
+			continue
+		}
 		loc, err := time.LoadLocation(f.Timezone)
 		if err != nil {
-			return nil, fmt.Errorf("farm %s: %w", f.ID, err)
+			return n, fmt.Errorf("farm %s: %w", f.ID, err)
 		}
 		farmID := f.ID
-		jobs = append(jobs, river.NewPeriodicJob(DailyAt{Hour: cfg.ScheduleHour, Minute: cfg.ScheduleMinute, Location: loc},
+		job := river.NewPeriodicJob(DailyAt{Hour: s.Hour, Minute: s.Minute, Location: loc},
 			func() (river.JobArgs, *river.InsertOpts) {
-				return RollupScheduleArgs{FarmID: farmID, Day: PreviousDay(deps.Now(), loc)}, nil
+				return RollupScheduleArgs{FarmID: farmID, Day: PreviousDay(s.Now(), loc)}, nil
 			},
 			// On start, roll up yesterday too: a process that was down at
 			// 02:00 must not leave the day without a rollup.
-			&river.PeriodicJobOpts{RunOnStart: true, ID: "rollup_schedule_" + farmID}))
+			&river.PeriodicJobOpts{RunOnStart: true, ID: "rollup_schedule_" + farmID})
+		if _, err := s.Client.PeriodicJobs().AddSafely(job); err != nil {
+			return n, fmt.Errorf("farm %s schedule: %w", f.ID, err)
+		}
+		s.added[f.ID] = true
+		n++
 	}
-	return jobs, nil
+	return n, nil
 }
 
 type discard struct{}

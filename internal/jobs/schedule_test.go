@@ -1,10 +1,15 @@
 package jobs_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/testdb"
 )
 
 func TestDailyAtFollowsTheFarmsWallClock(t *testing.T) {
@@ -27,5 +32,35 @@ func TestDailyAtFollowsTheFarmsWallClock(t *testing.T) {
 	}
 	if got := jobs.PreviousDay(time.Date(2026, 8, 1, 23, 30, 0, 0, time.UTC), london); got != "2026-08-01" {
 		t.Fatalf("PreviousDay at 00:30 BST on 2 August = %s, want 2026-08-01", got)
+	}
+}
+
+func TestFarmSchedulesAddNewFarms(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	now := func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }
+	cfg := jobs.DefaultConfig()
+	cfg.Periodic = false
+	deps := jobs.Deps{Control: env.Control, Shards: env.Shards, Now: now,
+		Computer: &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: now},
+		Drainer:  &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: now}}
+	client, err := jobs.NewClient(ctx, cfg, deps)
+	testdb.Must(t, err, "client")
+	s := jobs.NewFarmSchedules(cfg, deps, client)
+	for i, want := range []int{2, 0} {
+		n, err := s.Sync(ctx)
+		testdb.Must(t, err, "sync %d", i)
+		if n != want {
+			t.Fatalf("sync %d added %d farm schedules, want %d", i, n, want)
+		}
+	}
+	bigger := testdb.ArdnaveFleet + "  - id: dunmore-moss\n    timezone: Europe/London\n    turbines:\n      - {prefix: DM-, from: 1, to: 3, shard: s1}\n"
+	plan, err := fleet.Parse("bigger", strings.NewReader(bigger))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(ctx, "bigger", plan)
+	testdb.Must(t, err, "apply")
+	if n, err := s.Sync(ctx); err != nil || n != 1 {
+		t.Fatalf("sync after a new farm: added %d (%v), want 1", n, err)
 	}
 }
