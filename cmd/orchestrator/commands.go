@@ -9,6 +9,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/pgserver"
+	"github.com/galewatch/galewatch/internal/schema"
 )
 
 func (m *Main) dbCommand() *cobra.Command {
@@ -98,7 +99,14 @@ func (m *Main) fleetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := m.Migrate(c.Context()); err != nil {
+			// Only the control set here: Apply migrates each shard of the
+			// file itself (new shards included), and the partitions are laid
+			// out once below.
+			pool, err := m.Control(c.Context())
+			if err != nil {
+				return err
+			}
+			if _, err := schema.MigrateControl(c.Context(), pool); err != nil {
 				return err
 			}
 			reg, err := m.Registry(c.Context())

@@ -117,14 +117,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	for _, s := range shards {
 		ts, err := controldb.New(tb.env.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
 		testdb.Must(b, err, "turbines")
-		a := sharddb.TurbineDayComputeParams{Day: day, Timezone: "Europe/London", LaneThresholdSeconds: 60, EarlyToleranceSeconds: 2}
-		for _, t := range ts {
-			a.TurbineIds = append(a.TurbineIds, t.ID)
-			a.CadenceSeconds = append(a.CadenceSeconds, t.CadenceSeconds)
-			a.ServiceFrom = append(a.ServiceFrom, time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))
-			a.ServiceTo = append(a.ServiceTo, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
-		}
-		args[s] = a
+		args[s] = tb.computer.ComputeParams(day, "Europe/London", ts)
 	}
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -137,23 +137,7 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 	if len(turbines) == 0 {
 		return Result{Full: only == nil}, nil
 	}
-	args := sharddb.TurbineDayComputeParams{
-		Day: req.Day, Timezone: farm.Timezone,
-		LaneThresholdSeconds: c.LaneThreshold.Seconds(), EarlyToleranceSeconds: c.EarlyTolerance.Seconds(),
-	}
-	for _, t := range turbines {
-		from, to := serviceStart, serviceEnd
-		if t.CommissionedAt != nil {
-			from = *t.CommissionedAt
-		}
-		if t.DecommissionedAt != nil {
-			to = *t.DecommissionedAt
-		}
-		args.TurbineIds = append(args.TurbineIds, t.ID)
-		args.CadenceSeconds = append(args.CadenceSeconds, t.CadenceSeconds)
-		args.ServiceFrom = append(args.ServiceFrom, from)
-		args.ServiceTo = append(args.ServiceTo, to)
-	}
+	args := c.ComputeParams(req.Day, farm.Timezone, turbines)
 	rows, err := sharddb.New(pool).TurbineDayCompute(ctx, args)
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
@@ -180,4 +164,28 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 		return Result{}, fmt.Errorf("upsert: %w", err)
 	}
 	return Result{Turbines: int(n), Full: only == nil}, nil
+}
+
+// ComputeParams builds the shard statement's arguments for the turbines of
+// one farm-local day: their cadences and service intervals travel as
+// arrays so expected and received are computed side by side.
+func (c *Computer) ComputeParams(day time.Time, timezone string, turbines []controldb.RollupTurbinesRow) sharddb.TurbineDayComputeParams {
+	args := sharddb.TurbineDayComputeParams{
+		Day: day, Timezone: timezone,
+		LaneThresholdSeconds: c.LaneThreshold.Seconds(), EarlyToleranceSeconds: c.EarlyTolerance.Seconds(),
+	}
+	for _, t := range turbines {
+		from, to := serviceStart, serviceEnd
+		if t.CommissionedAt != nil {
+			from = *t.CommissionedAt
+		}
+		if t.DecommissionedAt != nil {
+			to = *t.DecommissionedAt
+		}
+		args.TurbineIds = append(args.TurbineIds, t.ID)
+		args.CadenceSeconds = append(args.CadenceSeconds, t.CadenceSeconds)
+		args.ServiceFrom = append(args.ServiceFrom, from)
+		args.ServiceTo = append(args.ServiceTo, to)
+	}
+	return args
 }
