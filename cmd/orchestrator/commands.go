@@ -43,8 +43,8 @@ func (m *Main) dbCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Printf("initialised: %v\nrunning:     %v\ndata:        %s\nsocket:      %s\nport:        %d\nbinaries:    %s\n",
-					st.Initialised, st.Running, st.DataDir, st.SocketDir, st.Port, st.BinDir)
+				fmt.Printf("initialised: %v\nrunning:     %v\ndata:        %s\nsocket:      %s\nport:        %d\nbinaries:    %s\npassfile:    %s\n",
+					st.Initialised, st.Running, st.DataDir, st.SocketDir, st.Port, st.BinDir, st.PassFile)
 				if st.Running {
 					fmt.Printf("url:         %s\n", s.URL(pgserver.ControlDatabase))
 				}

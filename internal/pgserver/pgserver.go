@@ -3,6 +3,15 @@
 // machine, listening on a unix socket and a loopback port. It is what the
 // orchestrator uses when DATABASE_URL is not set, and what the tests use.
 //
+// Every connection, over the socket or the port, needs the superuser's
+// password (SCRAM): anyone on the machine can reach 127.0.0.1, and the
+// superuser can run programs as the server's OS user. The password is made
+// at initdb and kept in a libpq password file (PassFile, mode 0600, owned by
+// the user running the orchestrator); URL and TCPURL name that file with the
+// passfile parameter, so the secret is never in a connection string, a
+// process list or a log. A cluster made by an older version with trust
+// authentication is switched to a password by the next Up.
+//
 // Everything here is idempotent: Up on a running cluster returns its URL,
 // and two processes calling Up at once are serialised by a file lock.
 package pgserver
@@ -23,7 +32,8 @@ import (
 	"syscall"
 )
 
-// SuperUser is the cluster's bootstrap role; local connections are trusted.
+// SuperUser is the cluster's bootstrap role. It logs in with the password in
+// PassFile, on the unix socket and the loopback port alike.
 const SuperUser = "galewatch"
 
 // Server is one embedded cluster rooted at Home.
@@ -118,18 +128,25 @@ func (s *Server) Port() int {
 	return p
 }
 
-// URL is the connection string of database db on this cluster (over the unix socket).
+// URL is the connection string of database db on this cluster (over the
+// unix socket). It names the password file (passfile=), not the password;
+// pgx and libpq (psql) both read it.
 func (s *Server) URL(db string) string {
 	q := url.Values{}
 	q.Set("host", s.SocketDir())
 	q.Set("port", strconv.Itoa(s.Port()))
 	q.Set("sslmode", "disable")
+	q.Set("passfile", s.PassFile())
 	return (&url.URL{Scheme: "postgres", User: url.User(SuperUser), Path: "/" + db, RawQuery: q.Encode()}).String()
 }
 
 // TCPURL is the same database over the loopback port, for tools that prefer TCP.
 func (s *Server) TCPURL(db string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", SuperUser, s.Port(), db)
+	q := url.Values{}
+	q.Set("sslmode", "disable")
+	q.Set("passfile", s.PassFile())
+	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	return (&url.URL{Scheme: "postgres", User: url.User(SuperUser), Host: host, Path: "/" + db, RawQuery: q.Encode()}).String()
 }
 
 // Status reports whether the cluster is initialised and running.
@@ -140,11 +157,13 @@ type Status struct {
 	DataDir     string
 	SocketDir   string
 	BinDir      string
+	// PassFile is the password file URL names (see Server.PassFile).
+	PassFile string
 }
 
 // Status inspects the cluster without changing anything.
 func (s *Server) Status(ctx context.Context) (Status, error) {
-	st := Status{DataDir: s.dataDir(), SocketDir: s.SocketDir(), Port: s.Port()}
+	st := Status{DataDir: s.dataDir(), SocketDir: s.SocketDir(), Port: s.Port(), PassFile: s.PassFile()}
 	bin, err := FindBinDir(s.BinDir)
 	if err != nil {
 		return st, err
@@ -160,7 +179,10 @@ func (s *Server) Status(ctx context.Context) (Status, error) {
 }
 
 // Up initialises the cluster if needed and starts it if it is not running.
-// It returns once the server accepts connections.
+// It returns once the server accepts connections. A cluster still using
+// trust authentication (made by an older version), or whose password file is
+// gone, gets a new password first; all of it happens under the file lock, so
+// concurrent Ups are fine.
 func (s *Server) Up(ctx context.Context) error {
 	bin, err := FindBinDir(s.BinDir)
 	if err != nil {
@@ -184,21 +206,31 @@ func (s *Server) Up(ctx context.Context) error {
 			return err
 		}
 	}
+	// The socket folder may be in /tmp (see SocketDir): it must be ours.
 	for _, dir := range []string{s.SocketDir(), filepath.Dir(s.logFile())} {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		if err := owner.chown(dir); err != nil {
+		if err := ensureOwnedDir(dir, owner); err != nil {
 			return err
 		}
 	}
-	if s.pgCtl(ctx, bin, "status", "-D", s.dataDir()).Run() == nil {
-		return nil
+	switching, err := s.needsPassword()
+	if err != nil {
+		return err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1", s.Port(), s.SocketDir())
-	cmd := s.pgCtl(ctx, bin, "start", "-D", s.dataDir(), "-l", s.logFile(), "-w", "-t", "60", "-o", opts)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("start postgres: %v: %s (log: %s)", err, strings.TrimSpace(string(out)), s.logFile())
+	running := s.pgCtl(ctx, bin, "status", "-D", s.dataDir()).Run() == nil
+	if switching {
+		if err := s.beginPasswordSwitch(ctx, bin, owner, running); err != nil {
+			return err
+		}
+	}
+	if !running {
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1", s.Port(), s.SocketDir())
+		cmd := s.pgCtl(ctx, bin, "start", "-D", s.dataDir(), "-l", s.logFile(), "-w", "-t", "60", "-o", opts)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("start postgres: %v: %s (log: %s)", err, strings.TrimSpace(string(out)), s.logFile())
+		}
+	}
+	if switching {
+		return s.finishPasswordSwitch(ctx, bin, owner)
 	}
 	return nil
 }
@@ -228,6 +260,7 @@ var settings = []string{
 	"timezone = 'UTC'",
 	"log_timezone = 'UTC'",
 	"log_min_duration_statement = -1",
+	"password_encryption = 'scram-sha-256'",
 }
 
 func (s *Server) initdb(ctx context.Context, bin string, owner osUser) error {
@@ -242,10 +275,28 @@ func (s *Server) initdb(ctx context.Context, bin string, owner osUser) error {
 	if err := owner.canReach(s.dataDir()); err != nil {
 		return err
 	}
+	secret, err := newSecret()
+	if err != nil {
+		return err
+	}
+	// initdb runs as the cluster owner, so it gets the password in a file
+	// only that user can read, removed as soon as initdb is done.
+	pwfile, err := writePwFile(filepath.Dir(s.dataDir()), secret, owner)
+	if err != nil {
+		return fmt.Errorf("initdb: password file: %w", err)
+	}
 	cmd := s.asOwner(ctx, filepath.Join(bin, "initdb"), "-D", s.dataDir(), "-U", SuperUser,
-		"--auth=trust", "-E", "UTF8", "--locale=C")
-	if out, err := cmd.CombinedOutput(); err != nil {
+		"--pwfile="+pwfile, "--auth-local=scram-sha-256", "--auth-host=scram-sha-256",
+		"-E", "UTF8", "--locale=C")
+	out, err := cmd.CombinedOutput()
+	if rerr := os.Remove(pwfile); err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
 		return fmt.Errorf("initdb: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	if err := writeFileAtomic(s.hbaFile(), []byte(hbaRules), 0o600, &owner); err != nil {
+		return fmt.Errorf("write %s: %w", s.hbaFile(), err)
 	}
 	conf := filepath.Join(s.dataDir(), "postgresql.conf")
 	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
@@ -263,7 +314,12 @@ func (s *Server) initdb(ctx context.Context, bin string, owner osUser) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(s.portFile(), []byte(strconv.Itoa(port)+"\n"), 0o644)
+	if err := os.WriteFile(s.portFile(), []byte(strconv.Itoa(port)+"\n"), 0o644); err != nil {
+		return err
+	}
+	// Last: should anything above fail after initdb, the missing password
+	// file makes the next Up set a fresh password (see needsPassword).
+	return s.writePassFile(secret)
 }
 
 func (s *Server) pgCtl(ctx context.Context, bin string, args ...string) *exec.Cmd {

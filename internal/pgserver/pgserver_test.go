@@ -49,6 +49,8 @@ func TestWithDatabase(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://u@h:5432/control?sslmode=disable": "postgres://u@h:5432/control_s1?sslmode=disable",
 		"host=h port=5432 dbname=control user=u":      "host=h port=5432 user=u dbname=control_s1",
+		// The embedded cluster's URL: socket folder and password file stay.
+		"postgres://galewatch@/galewatch?host=%2Ftmp%2Fgw&passfile=%2Fp%2Fpg%2Fpgpass&port=5432&sslmode=disable": "postgres://galewatch@/control_s1?host=%2Ftmp%2Fgw&passfile=%2Fp%2Fpg%2Fpgpass&port=5432&sslmode=disable",
 	} {
 		got, err := pgserver.WithDatabase(in, "control_s1")
 		if err != nil || got != want {
