@@ -155,8 +155,13 @@ func (m *Main) Migrate(ctx context.Context) (schema.Result, error) {
 }
 
 func (m *Main) maintainPartitions(ctx context.Context, shards *fleet.Shards) error {
+	now := m.Now()
+	horizon, err := partition.RetentionHorizon(ctx, m.control, now, m.Config.RetentionDays)
+	if err != nil {
+		return err
+	}
 	for _, name := range shards.Names() {
-		if _, err := partition.Maintain(ctx, shards.Pool(name), m.Now(), m.Config.PartitionsAhead, m.Config.RetentionDays); err != nil {
+		if _, err := partition.Maintain(ctx, shards.Pool(name), now, m.Config.PartitionsAhead, horizon); err != nil {
 			return fmt.Errorf("shard %s partitions: %w", name, err)
 		}
 	}

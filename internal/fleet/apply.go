@@ -127,23 +127,54 @@ func (r *Registry) check(ctx context.Context, q *controldb.Queries, source strin
 			problems = append(problems, fmt.Sprintf("farms[%d] (%s).timezone: unknown time zone %q (not in the database's pg_timezone_names)", i, f.ID, f.Timezone))
 		}
 	}
-	existing, err := q.TurbineShards(ctx)
+	if dsnProblems := r.checkShards(plan); len(dsnProblems) > 0 {
+		problems = append(problems, dsnProblems...)
+	}
+	existing, err := q.TurbinePlacements(ctx)
 	if err != nil {
 		return err
 	}
-	current := make(map[string]string, len(existing))
+	current := make(map[string]controldb.TurbinePlacementsRow, len(existing))
 	for _, t := range existing {
-		current[t.ID] = t.ShardName
+		current[t.ID] = t
 	}
 	for _, t := range plan.Turbines {
-		if prev, ok := current[t.ID]; ok && prev != t.Shard {
-			problems = append(problems, fmt.Sprintf("turbine %q: shard %s, but its readings live on shard %s; moving a turbine between shards is not supported", t.ID, t.Shard, prev))
+		prev, ok := current[t.ID]
+		if !ok {
+			continue
+		}
+		if prev.ShardName != t.Shard {
+			problems = append(problems, fmt.Sprintf("turbine %q: shard %s, but its readings live on shard %s; moving a turbine between shards is not supported", t.ID, t.Shard, prev.ShardName))
+		}
+		if prev.FarmID != t.FarmID {
+			problems = append(problems, fmt.Sprintf("turbine %q: farm %s, but it is registered to farm %s and its history counts there; moving a turbine between farms is not supported (retire it and register a new id)", t.ID, t.FarmID, prev.FarmID))
 		}
 	}
 	if len(problems) > 0 {
 		return &ValidationError{Source: source, Problems: problems}
 	}
 	return nil
+}
+
+// checkShards checks what depends on the control database's name: a shard
+// without a DSN becomes database <control>_<shard>, and Postgres truncates
+// names longer than 63 bytes (two shards could then share a database).
+func (r *Registry) checkShards(plan *Plan) []string {
+	var problems []string
+	controlDB, err := pgserver.DatabaseName(r.ControlDSN)
+	if err != nil {
+		return []string{fmt.Sprintf("control database connection string: %v", err)}
+	}
+	for i, s := range plan.Shards {
+		if s.DSN != "" {
+			continue
+		}
+		if name := controlDB + "_" + s.Name; len(name) > MaxDatabaseName {
+			problems = append(problems, fmt.Sprintf("shards[%d].name: %q makes database name %q of %d bytes; Postgres allows %d (shorten the shard name or give it a dsn)",
+				i, s.Name, name, len(name), MaxDatabaseName))
+		}
+	}
+	return problems
 }
 
 // shardDSN resolves a shard's connection string and database name. A shard
@@ -166,7 +197,11 @@ func (r *Registry) shardDSN(name, dsn string) (string, string, error) {
 }
 
 func migrateShard(ctx context.Context, name, dsn string) error {
-	pool, err := pgxpool.New(ctx, dsn)
+	cfg, err := shardPoolConfig(name, dsn)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("shard %s: %w", name, err)
 	}

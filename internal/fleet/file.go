@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -109,6 +110,22 @@ func Parse(source string, r io.Reader) (*Plan, error) {
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// shardPattern is what a shard name must look like: it names River's queue
+// of the shard's rollups ("rollup_" + name; River accepts lower-case
+// letters and digits separated by single underscores or hyphens, at most
+// 64 characters) and, in the embedded default, a database.
+var shardPattern = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`)
+
+// Limits a shard name must respect.
+const (
+	// MaxShardName keeps "rollup_" + name within River's 64-character
+	// queue names.
+	MaxShardName = 64 - len("rollup_")
+	// MaxDatabaseName is Postgres's identifier limit (NAMEDATALEN - 1):
+	// longer names are silently truncated.
+	MaxDatabaseName = 63
+)
+
 // Validate checks the file on its own (no database) and expands turbines.
 func (file *File) Validate(source string) (*Plan, error) {
 	var problems []string
@@ -119,12 +136,17 @@ func (file *File) Validate(source string) (*Plan, error) {
 		switch {
 		case s.Name == "":
 			bad("shards[%d].name: missing", i)
-		case !idPattern.MatchString(s.Name):
-			bad("shards[%d].name: %q is not a valid name (letters, digits, . _ -)", i, s.Name)
+		case len(s.Name) > MaxShardName:
+			bad("shards[%d].name: %q is %d characters; at most %d (it names the job queue rollup_<name>)", i, s.Name, len(s.Name), MaxShardName)
+		case !shardPattern.MatchString(s.Name):
+			bad("shards[%d].name: %q is not a valid shard name (lower-case letters and digits, separated by single _ or -)", i, s.Name)
 		case shards[s.Name]:
 			bad("shards[%d].name: duplicate shard %q", i, s.Name)
 		}
 		shards[s.Name] = true
+		if s.DSN != "" && dsnHasPassword(s.DSN) {
+			bad("shards[%d] (%s).dsn: contains a password; the registry stores DSNs where DBAs can read them, so give the password in %s, PGPASSWORD or a pgpass file instead", i, s.Name, PasswordEnv(s.Name))
+		}
 	}
 	if len(file.Shards) == 0 {
 		bad("shards: at least one shard is required")
@@ -212,6 +234,42 @@ func (file *File) Validate(source string) (*Plan, error) {
 		return nil, &ValidationError{Source: source, Problems: problems}
 	}
 	return plan, nil
+}
+
+// dsnHasPassword reports whether a connection string (URL or key=value)
+// carries a password. A DSN that does not parse is left to the connection
+// attempt to report.
+func dsnHasPassword(dsn string) bool {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return strings.Contains(dsn, "password=")
+		}
+		if _, ok := u.User.Password(); ok {
+			return true
+		}
+		return u.Query().Has("password")
+	}
+	for _, f := range strings.Fields(dsn) {
+		if strings.HasPrefix(strings.TrimSpace(f), "password") {
+			return true
+		}
+	}
+	return false
+}
+
+// PasswordEnv is the environment variable that holds a shard's password
+// (GALEWATCH_SHARD_S1_PASSWORD for shard s1).
+func PasswordEnv(shard string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(shard) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return "GALEWATCH_SHARD_" + b.String() + "_PASSWORD"
 }
 
 // expand returns the ids a turbine entry names, or what is wrong with it.

@@ -57,6 +57,14 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"field colour not found"}},
 		{"EmptyRange", head + "  - {id: f1, timezone: UTC, turbines: [{prefix: T-, from: 5, to: 1, shard: s1}]}\n",
 			[]string{"range 5..1 is empty"}},
+		{"ShardNameWithCapitalsAndDots", "shards:\n  - name: Shard.One\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: Shard.One}]}\n",
+			[]string{`shards[0].name: "Shard.One" is not a valid shard name (lower-case letters and digits, separated by single _ or -)`}},
+		{"ShardNameTooLongForAQueue", "shards:\n  - name: " + strings.Repeat("s", 58) + "\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: " + strings.Repeat("s", 58) + "}]}\n",
+			[]string{`shards[0].name: "` + strings.Repeat("s", 58) + `" is 58 characters; at most 57`}},
+		{"ShardDSNWithPassword", "shards:\n  - {name: s1, dsn: 'postgres://gw:hunter2@db1:5432/gw_s1'}\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"shards[0] (s1).dsn: contains a password", "GALEWATCH_SHARD_S1_PASSWORD"}},
+		{"ShardKeyValueDSNWithPassword", "shards:\n  - {name: s1, dsn: 'host=db1 dbname=gw_s1 password=hunter2'}\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"shards[0] (s1).dsn: contains a password"}},
 		{"DecommissionBeforeCommission", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1, commissioned_at: 2026-08-01T00:00:00Z, decommissioned_at: 2026-07-01T00:00:00Z}]}\n",
 			[]string{"decommissioned_at: 2026-07-01T00:00:00Z is not after commissioned_at"}},
 	} {
@@ -121,5 +129,42 @@ func TestApplyRefusesMovingATurbineBetweenShards(t *testing.T) {
 	_, err = env.Registry.Apply(context.Background(), "moved", plan)
 	if err == nil || !strings.Contains(err.Error(), `turbine "KS-001": shard s3, but its readings live on shard s4`) {
 		t.Fatalf("apply moved fleet: err = %v, want a refusal naming KS-001, s3 and s4", err)
+	}
+}
+
+// TestShardNamesAcceptedAreValidQueuesAndDatabases: the longest name the
+// file accepts fits River's queue names (the jobs package's test builds a
+// client with it); a name that would make a database name over 63 bytes
+// under this control database is refused at apply, naming the shard.
+func TestApplyRefusesAShardWhoseDatabaseNameIsTooLong(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "")
+	long := strings.Repeat("x", fleet.MaxShardName)
+	yaml := "shards:\n  - name: " + long + "\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: " + long + "}]}\n"
+	plan, err := fleet.Parse("long", strings.NewReader(yaml))
+	testdb.Must(t, err, "a %d-character shard name parses", len(long))
+	_, err = env.Registry.Apply(context.Background(), "long", plan)
+	if err == nil || !fleet.IsValidation(err) || !strings.Contains(err.Error(), "shards[0].name: \""+long+"\" makes database name") {
+		t.Fatalf("apply: err = %v, want a validation error naming the shard and its database name", err)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM shard`); n != 0 {
+		t.Fatalf("%d shards registered after a refused apply, want 0", n)
+	}
+}
+
+func TestApplyRefusesMovingATurbineBetweenFarms(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	// KS-140 leaves Kilmore Sands for Ardnave Point (same shard s4).
+	moved := strings.Replace(testdb.ArdnaveFleet, "{prefix: KS-, from: 1, to: 140, shard: s4}", "{prefix: KS-, from: 1, to: 139, shard: s4}", 1)
+	moved = strings.Replace(moved, "{prefix: AP-, from: 201, to: 300, shard: s3}", "{prefix: AP-, from: 201, to: 300, shard: s3}\n      - {id: KS-140, shard: s4}", 1)
+	plan, err := fleet.Parse("moved", strings.NewReader(moved))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(context.Background(), "moved", plan)
+	if err == nil || !strings.Contains(err.Error(), `turbine "KS-140": farm ardnave-point, but it is registered to farm kilmore-sands`) {
+		t.Fatalf("apply: err = %v, want a refusal naming KS-140 and both farms", err)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = 'KS-140' AND farm_id = 'kilmore-sands'`); n != 1 {
+		t.Fatalf("KS-140 is no longer on kilmore-sands after a refused apply")
 	}
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -36,10 +37,10 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 			s.Close()
 			return nil, err
 		}
-		cfg, err := pgxpool.ParseConfig(full)
+		cfg, err := shardPoolConfig(row.Name, full)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("shard %s: %w", row.Name, err)
+			return nil, err
 		}
 		if maxConns > 0 {
 			cfg.MaxConns = maxConns
@@ -62,6 +63,23 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 	}
 	sort.Strings(s.names)
 	return s, nil
+}
+
+// shardPoolConfig parses a shard's connection string and sets its password
+// from GALEWATCH_SHARD_<NAME>_PASSWORD when that is set; otherwise pgx's own
+// lookup (PGPASSWORD, the pgpass file, a passfile parameter) applies. The
+// registry never holds a password.
+func shardPoolConfig(name, dsn string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's message may quote the connection string: say which shard
+		// and leave the string out.
+		return nil, fmt.Errorf("shard %s: the connection string does not parse", name)
+	}
+	if pw := os.Getenv(PasswordEnv(name)); pw != "" {
+		cfg.ConnConfig.Password = pw
+	}
+	return cfg, nil
 }
 
 // Pool returns the pool of shard name, or nil if it is not registered.

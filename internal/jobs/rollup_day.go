@@ -60,6 +60,10 @@ func (w *RollupDayWorker) Work(ctx context.Context, job *river.Job[RollupDayArgs
 	if err != nil {
 		return err
 	}
+	if res.Refused != nil {
+		// Retrying cannot help: cancel, with the reason on the job.
+		return river.JobCancel(fmt.Errorf("rollup_day %s/%s on %s refused: %w", job.Args.FarmID, job.Args.Day, job.Args.Shard, res.Refused))
+	}
 	slog.Debug("rollup_day", "farm", job.Args.FarmID, "day", job.Args.Day, "shard", job.Args.Shard,
 		"reason", job.Args.Reason, "turbines", res.Turbines, "full", res.Full, "skipped", res.Skipped)
 	return nil

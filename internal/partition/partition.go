@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 )
 
@@ -61,9 +62,9 @@ func (k *Keeper) Forget() {
 }
 
 // Maintain creates partitions from yesterday to `ahead` days after now and,
-// when retentionDays > 0, drops partitions of days older than that.
-// It returns how many partitions it dropped.
-func Maintain(ctx context.Context, pool *pgxpool.Pool, now time.Time, ahead, retentionDays int) (int, error) {
+// when keepFrom is not nil, drops the partitions whose whole UTC day ends at
+// or before it (see RetentionHorizon). It returns how many it dropped.
+func Maintain(ctx context.Context, pool *pgxpool.Pool, now time.Time, ahead int, keepFrom *time.Time) (int, error) {
 	q := sharddb.New(pool)
 	today := Day(now)
 	for i := -1; i <= ahead; i++ {
@@ -71,9 +72,45 @@ func Maintain(ctx context.Context, pool *pgxpool.Pool, now time.Time, ahead, ret
 			return 0, err
 		}
 	}
-	if retentionDays <= 0 {
+	if keepFrom == nil {
 		return 0, nil
 	}
-	dropped, err := q.ReadingsDropPartitionsBefore(ctx, today.AddDate(0, 0, -retentionDays))
+	dropped, err := q.ReadingsDropPartitionsBefore(ctx, *keepFrom)
 	return int(dropped), err
+}
+
+// KeepFrom is, per farm, the start of the oldest farm-local day retention
+// keeps (nil map when retentionDays <= 0: everything is kept). Ingest refuses
+// readings older than their farm's.
+func KeepFrom(ctx context.Context, control *pgxpool.Pool, now time.Time, retentionDays int) (map[string]time.Time, error) {
+	if retentionDays <= 0 {
+		return nil, nil
+	}
+	rows, err := controldb.New(control).FarmRetention(ctx, controldb.FarmRetentionParams{Now: now, Days: int32(retentionDays)})
+	if err != nil {
+		return nil, fmt.Errorf("retention horizon: %w", err)
+	}
+	out := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.KeepFrom
+	}
+	return out, nil
+}
+
+// RetentionHorizon is the start of the oldest farm-local day kept over
+// every farm: a partition may be dropped only when its whole UTC day ends
+// before it, so no kept farm-local day ever loses one of its two UTC
+// partitions. Nil when nothing is to be dropped.
+func RetentionHorizon(ctx context.Context, control *pgxpool.Pool, now time.Time, retentionDays int) (*time.Time, error) {
+	keep, err := KeepFrom(ctx, control, now, retentionDays)
+	if err != nil || len(keep) == 0 {
+		return nil, err
+	}
+	var horizon time.Time
+	for _, t := range keep {
+		if horizon.IsZero() || t.Before(horizon) {
+			horizon = t
+		}
+	}
+	return &horizon, nil
 }

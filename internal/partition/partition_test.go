@@ -22,7 +22,7 @@ func TestPartitions(t *testing.T) {
 	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 
 	t.Run("AheadOfTime", func(t *testing.T) {
-		_, err := partition.Maintain(ctx, pool, now, 7, 0)
+		_, err := partition.Maintain(ctx, pool, now, 7, nil)
 		testdb.Must(t, err, "maintain")
 		// yesterday, today and 7 days ahead
 		if n := testdb.Int(t, pool, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'readings'::regclass`); n != 9 {
@@ -58,7 +58,8 @@ func TestPartitions(t *testing.T) {
 	})
 
 	t.Run("RetentionDropsWholeOldPartitions", func(t *testing.T) {
-		dropped, err := partition.Maintain(ctx, pool, now, 7, 14)
+		keepFrom := partition.Day(now).AddDate(0, 0, -14)
+		dropped, err := partition.Maintain(ctx, pool, now, 7, &keepFrom)
 		testdb.Must(t, err, "maintain with retention")
 		if dropped != 1 {
 			t.Fatalf("dropped %d partitions, want 1 (the 2026-11-08 one)", dropped)
@@ -74,4 +75,51 @@ func TestPartitions(t *testing.T) {
 			t.Fatal("insert into the staging template succeeded, want a check violation")
 		}
 	})
+}
+
+// TestRetentionKeepsWholeFarmLocalDays: retention keeps 14 farm-local days
+// for every farm. London's oldest kept day starts at 2026-11-15 00:00Z,
+// Auckland's (UTC+13) at 2026-11-15 11:00Z, so the horizon is the earlier:
+// the partitions of 13 and 14 November go, 15 November (which holds the
+// start of both farms' oldest kept day) stays, and the shard remembers
+// that readings before 15 November 00:00Z are gone.
+func TestRetentionKeepsWholeFarmLocalDays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testdb.New(t, `
+shards: [{name: s1}]
+farms:
+  - {id: london, timezone: Europe/London, turbines: [{id: L-1, shard: s1}]}
+  - {id: auckland, timezone: Pacific/Auckland, turbines: [{id: A-1, shard: s1}]}
+`)
+	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+	keep, err := partition.KeepFrom(ctx, env.Control, now, 14)
+	testdb.Must(t, err, "keep from")
+	if want := time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC); !keep["london"].Equal(want) {
+		t.Fatalf("london keeps from %s, want %s", keep["london"].UTC(), want)
+	}
+	if want := time.Date(2026, 11, 15, 11, 0, 0, 0, time.UTC); !keep["auckland"].Equal(want) {
+		t.Fatalf("auckland keeps from %s, want %s", keep["auckland"].UTC(), want)
+	}
+	horizon, err := partition.RetentionHorizon(ctx, env.Control, now, 14)
+	testdb.Must(t, err, "horizon")
+	pool := env.Shards.Pool("s1")
+	k := partition.NewKeeper(pool)
+	for d := 13; d <= 16; d++ {
+		testdb.Must(t, k.Ensure(ctx, []time.Time{time.Date(2026, 11, d, 12, 0, 0, 0, time.UTC)}), "partition of %d November", d)
+	}
+	dropped, err := partition.Maintain(ctx, pool, now, 1, horizon)
+	testdb.Must(t, err, "maintain")
+	if dropped != 2 {
+		t.Fatalf("dropped %d partitions, want 2 (13 and 14 November)", dropped)
+	}
+	if n := testdb.Int(t, pool, `SELECT count(*) FROM pg_class WHERE relname = 'readings_p20261115'`); n != 1 {
+		t.Fatal("the partition of 15 November was dropped: London's oldest kept day starts in it")
+	}
+	if n := testdb.Int(t, pool, `SELECT extract(epoch FROM dropped_before)::bigint FROM readings_retention`); n != time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC).Unix() {
+		t.Fatalf("readings_retention.dropped_before = %d, want 2026-11-15T00:00Z", n)
+	}
+	if h, err := partition.RetentionHorizon(ctx, env.Control, now, 0); err != nil || h != nil {
+		t.Fatalf("retention 0: horizon %v, %v; want nil (keep everything)", h, err)
+	}
 }

@@ -58,7 +58,14 @@ type Result struct {
 	// Skipped is true when a dirty request had already been taken by
 	// another recompute whose snapshot is newer than the marks: nothing to do.
 	Skipped bool
+	// Refused is set when the day cannot be recomputed (retention has
+	// dropped some of its readings): the stored rows were left as they are
+	// and any request for the day was taken, since no job could serve it.
+	Refused error
 }
+
+// ErrReadingsDropped says a farm-day's readings are no longer all there.
+var ErrReadingsDropped = errors.New("readings dropped by retention")
 
 // Computer recomputes farm-days.
 type Computer struct {
@@ -137,8 +144,20 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 	if len(turbines) == 0 {
 		return Result{Full: only == nil}, nil
 	}
+	sq := sharddb.New(pool)
+	lost, err := sq.ReadingsDayLost(ctx, sharddb.ReadingsDayLostParams{Day: req.Day, Timezone: farm.Timezone})
+	if err != nil {
+		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
+	}
+	if lost.Lost {
+		// Overwriting the stored rows would replace good counts with
+		// partial ones. Commit the claim (nothing can serve the request)
+		// and say why.
+		return Result{Refused: fmt.Errorf("%w: shard %s keeps readings from %s on, and the farm-local day %s starts before that; its stored rows are kept as they are",
+			ErrReadingsDropped, req.Shard, lost.DroppedBefore.UTC().Format(time.RFC3339), req.Day.Format(time.DateOnly))}, nil
+	}
 	args := c.ComputeParams(req.Day, farm.Timezone, turbines)
-	rows, err := sharddb.New(pool).TurbineDayCompute(ctx, args)
+	rows, err := sq.TurbineDayCompute(ctx, args)
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
 	}
@@ -155,6 +174,8 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 		up.Available = append(up.Available, r.Available)
 		up.Late = append(up.Late, r.Late)
 		up.Early = append(up.Early, r.Early)
+		up.BeyondCadence = append(up.BeyondCadence, r.BeyondCadence)
+		up.OutOfService = append(up.OutOfService, r.OutOfService)
 		up.MinLagMs = append(up.MinLagMs, r.MinLagMs)
 		up.MaxLagMs = append(up.MaxLagMs, r.MaxLagMs)
 		up.LastReceivedAt = append(up.LastReceivedAt, r.LastReceivedAt)

@@ -69,6 +69,46 @@ func (q *Queries) FarmList(ctx context.Context) ([]FarmListRow, error) {
 	return items, nil
 }
 
+const farmRetention = `-- name: FarmRetention :many
+SELECT f.id,
+       (((($1::timestamptz) AT TIME ZONE f.timezone)::date - $2::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
+FROM farm f
+ORDER BY f.id
+`
+
+type FarmRetentionParams struct {
+	Now  time.Time
+	Days int32
+}
+
+type FarmRetentionRow struct {
+	ID       string
+	KeepFrom time.Time
+}
+
+// FarmRetention gives, per farm, the start of the oldest farm-local day that
+// retention keeps: the local date of @now minus @days days, at local
+// midnight in the farm's zone (Postgres's zone rules, like every day bound).
+func (q *Queries) FarmRetention(ctx context.Context, arg FarmRetentionParams) ([]FarmRetentionRow, error) {
+	rows, err := q.db.Query(ctx, farmRetention, arg.Now, arg.Days)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FarmRetentionRow
+	for rows.Next() {
+		var i FarmRetentionRow
+		if err := rows.Scan(&i.ID, &i.KeepFrom); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const farmUpsert = `-- name: FarmUpsert :exec
 INSERT INTO farm (id, name, timezone, cadence_seconds)
 VALUES ($1, $2, $3, $4)
@@ -182,6 +222,38 @@ func (q *Queries) TimezoneKnown(ctx context.Context, name string) (bool, error) 
 	return known, err
 }
 
+const turbinePlacements = `-- name: TurbinePlacements :many
+SELECT id, farm_id, shard_name FROM turbine
+`
+
+type TurbinePlacementsRow struct {
+	ID        string
+	FarmID    string
+	ShardName string
+}
+
+// TurbinePlacements is where each registered turbine's history lives: its
+// farm and its shard (neither may change).
+func (q *Queries) TurbinePlacements(ctx context.Context) ([]TurbinePlacementsRow, error) {
+	rows, err := q.db.Query(ctx, turbinePlacements)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TurbinePlacementsRow
+	for rows.Next() {
+		var i TurbinePlacementsRow
+		if err := rows.Scan(&i.ID, &i.FarmID, &i.ShardName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const turbineRetire = `-- name: TurbineRetire :execrows
 UPDATE turbine
 SET in_fleet_file = false,
@@ -242,35 +314,6 @@ func (q *Queries) TurbineRoutes(ctx context.Context) ([]TurbineRoutesRow, error)
 			&i.DecommissionedAt,
 			&i.Timezone,
 		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const turbineShards = `-- name: TurbineShards :many
-SELECT id, shard_name FROM turbine
-`
-
-type TurbineShardsRow struct {
-	ID        string
-	ShardName string
-}
-
-func (q *Queries) TurbineShards(ctx context.Context) ([]TurbineShardsRow, error) {
-	rows, err := q.db.Query(ctx, turbineShards)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []TurbineShardsRow
-	for rows.Next() {
-		var i TurbineShardsRow
-		if err := rows.Scan(&i.ID, &i.ShardName); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

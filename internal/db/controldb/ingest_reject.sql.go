@@ -25,31 +25,49 @@ type IngestRejectInsertParams struct {
 	Source     string
 	Line       int64
 	Raw        string
+	RawEscaped bool
+	RawBytes   []byte
+	RawLength  *int32
 	Reason     string
 	RejectedAt time.Time
 }
 
 const ingestRejectList = `-- name: IngestRejectList :many
-SELECT id, source, line, raw, reason, rejected_at
+SELECT id, source, line, raw, raw_escaped, raw_bytes, raw_length, reason, rejected_at
 FROM ingest_reject
 ORDER BY id DESC
 LIMIT $1
 `
 
-func (q *Queries) IngestRejectList(ctx context.Context, maxRows int32) ([]IngestReject, error) {
+type IngestRejectListRow struct {
+	ID         int64
+	Source     string
+	Line       int64
+	Raw        string
+	RawEscaped bool
+	RawBytes   []byte
+	RawLength  *int32
+	Reason     string
+	RejectedAt time.Time
+}
+
+func (q *Queries) IngestRejectList(ctx context.Context, maxRows int32) ([]IngestRejectListRow, error) {
 	rows, err := q.db.Query(ctx, ingestRejectList, maxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []IngestReject
+	var items []IngestRejectListRow
 	for rows.Next() {
-		var i IngestReject
+		var i IngestRejectListRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Source,
 			&i.Line,
 			&i.Raw,
+			&i.RawEscaped,
+			&i.RawBytes,
+			&i.RawLength,
 			&i.Reason,
 			&i.RejectedAt,
 		); err != nil {

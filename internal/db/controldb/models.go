@@ -32,13 +32,15 @@ type FarmDay struct {
 	FarmID string
 	// The farm-local calendar day.
 	Day time.Time
-	// Turbines with a row for the day.
+	// Turbine rows for the day (retired turbines included: their rows are kept).
 	Turbines int32
-	// Sum of turbine_day.expected: readings the calendar expects.
+	// Turbine rows of turbines in service some time that day (per the registry now).
+	TurbinesInService int32
+	// Sum of turbine_day.expected: cadence slots the calendar expects.
 	Expected int64
-	// Sum of turbine_day.received: readings stored.
+	// Sum of turbine_day.received: slots with a reading.
 	Received int64
-	// Sum of turbine_day.available: readings reporting the turbine available.
+	// Sum of turbine_day.available: slots reporting the turbine available.
 	Available int64
 	// available / expected. Conservative: silence counts against the farm, since missing telemetry is not missing at random.
 	Availability pgtype.Numeric
@@ -50,6 +52,10 @@ type FarmDay struct {
 	Late int64
 	// Sum of turbine_day.early: readings stamped by a fast clock.
 	Early int64
+	// Sum of turbine_day.beyond_cadence: readings faster than the registered cadence, not counted as received.
+	BeyondCadence int64
+	// Sum of turbine_day.out_of_service: readings outside the turbines' service intervals, not counted.
+	OutOfService int64
 	// Latest arrival counted in the day: what the numbers are complete through.
 	LastReceivedAt interface{}
 	// The oldest turbine row's recompute time.
@@ -60,7 +66,7 @@ type FarmDay struct {
 	ComputedAfterDayEnd bool
 	// A recompute of this day is requested or queued (dirty marks reach the control database within one drain interval, a few seconds). True: the numbers are about to change.
 	Pending *bool
-	// Turbines of the farm in service some time that day, per the registry. Fewer rows (turbines < registered_turbines) means a shard's rollup has not landed: the day is incomplete, whatever its rates say.
+	// Turbines of the farm in service some time that day, per the registry. turbines_in_service < registered_turbines means a shard's rollup has not landed: the day is incomplete, whatever its rates say.
 	RegisteredTurbines int32
 }
 
@@ -76,11 +82,11 @@ type FarmMonth struct {
 	DaysInMonth int32
 	// Turbine-day rows summed.
 	TurbineDays int64
-	// Sum of expected readings over the month's rolled-up days.
+	// Sum of expected slots over the month's rolled-up days.
 	Expected int64
-	// Sum of received readings.
+	// Sum of received slots.
 	Received int64
-	// Sum of available readings.
+	// Sum of available slots.
 	Available int64
 	// available / expected over the month.
 	Availability pgtype.Numeric
@@ -88,6 +94,10 @@ type FarmMonth struct {
 	Completeness pgtype.Numeric
 	// (expected - received) / expected over the month.
 	Unknown pgtype.Numeric
+	// Readings faster than the registered cadence over the month, not counted.
+	BeyondCadence int64
+	// Readings outside service intervals over the month, not counted.
+	OutOfService int64
 	// Latest arrival counted in the month: what it is complete through.
 	LastReceivedAt interface{}
 	// The newest recompute among the month's rows.
@@ -96,7 +106,7 @@ type FarmMonth struct {
 	ComputedAfterDaysEnd bool
 	// Some day of the month has a recompute requested or queued.
 	Pending bool
-	// Every day has a row for every turbine the registry had in service that day.
+	// Every rolled-up day has a row for every turbine the registry had in service that day (rows of retired turbines do not count towards it).
 	AllTurbinesRolledUp bool
 }
 
@@ -108,12 +118,18 @@ type IngestReject struct {
 	Source string
 	// Line number in the source (1-based; a CSV header is line 1).
 	Line int64
-	// The line as received (truncated to 4 KiB).
+	// The line as received, cut to its first 4 KiB on a character boundary. Bytes that are not UTF-8 text (invalid sequences, NUL) are written as \xNN; raw_escaped says so.
 	Raw string
 	// What was wrong, naming the field and value.
 	Reason string
 	// When ingest refused the line (the ingest clock).
 	RejectedAt time.Time
+	// True when raw had bytes written as \xNN; raw_bytes then holds the exact bytes.
+	RawEscaped bool
+	// The exact bytes of the line (first 4 KiB) when they are not storable as text; NULL otherwise.
+	RawBytes []byte
+	// Length of the whole line in bytes (raw keeps at most 4 KiB of it). NULL for rows rejected before this column existed.
+	RawLength *int32
 }
 
 // Farm-day-shards dirtied by late readings whose recompute job is queued but has not started. The job claims (deletes) the row before reading the shard.
@@ -136,7 +152,7 @@ type RollupPending struct {
 type Shard struct {
 	// Shard name as written in the fleet file (s1, s2, ...).
 	Name string
-	// Connection string of the shard database; NULL means a database of the control server (the embedded default).
+	// Connection string of the shard database without a password (passwords come from the environment or a pgpass file); NULL means a database of the control server (the embedded default).
 	Dsn *string
 	// Database name on the control server when dsn is NULL; informational otherwise.
 	Database string
@@ -178,15 +194,15 @@ type TurbineDay struct {
 	FarmID string
 	// The shard the counts were read from.
 	ShardName string
-	// Readings the calendar expects: seconds of the local day (23, 24 or 25 h) inside the turbine's commissioning interval, divided by its cadence.
+	// Cadence slots the calendar expects: floor(seconds of the local day (23, 24 or 25 h) inside the turbine's service interval / cadence). Slot k starts k cadences after the later of the day's start and commissioning; the last slot runs to the end of the service interval in the day.
 	Expected int32
-	// Readings stored for the day (by recorded_at, the turbine's clock).
+	// Slots with at least one stored reading (by recorded_at, the turbine's clock). Never more than expected.
 	Received int32
-	// Received readings that report the turbine available.
+	// Slots whose every reading reports the turbine available (a slot with any unavailable reading is unavailable). Never more than received.
 	Available int32
-	// Received readings that came in the backfill lane (recorded_at behind received_at by more than the lane threshold, default 60 s).
+	// Readings (not slots) that came in the backfill lane (recorded_at behind received_at by more than the lane threshold, default 60 s).
 	Late int32
-	// Received readings stamped ahead of their received_at by more than the early tolerance (default 2 s): a fast clock.
+	// Readings (not slots) stamped ahead of their received_at by more than the early tolerance (default 2 s): a fast clock.
 	Early int32
 	// Minimum of received_at - recorded_at in ms: the turbine's clock offset estimate (negative = fast clock). NULL with no readings.
 	MinLagMs *int64
@@ -198,4 +214,8 @@ type TurbineDay struct {
 	ComputedAt time.Time
 	// The River job (river_job.id) that wrote the row; NULL when computed outside River.
 	JobID *int64
+	// Readings in service that landed in a slot already counted: the turbine reported faster than its registered cadence. Not in received or available.
+	BeyondCadence int32
+	// Readings of the local day outside the turbine's service interval (before commissioning, at or after decommissioning). Not in received or available.
+	OutOfService int32
 }

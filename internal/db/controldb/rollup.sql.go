@@ -314,7 +314,7 @@ func (q *Queries) RollupTurbines(ctx context.Context, arg RollupTurbinesParams) 
 }
 
 const turbineDayGet = `-- name: TurbineDayGet :one
-SELECT turbine_id, day, farm_id, shard_name, expected, received, available, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id FROM turbine_day WHERE turbine_id = $1 AND day = $2
+SELECT turbine_id, day, farm_id, shard_name, expected, received, available, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id, beyond_cadence, out_of_service FROM turbine_day WHERE turbine_id = $1 AND day = $2
 `
 
 type TurbineDayGetParams struct {
@@ -340,17 +340,20 @@ func (q *Queries) TurbineDayGet(ctx context.Context, arg TurbineDayGetParams) (T
 		&i.LastReceivedAt,
 		&i.ComputedAt,
 		&i.JobID,
+		&i.BeyondCadence,
+		&i.OutOfService,
 	)
 	return i, err
 }
 
 const turbineDayUpsert = `-- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
-                         min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)
+                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)
 SELECT u.turbine_id, $1::date, $2::text, $3::text, u.expected, u.received, u.available, u.late, u.early,
-       CASE WHEN u.received > 0 THEN u.min_lag_ms END,
-       CASE WHEN u.received > 0 THEN u.max_lag_ms END,
-       CASE WHEN u.received > 0 THEN u.last_received_at END,
+       u.beyond_cadence, u.out_of_service,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.max_lag_ms END,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
        $4::timestamptz, $5::bigint
 FROM (SELECT unnest($6::text[]) AS turbine_id,
              unnest($7::integer[]) AS expected,
@@ -358,13 +361,16 @@ FROM (SELECT unnest($6::text[]) AS turbine_id,
              unnest($9::integer[]) AS available,
              unnest($10::integer[]) AS late,
              unnest($11::integer[]) AS early,
-             unnest($12::bigint[]) AS min_lag_ms,
-             unnest($13::bigint[]) AS max_lag_ms,
-             unnest($14::timestamptz[]) AS last_received_at) AS u
+             unnest($12::integer[]) AS beyond_cadence,
+             unnest($13::integer[]) AS out_of_service,
+             unnest($14::bigint[]) AS min_lag_ms,
+             unnest($15::bigint[]) AS max_lag_ms,
+             unnest($16::timestamptz[]) AS last_received_at) AS u
 ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
     late = EXCLUDED.late, early = EXCLUDED.early,
+    beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at,
     computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id
@@ -382,6 +388,8 @@ type TurbineDayUpsertParams struct {
 	Available      []int32
 	Late           []int32
 	Early          []int32
+	BeyondCadence  []int32
+	OutOfService   []int32
 	MinLagMs       []int64
 	MaxLagMs       []int64
 	LastReceivedAt []time.Time
@@ -400,6 +408,8 @@ func (q *Queries) TurbineDayUpsert(ctx context.Context, arg TurbineDayUpsertPara
 		arg.Available,
 		arg.Late,
 		arg.Early,
+		arg.BeyondCadence,
+		arg.OutOfService,
 		arg.MinLagMs,
 		arg.MaxLagMs,
 		arg.LastReceivedAt,

@@ -48,6 +48,16 @@ type Reading struct {
 	WindMs float32
 }
 
+// One row once retention has dropped a partition: readings recorded before dropped_before may be gone, so a day that starts before it can no longer be recomputed.
+type ReadingsRetention struct {
+	// Always true: the table holds at most one row.
+	ID bool
+	// End of the latest partition retention dropped: readings before it are gone.
+	DroppedBefore time.Time
+	// When retention last dropped a partition.
+	UpdatedAt time.Time
+}
+
 // Template of the per-session temporary staging table used when a batch hits duplicate keys. Always empty.
 type ReadingsStaging struct {
 	TurbineID  string

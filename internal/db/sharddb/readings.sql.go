@@ -49,11 +49,13 @@ func (q *Queries) ReadingsCountTurbineRange(ctx context.Context, arg ReadingsCou
 }
 
 const readingsDropPartitionsBefore = `-- name: ReadingsDropPartitionsBefore :one
-SELECT readings_drop_partitions_before($1::date) AS dropped
+SELECT readings_drop_partitions_before($1::timestamptz) AS dropped
 `
 
-func (q *Queries) ReadingsDropPartitionsBefore(ctx context.Context, day time.Time) (int32, error) {
-	row := q.db.QueryRow(ctx, readingsDropPartitionsBefore, day)
+// ReadingsDropPartitionsBefore drops whole UTC-day partitions that end at or
+// before @before (retention; see the function's comment).
+func (q *Queries) ReadingsDropPartitionsBefore(ctx context.Context, before time.Time) (int32, error) {
+	row := q.db.QueryRow(ctx, readingsDropPartitionsBefore, before)
 	var dropped int32
 	err := row.Scan(&dropped)
 	return dropped, err

@@ -10,50 +10,91 @@ import (
 	"time"
 )
 
+const readingsDayLost = `-- name: ReadingsDayLost :one
+SELECT coalesce(rr.dropped_before > ($2::date)::timestamp AT TIME ZONE $1::text, false)::boolean AS lost,
+       coalesce(rr.dropped_before, 'epoch')::timestamptz AS dropped_before
+FROM (SELECT 1) AS one
+LEFT JOIN readings_retention rr ON true
+`
+
+type ReadingsDayLostParams struct {
+	Timezone string
+	Day      time.Time
+}
+
+type ReadingsDayLostRow struct {
+	Lost          bool
+	DroppedBefore time.Time
+}
+
+// ReadingsDayLost says whether retention has dropped readings of a
+// farm-local day: a recompute of such a day would overwrite a good row with
+// a partial one, so it is refused.
+func (q *Queries) ReadingsDayLost(ctx context.Context, arg ReadingsDayLostParams) (ReadingsDayLostRow, error) {
+	row := q.db.QueryRow(ctx, readingsDayLost, arg.Timezone, arg.Day)
+	var i ReadingsDayLostRow
+	err := row.Scan(&i.Lost, &i.DroppedBefore)
+	return i, err
+}
+
 const turbineDayCompute = `-- name: TurbineDayCompute :many
+WITH t AS (
+    SELECT s.turbine_id, s.cadence_seconds, s.origin, s.stop,
+           floor(extract(epoch FROM greatest(s.stop - s.origin, interval '0')) / s.cadence_seconds)::integer AS expected
+    FROM (SELECT u.turbine_id, u.cadence_seconds,
+                 greatest(($4::date)::timestamp AT TIME ZONE $3::text, u.service_from) AS origin,
+                 least(($4::date + 1)::timestamp AT TIME ZONE $3::text, u.service_to) AS stop
+          FROM (SELECT unnest($5::text[]) AS turbine_id,
+                       unnest($6::integer[]) AS cadence_seconds,
+                       unnest($7::timestamptz[]) AS service_from,
+                       unnest($8::timestamptz[]) AS service_to) AS u) AS s
+)
 SELECT t.turbine_id::text AS turbine_id,
-       floor(extract(epoch FROM greatest(
-                 least(($2::date + 1)::timestamp AT TIME ZONE $1::text, t.service_to)
-               - greatest(($2::date)::timestamp AT TIME ZONE $1::text, t.service_from),
-               interval '0')) / t.cadence_seconds)::integer AS expected,
-       coalesce(a.received, 0)::integer AS received,
-       coalesce(a.available, 0)::integer AS available,
-       coalesce(a.late, 0)::integer AS late,
-       coalesce(a.early, 0)::integer AS early,
+       t.expected::integer AS expected,
+       a.received::integer AS received,
+       (a.received - a.unavailable_slots)::integer AS available,
+       (a.in_service - a.received)::integer AS beyond_cadence,
+       a.out_of_service::integer AS out_of_service,
+       a.late::integer AS late,
+       a.early::integer AS early,
        coalesce(a.min_lag_ms, 0)::bigint AS min_lag_ms,
        coalesce(a.max_lag_ms, 0)::bigint AS max_lag_ms,
        coalesce(a.last_received_at, 'epoch')::timestamptz AS last_received_at
-FROM (SELECT unnest($3::text[]) AS turbine_id,
-             unnest($4::integer[]) AS cadence_seconds,
-             unnest($5::timestamptz[]) AS service_from,
-             unnest($6::timestamptz[]) AS service_to) AS t
-LEFT JOIN (
-    SELECT r.turbine_id,
-           count(*) AS received,
-           count(*) FILTER (WHERE r.available) AS available,
-           count(*) FILTER (WHERE r.received_at - r.recorded_at > ($7::float8 * interval '1 second')) AS late,
-           count(*) FILTER (WHERE r.recorded_at - r.received_at > ($8::float8 * interval '1 second')) AS early,
-           (extract(epoch FROM min(r.received_at - r.recorded_at)) * 1000)::bigint AS min_lag_ms,
-           (extract(epoch FROM max(r.received_at - r.recorded_at)) * 1000)::bigint AS max_lag_ms,
-           max(r.received_at) AS last_received_at
-    FROM readings r
-    WHERE r.turbine_id = ANY ($3::text[])
-      AND r.recorded_at >= ($2::date)::timestamp AT TIME ZONE $1::text
-      AND r.recorded_at < ($2::date + 1)::timestamp AT TIME ZONE $1::text
-    GROUP BY r.turbine_id
-) AS a ON a.turbine_id = t.turbine_id
+FROM t
+CROSS JOIN LATERAL (
+    SELECT count(DISTINCT x.slot) AS received,
+           count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
+           count(x.slot) AS in_service,
+           count(*) FILTER (WHERE x.slot IS NULL) AS out_of_service,
+           count(*) FILTER (WHERE x.lag > ($1::float8 * interval '1 second')) AS late,
+           count(*) FILTER (WHERE -x.lag > ($2::float8 * interval '1 second')) AS early,
+           (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
+           (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
+           max(x.received_at) AS last_received_at
+    FROM (SELECT CASE WHEN r.recorded_at >= t.origin AND r.recorded_at < t.stop
+                      THEN least(floor(date_part('epoch', r.recorded_at - t.origin) / t.cadence_seconds), t.expected - 1)
+                 END AS slot,
+                 r.available,
+                 r.received_at - r.recorded_at AS lag,
+                 r.received_at
+          FROM readings r
+          WHERE r.turbine_id = t.turbine_id
+            AND r.recorded_at >= ($4::date)::timestamp AT TIME ZONE $3::text
+            AND r.recorded_at < ($4::date + 1)::timestamp AT TIME ZONE $3::text
+          OFFSET 0) AS x
+) AS a
 ORDER BY t.turbine_id
 `
 
 type TurbineDayComputeParams struct {
+	LaneThresholdSeconds  float64
+	EarlyToleranceSeconds float64
 	Timezone              string
 	Day                   time.Time
 	TurbineIds            []string
 	CadenceSeconds        []int32
 	ServiceFrom           []time.Time
 	ServiceTo             []time.Time
-	LaneThresholdSeconds  float64
-	EarlyToleranceSeconds float64
 }
 
 type TurbineDayComputeRow struct {
@@ -61,6 +102,8 @@ type TurbineDayComputeRow struct {
 	Expected       int32
 	Received       int32
 	Available      int32
+	BeyondCadence  int32
+	OutOfService   int32
 	Late           int32
 	Early          int32
 	MinLagMs       int64
@@ -75,16 +118,30 @@ type TurbineDayComputeRow struct {
 // turbine with no readings still gets its row (received 0). The day's bounds
 // are computed here, in the database's own zone rules, and written inline so
 // the planner prunes partitions.
+//
+// The slot rule (README, "received and available"): a turbine's service
+// time in the day, [origin, stop), is cut into `expected` cadence slots;
+// slot k starts at origin + k * cadence and the last slot runs on to stop
+// (so a cadence that does not divide the day loses no reading). received
+// counts slots with a reading, available the slots none of whose readings
+// says unavailable, so neither can exceed expected. Readings in a slot
+// already counted are beyond_cadence; readings of the day outside the
+// service interval are out_of_service. late, early and the lags describe
+// every reading of the day.
+//
+// Each turbine is one LATERAL index range scan (its rows arrive in key
+// order); OFFSET 0 makes each row's slot be computed once, not once per
+// aggregate that reads it.
 func (q *Queries) TurbineDayCompute(ctx context.Context, arg TurbineDayComputeParams) ([]TurbineDayComputeRow, error) {
 	rows, err := q.db.Query(ctx, turbineDayCompute,
+		arg.LaneThresholdSeconds,
+		arg.EarlyToleranceSeconds,
 		arg.Timezone,
 		arg.Day,
 		arg.TurbineIds,
 		arg.CadenceSeconds,
 		arg.ServiceFrom,
 		arg.ServiceTo,
-		arg.LaneThresholdSeconds,
-		arg.EarlyToleranceSeconds,
 	)
 	if err != nil {
 		return nil, err
@@ -98,6 +155,8 @@ func (q *Queries) TurbineDayCompute(ctx context.Context, arg TurbineDayComputePa
 			&i.Expected,
 			&i.Received,
 			&i.Available,
+			&i.BeyondCadence,
+			&i.OutOfService,
 			&i.Late,
 			&i.Early,
 			&i.MinLagMs,

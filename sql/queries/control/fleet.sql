@@ -46,8 +46,10 @@ SET in_fleet_file = false,
     updated_at = now()
 WHERE in_fleet_file AND NOT (id = ANY (@keep_ids::text[]));
 
--- name: TurbineShards :many
-SELECT id, shard_name FROM turbine;
+-- TurbinePlacements is where each registered turbine's history lives: its
+-- farm and its shard (neither may change).
+-- name: TurbinePlacements :many
+SELECT id, farm_id, shard_name FROM turbine;
 
 -- TurbineRoutes is everything ingest needs to route and validate a reading.
 -- name: TurbineRoutes :many
@@ -65,3 +67,12 @@ SELECT (SELECT count(*) FROM shard)::bigint AS shards,
 
 -- name: TimezoneKnown :one
 SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names WHERE name = @name::text) AS known;
+
+-- FarmRetention gives, per farm, the start of the oldest farm-local day that
+-- retention keeps: the local date of @now minus @days days, at local
+-- midnight in the farm's zone (Postgres's zone rules, like every day bound).
+-- name: FarmRetention :many
+SELECT f.id,
+       ((((@now::timestamptz) AT TIME ZONE f.timezone)::date - @days::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
+FROM farm f
+ORDER BY f.id;

@@ -14,11 +14,12 @@ SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_
 
 -- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
-                         min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)
+                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)
 SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, u.received, u.available, u.late, u.early,
-       CASE WHEN u.received > 0 THEN u.min_lag_ms END,
-       CASE WHEN u.received > 0 THEN u.max_lag_ms END,
-       CASE WHEN u.received > 0 THEN u.last_received_at END,
+       u.beyond_cadence, u.out_of_service,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.max_lag_ms END,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
        @computed_at::timestamptz, sqlc.narg(job_id)::bigint
 FROM (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
              unnest(@expected::integer[]) AS expected,
@@ -26,6 +27,8 @@ FROM (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
              unnest(@available::integer[]) AS available,
              unnest(@late::integer[]) AS late,
              unnest(@early::integer[]) AS early,
+             unnest(@beyond_cadence::integer[]) AS beyond_cadence,
+             unnest(@out_of_service::integer[]) AS out_of_service,
              unnest(@min_lag_ms::bigint[]) AS min_lag_ms,
              unnest(@max_lag_ms::bigint[]) AS max_lag_ms,
              unnest(@last_received_at::timestamptz[]) AS last_received_at) AS u
@@ -33,6 +36,7 @@ ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
     late = EXCLUDED.late, early = EXCLUDED.early,
+    beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at,
     computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id;

@@ -1,8 +1,10 @@
 -- name: ReadingsEnsurePartition :one
 SELECT readings_ensure_partition(@day::date) AS created;
 
+-- ReadingsDropPartitionsBefore drops whole UTC-day partitions that end at or
+-- before @before (retention; see the function's comment).
 -- name: ReadingsDropPartitionsBefore :one
-SELECT readings_drop_partitions_before(@day::date) AS dropped;
+SELECT readings_drop_partitions_before(@before::timestamptz) AS dropped;
 
 -- name: ReadingsPartitionList :many
 SELECT c.relname::text AS name

@@ -5,36 +5,73 @@
 -- turbine with no readings still gets its row (received 0). The day's bounds
 -- are computed here, in the database's own zone rules, and written inline so
 -- the planner prunes partitions.
+--
+-- The slot rule (README, "received and available"): a turbine's service
+-- time in the day, [origin, stop), is cut into `expected` cadence slots;
+-- slot k starts at origin + k * cadence and the last slot runs on to stop
+-- (so a cadence that does not divide the day loses no reading). received
+-- counts slots with a reading, available the slots none of whose readings
+-- says unavailable, so neither can exceed expected. Readings in a slot
+-- already counted are beyond_cadence; readings of the day outside the
+-- service interval are out_of_service. late, early and the lags describe
+-- every reading of the day.
+--
+-- Each turbine is one LATERAL index range scan (its rows arrive in key
+-- order); OFFSET 0 makes each row's slot be computed once, not once per
+-- aggregate that reads it.
 -- name: TurbineDayCompute :many
+WITH t AS (
+    SELECT s.turbine_id, s.cadence_seconds, s.origin, s.stop,
+           floor(extract(epoch FROM greatest(s.stop - s.origin, interval '0')) / s.cadence_seconds)::integer AS expected
+    FROM (SELECT u.turbine_id, u.cadence_seconds,
+                 greatest((sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, u.service_from) AS origin,
+                 least((sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, u.service_to) AS stop
+          FROM (SELECT unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id,
+                       unnest(sqlc.arg(cadence_seconds)::integer[]) AS cadence_seconds,
+                       unnest(sqlc.arg(service_from)::timestamptz[]) AS service_from,
+                       unnest(sqlc.arg(service_to)::timestamptz[]) AS service_to) AS u) AS s
+)
 SELECT t.turbine_id::text AS turbine_id,
-       floor(extract(epoch FROM greatest(
-                 least((sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, t.service_to)
-               - greatest((sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, t.service_from),
-               interval '0')) / t.cadence_seconds)::integer AS expected,
-       coalesce(a.received, 0)::integer AS received,
-       coalesce(a.available, 0)::integer AS available,
-       coalesce(a.late, 0)::integer AS late,
-       coalesce(a.early, 0)::integer AS early,
+       t.expected::integer AS expected,
+       a.received::integer AS received,
+       (a.received - a.unavailable_slots)::integer AS available,
+       (a.in_service - a.received)::integer AS beyond_cadence,
+       a.out_of_service::integer AS out_of_service,
+       a.late::integer AS late,
+       a.early::integer AS early,
        coalesce(a.min_lag_ms, 0)::bigint AS min_lag_ms,
        coalesce(a.max_lag_ms, 0)::bigint AS max_lag_ms,
        coalesce(a.last_received_at, 'epoch')::timestamptz AS last_received_at
-FROM (SELECT unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id,
-             unnest(sqlc.arg(cadence_seconds)::integer[]) AS cadence_seconds,
-             unnest(sqlc.arg(service_from)::timestamptz[]) AS service_from,
-             unnest(sqlc.arg(service_to)::timestamptz[]) AS service_to) AS t
-LEFT JOIN (
-    SELECT r.turbine_id,
-           count(*) AS received,
-           count(*) FILTER (WHERE r.available) AS available,
-           count(*) FILTER (WHERE r.received_at - r.recorded_at > (sqlc.arg(lane_threshold_seconds)::float8 * interval '1 second')) AS late,
-           count(*) FILTER (WHERE r.recorded_at - r.received_at > (sqlc.arg(early_tolerance_seconds)::float8 * interval '1 second')) AS early,
-           (extract(epoch FROM min(r.received_at - r.recorded_at)) * 1000)::bigint AS min_lag_ms,
-           (extract(epoch FROM max(r.received_at - r.recorded_at)) * 1000)::bigint AS max_lag_ms,
-           max(r.received_at) AS last_received_at
-    FROM readings r
-    WHERE r.turbine_id = ANY (sqlc.arg(turbine_ids)::text[])
-      AND r.recorded_at >= (sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text
-      AND r.recorded_at < (sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE sqlc.arg(timezone)::text
-    GROUP BY r.turbine_id
-) AS a ON a.turbine_id = t.turbine_id
+FROM t
+CROSS JOIN LATERAL (
+    SELECT count(DISTINCT x.slot) AS received,
+           count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
+           count(x.slot) AS in_service,
+           count(*) FILTER (WHERE x.slot IS NULL) AS out_of_service,
+           count(*) FILTER (WHERE x.lag > (sqlc.arg(lane_threshold_seconds)::float8 * interval '1 second')) AS late,
+           count(*) FILTER (WHERE -x.lag > (sqlc.arg(early_tolerance_seconds)::float8 * interval '1 second')) AS early,
+           (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
+           (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
+           max(x.received_at) AS last_received_at
+    FROM (SELECT CASE WHEN r.recorded_at >= t.origin AND r.recorded_at < t.stop
+                      THEN least(floor(date_part('epoch', r.recorded_at - t.origin) / t.cadence_seconds), t.expected - 1)
+                 END AS slot,
+                 r.available,
+                 r.received_at - r.recorded_at AS lag,
+                 r.received_at
+          FROM readings r
+          WHERE r.turbine_id = t.turbine_id
+            AND r.recorded_at >= (sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text
+            AND r.recorded_at < (sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE sqlc.arg(timezone)::text
+          OFFSET 0) AS x
+) AS a
 ORDER BY t.turbine_id;
+
+-- ReadingsDayLost says whether retention has dropped readings of a
+-- farm-local day: a recompute of such a day would overwrite a good row with
+-- a partial one, so it is refused.
+-- name: ReadingsDayLost :one
+SELECT coalesce(rr.dropped_before > (sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, false)::boolean AS lost,
+       coalesce(rr.dropped_before, 'epoch')::timestamptz AS dropped_before
+FROM (SELECT 1) AS one
+LEFT JOIN readings_retention rr ON true;
