@@ -89,33 +89,7 @@ func serveHealthz(t *testing.T, bin string, env []string) healthz {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); _ = cmd.Wait() }()
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if _, after, ok := strings.Cut(sc.Text(), "serving on "); ok {
-				addr <- strings.Fields(after)[0]
-			}
-		}
-		close(addr)
-	}()
-	var base string
-	select {
-	case base = <-addr:
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not print its address within 60s")
-	}
+	base := startServe(ctx, t, bin, env)
 	resp, err := http.Get(base + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +104,43 @@ func serveHealthz(t *testing.T, bin string, env []string) healthz {
 		t.Fatalf("healthz body %q: %v", body, err)
 	}
 	return h
+}
+
+// startServe runs `orchestrator serve` on a free loopback port until ctx
+// ends (extra arguments appended) and returns its base URL.
+func startServe(ctx context.Context, t *testing.T, bin string, env []string, extra ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, extra...)...)
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if _, after, ok := strings.Cut(sc.Text(), "serving on "); ok {
+				addr <- strings.Fields(after)[0]
+			}
+		}
+		close(addr)
+	}()
+	select {
+	case base, ok := <-addr:
+		if !ok {
+			t.Fatal("serve exited before printing its address")
+		}
+		return base
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not print its address within 60s")
+	}
+	return ""
 }
 
 // TestFleetApplyUnknownZone: a bad fleet file exits non-zero (2) and the

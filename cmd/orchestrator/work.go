@@ -241,62 +241,47 @@ func (m *Main) rollupCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&all, "all", false, "every farm")
 	cmd.Flags().StringVar(&from, "from", "", "first farm-local day (YYYY-MM-DD)")
 	cmd.Flags().StringVar(&to, "to", "", "last farm-local day (default: --from)")
-	cmd.Flags().BoolVar(&wait, "wait", false, "work the jobs here and wait for them, then print what was written")
+	cmd.Flags().BoolVar(&wait, "wait", false, "work the jobs here (alongside any serve/work process) and wait until they finish, then print what was written")
 	cmd.Flags().IntVar(&cfg.WorkersPerShard, "workers-per-shard", cfg.WorkersPerShard, "concurrent rollups per shard")
 	return cmd
 }
 
-// workJobs runs the client until every job in ids is finalized.
+// workJobs works the queues here (beside any serve/work process, which may
+// take some of the jobs) until every job in ids is finalized, showing
+// progress, and fails when a job gave up.
 func (m *Main) workJobs(ctx context.Context, client *river.Client[pgx.Tx], ids []int64) error {
-	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
-	defer cancel()
 	if err := client.Start(ctx); err != nil {
 		return err
 	}
 	defer stopRiver(client)
-	want := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
-	}
 	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSetDescription("rollup"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-	if !isTerminal(os.Stderr) {
-		bar = progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(ioDiscard{}))
-	}
-	failed := 0
-	for len(want) > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ev := <-events:
-			if !want[ev.Job.ID] {
-				continue
-			}
-			switch {
-			case ev.Kind == river.EventKindJobCompleted:
-			case ev.Job.State == rivertype.JobStateDiscarded || ev.Job.State == rivertype.JobStateCancelled:
-				failed++
-				fmt.Fprintf(os.Stderr, "orchestrator: job %d gave up: %v\n", ev.Job.ID, ev.Job.Errors)
-			default:
-				fmt.Fprintf(os.Stderr, "orchestrator: job %d attempt %d failed, will retry: %v\n", ev.Job.ID, ev.Job.Attempt, lastError(ev.Job))
-				continue
-			}
-			delete(want, ev.Job.ID)
-			_ = bar.Add(1)
+	tty := isTerminal(os.Stderr)
+	lastLine := time.Time{}
+	gaveUp, err := jobs.Wait(ctx, client, ids, 250*time.Millisecond, func(p jobs.WaitProgress) {
+		switch {
+		case p.Retrying != nil:
+			fmt.Fprintf(os.Stderr, "orchestrator: job %d (%s) attempt %d failed, will retry: %s\n", p.Retrying.ID, p.Retrying.Kind, len(p.Retrying.Errors), p.Retrying.Errors[len(p.Retrying.Errors)-1].Error)
+		case tty:
+			_ = bar.Set(p.Done)
+		case p.Done == p.Total || time.Since(lastLine) >= 5*time.Second:
+			lastLine = time.Now()
+			fmt.Fprintf(os.Stderr, "rollup: %d/%d job(s) finished\n", p.Done, p.Total)
 		}
+	})
+	if tty {
+		_ = bar.Finish()
 	}
-	_ = bar.Finish()
-	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d rollup job(s) gave up", failed)}
+	for _, g := range gaveUp {
+		fmt.Fprintf(os.Stderr, "orchestrator: job %d gave up: %s\n", g.Job.ID, g.Reason)
+	}
+	if err != nil {
+		return err
+	}
+	if len(gaveUp) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d rollup job(s) gave up", len(gaveUp))}
 	}
 	return nil
-}
-
-func lastError(j *rivertype.JobRow) string {
-	if len(j.Errors) == 0 {
-		return ""
-	}
-	return j.Errors[len(j.Errors)-1].Error
 }
 
 type ioDiscard struct{}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// TestRollupWaitBesideServe is the normal production setup: `serve` runs
+// and works the queues; `rollup --wait` enqueues a farm-day and must return
+// within seconds however the jobs are shared between the two processes
+// (before, it listened only to its own client's events and hung whenever
+// serve completed a job).
+func TestRollupWaitBesideServe(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	env := testdb.New(t, "")
+	fleetFile := filepath.Join(t.TempDir(), "fleet.yaml")
+	testdb.Must(t, os.WriteFile(fleetFile, []byte(testdb.ArdnaveFleet), 0o644), "write fleet")
+	procEnv := append(os.Environ(), "DATABASE_URL="+env.ControlDSN)
+	run := func(timeout time.Duration, args ...string) (string, time.Duration) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = procEnv
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("orchestrator %s did not return within %s:\n%s", strings.Join(args, " "), timeout, out)
+		}
+		if err != nil {
+			t.Fatalf("orchestrator %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out), time.Since(start)
+	}
+	run(2*time.Minute, "fleet", "apply", fleetFile)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startServe(ctx, t, bin, procEnv)
+
+	for round := 1; round <= 3; round++ {
+		out, took := run(45*time.Second, "rollup", "--farm", "ardnave-point", "--from", "2026-08-01", "--to", "2026-08-02", "--wait")
+		if !strings.Contains(out, "enqueued 6 rollup_day job(s)") || !strings.Contains(out, "ardnave-point    2026-08-02      300") {
+			t.Fatalf("round %d: rollup --wait printed:\n%s\nwant 6 jobs and both days with 300 turbines", round, out)
+		}
+		if took > 30*time.Second {
+			t.Fatalf("round %d: rollup --wait took %s beside serve, want seconds", round, took)
+		}
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND state = 'completed'`); n != 18 {
+		t.Fatalf("completed manual rollup_day jobs = %d, want 18", n)
+	}
+}
