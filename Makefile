@@ -44,13 +44,25 @@ lint: ## go vet, and staticcheck when it installs through the module proxy
 	else echo "staticcheck unavailable through the module proxy; skipped"; fi
 
 ##@ Test
+.PHONY: deps
+deps: ## Install what the tests need when missing (Postgres server, Chromium), or say what to install
+	@scripts/test-deps.sh
+
 .PHONY: test
-test: ## Run every test against real Postgres (starts the embedded one when DATABASE_URL is unset)
+test: deps ## Run every test against real Postgres (starts the embedded one when DATABASE_URL is unset)
 	$(GO) test -count=1 -timeout 15m ./...
 
 .PHONY: test/race
-test/race: ## Tests with the race detector
+test/race: deps ## Tests with the race detector
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+FUZZTIME ?= 20s
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 20s): NDJSON, CSV, storable text, fleet file
+	$(GO) test -run '^$$' -fuzz '^FuzzNDJSON$$' -fuzztime $(FUZZTIME) ./internal/reading
+	$(GO) test -run '^$$' -fuzz '^FuzzCSV$$' -fuzztime $(FUZZTIME) ./internal/reading
+	$(GO) test -run '^$$' -fuzz '^FuzzStorableText$$' -fuzztime $(FUZZTIME) ./internal/reading
+	$(GO) test -run '^$$' -fuzz '^FuzzFleetParse$$' -fuzztime $(FUZZTIME) ./internal/fleet
 
 ##@ Benchmarks (results go into BENCHMARKS.md)
 .PHONY: bench-ingest

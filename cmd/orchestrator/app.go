@@ -42,6 +42,7 @@ func ConfigFromEnv() Config {
 		"GALEWATCH_LANE_THRESHOLD":  &c.Rules.LaneThreshold,
 		"GALEWATCH_EARLY_TOLERANCE": &c.Rules.EarlyTolerance,
 		"GALEWATCH_FUTURE_LIMIT":    &c.Rules.FutureLimit,
+		"GALEWATCH_MAX_AGE":         &c.Rules.MaxAge,
 	} {
 		if v, err := time.ParseDuration(os.Getenv(env)); err == nil && v > 0 {
 			*d = v

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -21,7 +22,8 @@ func ingestFlags(cmd *cobra.Command, cfg *ingest.Config) {
 	f := cmd.Flags()
 	f.DurationVar(&cfg.LaneThreshold, "lane-threshold", cfg.LaneThreshold, "recorded_at this far behind received_at is backfill lane")
 	f.DurationVar(&cfg.EarlyTolerance, "early-tolerance", cfg.EarlyTolerance, "recorded_at this far ahead of received_at counts as early")
-	f.DurationVar(&cfg.FutureLimit, "future-limit", cfg.FutureLimit, "recorded_at further ahead of received_at than this is rejected")
+	f.DurationVar(&cfg.FutureLimit, "future-limit", cfg.FutureLimit, "a clock further ahead than this (recorded_at of received_at, either of the ingest clock) is rejected")
+	f.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "readings recorded longer ago than this are rejected")
 }
 
 // Ingestor builds and starts the shared ingest pipeline with m.Config.Rules.
@@ -32,14 +34,13 @@ func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
 		return nil, err
 	}
 	control := m.control
-	routes, err := ingest.LoadRoutes(ctx, control, m.Now())
+	routes, err := ingest.LoadRoutes(ctx, control, m.Now(), m.Config.RetentionDays)
 	if err != nil {
 		return nil, err
 	}
 	if routes.Len() == 0 {
 		return nil, fmt.Errorf("the fleet registry is empty: run `orchestrator fleet apply FILE.yaml` first")
 	}
-	cfg.RetentionDays = m.Config.RetentionDays
 	in := ingest.New(cfg, control, shards, routes, m.Now, nil)
 	in.Start(ctx)
 	return in, nil
@@ -145,10 +146,32 @@ func addSummary(a, b ingest.Summary) ingest.Summary {
 	a.Early += b.Early
 	a.DirtyMarks += b.DirtyMarks
 	a.Failed += b.Failed
+	// Line numbers are per file; printSummary shows them per file.
 	return a
 }
 
 func printSummary(what string, s ingest.Summary) {
 	fmt.Printf("%s: %d accepted, %d duplicate, %d rejected (see ingest_reject), %d failed; lanes %d live / %d backfill; %d early; %d farm-day-shard(s) marked dirty\n",
 		what, s.Accepted, s.Duplicate, s.Rejected, s.Failed, s.Live, s.Backfill, s.Early, s.DirtyMarks)
+	for _, r := range s.Rejects {
+		fmt.Printf("  line %d: %s\n", r.Line, r.Reason)
+	}
+	if int64(len(s.Rejects)) < s.Rejected {
+		fmt.Printf("  ... and %d more rejected line(s) in ingest_reject\n", s.Rejected-int64(len(s.Rejects)))
+	}
+	if len(s.FailedLines) > 0 {
+		var b strings.Builder
+		for i, r := range s.FailedLines {
+			if i == 20 {
+				fmt.Fprintf(&b, " ... (%d ranges)", len(s.FailedLines))
+				break
+			}
+			if r.From == r.To {
+				fmt.Fprintf(&b, " %d", r.From)
+			} else {
+				fmt.Fprintf(&b, " %d-%d", r.From, r.To)
+			}
+		}
+		fmt.Printf("  not stored, re-send lines:%s\n", b.String())
+	}
 }

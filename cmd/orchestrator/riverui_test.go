@@ -19,15 +19,14 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-// TestRiverUIInChromium serves the real River UI mount (behind its basic
-// auth) and renders the job list in headless Chromium: the queued
+// TestRiverUIInChromium serves the real River UI mount behind the server's
+// token and renders the job list in headless Chromium: the queued
 // rollup_day job of the test must be on the page.
 func TestRiverUIInChromium(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatal("headless Chromium is needed for this test: apt-get install chromium (CI's .ci/run installs it)")
+		t.Fatal("headless Chromium is needed for this test: apt-get install chromium (`make test` installs it when it can)")
 	}
-	t.Setenv("GALEWATCH_ADMIN_PASSWORD", "s3cret")
 	env := testdb.New(t, testdb.ArdnaveFleet)
 	cfg := ConfigFromEnv()
 	cfg.DatabaseURL = env.ControlDSN
@@ -44,8 +43,10 @@ func TestRiverUIInChromium(t *testing.T) {
 
 	control, _ := m.Control(ctx)
 	shards, _ := m.Shards(ctx)
-	srv := server.New(control, shards)
-	testdb.Must(t, mountRiverUI(ctx, srv, client, "127.0.0.1:0"), "mount River UI")
+	srvCfg := server.DefaultConfig()
+	srvCfg.Token = "s3cret"
+	srv := server.New(control, shards, srvCfg)
+	testdb.Must(t, srv.MountRiverUI(ctx, client), "mount River UI")
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 
@@ -56,14 +57,14 @@ func TestRiverUIInChromium(t *testing.T) {
 		t.Fatalf("River UI without credentials: %d, want 401", resp.StatusCode)
 	}
 
-	// The browser reaches the UI through a proxy that adds the operator's
-	// credentials to every request, as a browser does once the user has
-	// answered the basic-auth prompt (Chromium does not pass credentials
-	// written in the URL on to the page's own API calls).
+	// The browser reaches the UI through a proxy that adds the token to
+	// every request, as an operator's authenticating proxy would (Chromium
+	// does not pass credentials written in the URL on to the page's own API
+	// calls).
 	target, _ := neturl.Parse(ts.URL)
 	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
-		r.Out.SetBasicAuth("admin", "s3cret")
+		r.Out.Header.Set("Authorization", "Bearer s3cret")
 	}})
 	defer proxy.Close()
 	url := proxy.URL + "/riverui/jobs?state=available"

@@ -2,17 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"riverqueue.com/riverui"
 
 	"github.com/spf13/cobra"
 
@@ -22,9 +16,9 @@ import (
 )
 
 func (m *Main) serveCommand() *cobra.Command {
-	addr := os.Getenv("GALEWATCH_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:8080"
+	srvCfg := server.DefaultConfig()
+	if addr := os.Getenv("GALEWATCH_ADDR"); addr != "" {
+		srvCfg.Addr = addr
 	}
 	jobCfg := jobs.DefaultConfig()
 	var maxBody int64 = 64 << 20
@@ -34,6 +28,11 @@ func (m *Main) serveCommand() *cobra.Command {
 		Short: "Serve HTTP (/healthz, POST /v1/readings, ...) until interrupted",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
+			srvCfg.Token = os.Getenv(server.TokenEnv)
+			// Refuse an exposed address before touching anything.
+			if err := srvCfg.CheckExposure(); err != nil {
+				return err
+			}
 			if _, err := m.Migrate(ctx); err != nil {
 				return err
 			}
@@ -57,17 +56,17 @@ func (m *Main) serveCommand() *cobra.Command {
 				return err
 			}
 			defer stopRiver(client)
-			srv := server.New(control, shards)
+			srv := server.New(control, shards, srvCfg)
 			srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
-			if err := mountRiverUI(ctx, srv, client, addr); err != nil {
+			if err := srv.MountRiverUI(ctx, client); err != nil {
 				return err
 			}
-			return server.ListenAndServe(ctx, addr, srv, func(a net.Addr) {
+			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
 				fmt.Printf("serving on http://%s (healthz: /healthz, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", addr, "listen address ($GALEWATCH_ADDR)")
+	cmd.Flags().StringVar(&srvCfg.Addr, "addr", srvCfg.Addr, "listen address ($GALEWATCH_ADDR); beyond loopback only with $GALEWATCH_TOKEN")
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
 	ingestFlags(cmd, &m.Config.Rules)
@@ -86,7 +85,7 @@ func (m *Main) refreshRegistry(ctx context.Context, in *ingest.Ingestor, schedul
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			routes, err := ingest.LoadRoutes(ctx, m.control, m.Now())
+			routes, err := ingest.LoadRoutes(ctx, m.control, m.Now(), m.Config.RetentionDays)
 			if err != nil {
 				slog.Warn("refresh turbine routes", "err", err)
 				continue
@@ -97,57 +96,4 @@ func (m *Main) refreshRegistry(ctx context.Context, in *ingest.Ingestor, schedul
 			}
 		}
 	}
-}
-
-// mountRiverUI serves River's job dashboard at /riverui/. It can cancel,
-// retry and delete jobs and has no authentication of its own: with
-// GALEWATCH_ADMIN_PASSWORD set it asks for HTTP basic auth (user "admin");
-// without it, it is mounted only when serving on a loopback address.
-func mountRiverUI(ctx context.Context, srv *server.Server, client *river.Client[pgx.Tx], addr string) error {
-	password := os.Getenv("GALEWATCH_ADMIN_PASSWORD")
-	if password == "" && !isLoopback(addr) {
-		slog.Warn("River UI not mounted: serving on a non-loopback address without GALEWATCH_ADMIN_PASSWORD", "addr", addr)
-		return nil
-	}
-	h, err := riverui.NewHandler(&riverui.HandlerOpts{
-		Endpoints: riverui.NewEndpoints(client, nil),
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Prefix:    "/riverui",
-	})
-	if err != nil {
-		return err
-	}
-	if err := h.Start(ctx); err != nil {
-		return err
-	}
-	var handler http.Handler = h
-	if password != "" {
-		handler = basicAuth(password, h)
-	}
-	srv.Handle("/riverui/", handler)
-	return nil
-}
-
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func basicAuth(password string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, pass, ok := r.BasicAuth()
-		if !ok || user != "admin" || subtle.ConstantTimeCompare([]byte(pass), []byte(password)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Basic realm="galewatch"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

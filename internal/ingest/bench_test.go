@@ -77,7 +77,7 @@ func benchIngestFarmDay(b *testing.B) {
 	truncate()
 
 	// The ingest path: validate, route, lanes, exactly-once, dirty marks.
-	routes, err := ingest.LoadRoutes(ctx, env.Control, time.Now())
+	routes, err := ingest.LoadRoutes(ctx, env.Control, time.Now(), 0)
 	testdb.Must(b, err, "routes")
 	in := ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, time.Now, nil)
 	in.Start(ctx)

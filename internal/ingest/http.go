@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/galewatch/galewatch/internal/reading"
 )
@@ -43,16 +45,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeSummary(w, http.StatusRequestEntityTooLarge, Summary{Error: fmt.Sprintf("body of %d bytes is over the limit of %d bytes; split it", r.ContentLength, h.maxBody)})
 		return
 	}
-	format := reading.NDJSON
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err == nil {
-			format, err = reading.ParseFormat(mt)
-		}
-		if err != nil {
-			writeSummary(w, http.StatusUnsupportedMediaType, Summary{Error: fmt.Sprintf("Content-Type %q: want application/x-ndjson or text/csv", ct)})
-			return
-		}
+	format, ok := bodyFormat(r.Header.Get("Content-Type"))
+	if !ok {
+		// An explicit type is required: a browser page can POST text/plain
+		// (or no type at all) to a loopback server without a CORS preflight.
+		writeSummary(w, http.StatusUnsupportedMediaType, Summary{Error: fmt.Sprintf("Content-Type %q: want application/x-ndjson or text/csv", r.Header.Get("Content-Type"))})
+		return
 	}
 	body := http.MaxBytesReader(w, r.Body, h.maxBody)
 	dec, err := reading.NewDecoder(format, body)
@@ -70,7 +68,52 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		code = statusFor(err, http.StatusBadRequest)
 	}
+	if err != nil {
+		// The details (which may name a database host or user) stay in
+		// the server's log; the client gets what it can act on.
+		slog.Warn("POST /v1/readings", "remote", r.RemoteAddr, "accepted", sum.Accepted, "failed", sum.Failed, "err", err)
+		sum.Error = publicError(sum, err)
+	}
 	writeSummary(w, code, sum)
+}
+
+// bodyFormat maps a request's Content-Type to a wire format. Only the two
+// documented types are accepted (parameters such as charset are ignored).
+func bodyFormat(contentType string) (reading.Format, bool) {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return "", false
+	}
+	switch mt {
+	case "application/x-ndjson":
+		return reading.NDJSON, true
+	case "text/csv":
+		return reading.CSV, true
+	}
+	return "", false
+}
+
+// publicError is what a client is told went wrong: its own input's faults
+// in full, the server's own only as what to do about them.
+func publicError(sum Summary, err error) string {
+	var parts []string
+	var src *SourceError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig) && errors.As(err, &src):
+		parts = append(parts, fmt.Sprintf("body over the limit of %d bytes after line %d; the rest was not read: split it", tooBig.Limit, src.Line))
+	case errors.As(err, &src):
+		parts = append(parts, fmt.Sprintf("reading the body failed after line %d; the rest was not read", src.Line))
+	case errors.Is(err, ErrClosed):
+		parts = append(parts, "the server is shutting down: retry")
+	}
+	if sum.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d line(s) could not be stored (failed_lines); re-send them, or the whole body (stored rows count as duplicates)", sum.Failed))
+	}
+	if len(parts) == 0 {
+		return "ingest failed"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func statusFor(err error, otherwise int) int {

@@ -6,10 +6,12 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +21,6 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
-	"github.com/galewatch/galewatch/internal/partition"
 	"github.com/galewatch/galewatch/internal/reading"
 )
 
@@ -31,11 +32,14 @@ type Config struct {
 	// EarlyTolerance: recorded_at ahead of received_at by more than this is
 	// counted as early (a fast clock), and stored (default 2 s).
 	EarlyTolerance time.Duration
-	// FutureLimit: recorded_at ahead of received_at by more than this is
-	// rejected (default 24 h).
+	// FutureLimit: a clock this far ahead is implausible and the reading
+	// is rejected: recorded_at ahead of received_at, or received_at or
+	// recorded_at ahead of the ingest clock, by more than this (default 24 h).
 	FutureLimit time.Duration
-	// RetentionDays > 0 rejects readings older than the retention.
-	RetentionDays int
+	// MaxAge: a reading recorded longer ago than this (by the ingest clock)
+	// is rejected: a dead real-time clock says 1970 (default 400 days).
+	// Retention, when set, refuses older readings still (Route.KeepFrom).
+	MaxAge time.Duration
 	// Window and MarkMargin define the dirty-mark rule (see MarkRule).
 	Window     time.Duration
 	MarkMargin time.Duration
@@ -56,6 +60,7 @@ func DefaultConfig() Config {
 		LaneThreshold:  60 * time.Second,
 		EarlyTolerance: 2 * time.Second,
 		FutureLimit:    24 * time.Hour,
+		MaxAge:         400 * 24 * time.Hour,
 		Window:         10 * time.Minute,
 		MarkMargin:     5 * time.Minute,
 		TxTimeout:      50 * time.Second,
@@ -82,12 +87,66 @@ type Summary struct {
 	Early int64 `json:"early"`
 	// DirtyMarks is how many farm-day-shards this ingest marked dirty.
 	DirtyMarks int64 `json:"dirty_marks"`
-	// Failed rows could not be stored (their shard failed); non-zero means
-	// the ingest did not succeed.
+	// Failed rows could not be stored (their shard failed, or a bad line's
+	// reject could not be recorded); non-zero means the ingest did not
+	// succeed.
 	Failed int64 `json:"failed"`
+	// FailedLines are the line numbers of the failed rows, as ranges: the
+	// lines a sender should re-send (re-sending everything is safe too:
+	// rows already stored count as duplicates).
+	FailedLines []LineRange `json:"failed_lines,omitempty"`
+	// Rejects are the first rejected lines with their reasons (all of them
+	// are in ingest_reject).
+	Rejects []RejectSample `json:"rejects,omitempty"`
 	// Error says what went wrong, when something did.
 	Error string `json:"error,omitempty"`
 }
+
+// LineRange is a run of line numbers, first to last inclusive.
+type LineRange struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// RejectSample is one rejected line and why.
+type RejectSample struct {
+	Line   int64  `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// MaxRejectSamples is how many rejects a Summary lists.
+const MaxRejectSamples = 20
+
+// lineRanges sorts line numbers and joins consecutive ones into ranges.
+func lineRanges(lines []int64) []LineRange {
+	if len(lines) == 0 {
+		return nil
+	}
+	slices.Sort(lines)
+	var out []LineRange
+	for _, l := range lines {
+		if n := len(out); n > 0 && l <= out[n-1].To+1 {
+			out[n-1].To = max(out[n-1].To, l)
+			continue
+		}
+		out = append(out, LineRange{From: l, To: l})
+	}
+	return out
+}
+
+// SourceError is a failure to read the input itself (not a bad line): the
+// rows before it were handled, the rest were never read.
+type SourceError struct {
+	Source string
+	Line   int64 // the last line read
+	Err    error
+}
+
+func (e *SourceError) Error() string {
+	return fmt.Sprintf("%s: read failed after line %d: %v", e.Source, e.Line, e.Err)
+}
+
+func (e *SourceError) Unwrap() error { return e.Err }
 
 // Ingestor is the shared write pipeline: one shardWriter per shard.
 type Ingestor struct {
@@ -167,8 +226,10 @@ func (in *Ingestor) Ingest(ctx context.Context, source string, dec reading.Decod
 	sum := s.tr.summary()
 	sum.Rejected, sum.Live, sum.Backfill, sum.Early = s.rejected, s.live, s.backfill, s.early
 	// A bad line whose reason could not be stored is not accounted for.
-	sum.Rejected -= s.rejectsLost
-	sum.Failed += s.rejectsLost
+	sum.Rejected -= int64(len(s.rejectsLost))
+	sum.Failed += int64(len(s.rejectsLost))
+	sum.FailedLines = lineRanges(append(s.tr.failedLines(), s.rejectsLost...))
+	sum.Rejects = s.samples
 	err := errors.Join(readErr, flushErr, s.tr.firstErr(), s.rejectErr)
 	if err != nil {
 		sum.Error = err.Error()
@@ -184,11 +245,12 @@ type session struct {
 	tr      *tracker
 	pending map[string]*[2]*batch // shard -> [live, backfill] batch being filled
 	rejects []controldb.IngestRejectInsertParams
+	samples []RejectSample
 
 	rejected, live, backfill, early int64
 	liveSince                       time.Time
 	lastLine                        int64
-	rejectsLost                     int64
+	rejectsLost                     []int64 // lines of rejects that could not be stored
 	rejectErr                       error
 }
 
@@ -199,7 +261,7 @@ func (s *session) readAll(ctx context.Context, dec reading.Decoder) error {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return fmt.Errorf("%s: read failed after line %d: %w", s.source, s.lastLine, err)
+			return &SourceError{Source: s.source, Line: s.lastLine, Err: err}
 		}
 		s.lastLine = rec.Line
 		if err := s.take(ctx, rec); err != nil {
@@ -245,7 +307,7 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		if lane == Backfill {
 			size = s.in.cfg.BackfillBatch
 		}
-		b = &batch{lane: lane, src: s.tr, rows: make([]sharddb.ReadingsCopyParams, 0, size), routes: make([]*Route, 0, size)}
+		b = &batch{lane: lane, src: s.tr, rows: make([]sharddb.ReadingsCopyParams, 0, size), routes: make([]*Route, 0, size), lines: make([]int64, 0, size)}
 		slots[lane] = b
 		if lane == Live {
 			s.liveSince = now
@@ -256,6 +318,7 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		Available: r.Available, PowerKw: r.PowerKW, WindMs: r.WindMS,
 	})
 	b.routes = append(b.routes, route)
+	b.lines = append(b.lines, rec.Line)
 	if len(b.rows) == cap(b.rows) {
 		slots[lane] = nil
 		return s.submit(ctx, route.Shard, b)
@@ -267,22 +330,31 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 }
 
 // check validates a routed reading; it returns the reason it is refused.
+// Implausible clocks come first: a reading dated 1970 or 2099 must create
+// nothing (no partition, mark or job), whatever else is wrong with it.
 func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) string {
 	const ts = time.RFC3339Nano
+	limit := in.cfg.FutureLimit
+	if ahead := r.ReceivedAt.Sub(now); ahead > limit {
+		return fmt.Sprintf("received_at %s is %s ahead of the ingest clock %s (limit %s)", r.ReceivedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
+	}
+	if ahead := r.RecordedAt.Sub(r.ReceivedAt); ahead > limit {
+		return fmt.Sprintf("recorded_at %s is %s ahead of received_at %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, r.ReceivedAt.UTC().Format(ts), limit)
+	}
+	if ahead := r.RecordedAt.Sub(now); ahead > limit {
+		return fmt.Sprintf("recorded_at %s is %s ahead of the ingest clock %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
+	}
+	if age := now.Sub(r.RecordedAt); in.cfg.MaxAge > 0 && age > in.cfg.MaxAge {
+		return fmt.Sprintf("recorded_at %s is older than the maximum age of %d days (a clock that lost its time?)", r.RecordedAt.UTC().Format(ts), int(in.cfg.MaxAge.Hours()/24))
+	}
+	if k := route.KeepFrom; k != nil && r.RecordedAt.Before(*k) {
+		return fmt.Sprintf("recorded_at %s is older than the retention: farm %s keeps readings from %s", r.RecordedAt.UTC().Format(ts), route.FarmID, k.UTC().Format(ts))
+	}
 	if d := route.DecommissionedAt; d != nil && !r.RecordedAt.Before(*d) {
 		return fmt.Sprintf("turbine %q was decommissioned at %s; recorded_at %s is not before it", route.TurbineID, d.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
 	}
 	if c := route.CommissionedAt; c != nil && r.RecordedAt.Before(*c) {
 		return fmt.Sprintf("turbine %q was commissioned at %s; recorded_at %s is before it", route.TurbineID, c.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
-	}
-	if ahead := r.RecordedAt.Sub(r.ReceivedAt); ahead > in.cfg.FutureLimit {
-		return fmt.Sprintf("recorded_at %s is %s ahead of received_at %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, r.ReceivedAt.UTC().Format(ts), in.cfg.FutureLimit)
-	}
-	if in.cfg.RetentionDays > 0 {
-		cutoff := partition.Day(now).AddDate(0, 0, -in.cfg.RetentionDays)
-		if r.RecordedAt.Before(cutoff) {
-			return fmt.Sprintf("recorded_at %s is older than the retention of %d days (before %s)", r.RecordedAt.UTC().Format(ts), in.cfg.RetentionDays, cutoff.Format(time.DateOnly))
-		}
 	}
 	return ""
 }
@@ -339,32 +411,59 @@ func (s *session) submit(ctx context.Context, shard string, b *batch) error {
 	}
 }
 
+// MaxRawBytes is how much of a rejected line is kept.
+const MaxRawBytes = 4096
+
 func (s *session) reject(ctx context.Context, rec *reading.Record, reason string) error {
-	raw := rec.Raw
-	if len(raw) > 4096 {
-		raw = raw[:4096]
-	}
 	s.rejected++
-	s.rejects = append(s.rejects, controldb.IngestRejectInsertParams{
-		Source: s.source, Line: rec.Line, Raw: string(raw), Reason: reason, RejectedAt: s.in.now(),
-	})
+	if len(s.samples) < MaxRejectSamples {
+		s.samples = append(s.samples, RejectSample{Line: rec.Line, Reason: reason})
+	}
+	raw, escaped, _ := reading.StorableText(rec.Raw, MaxRawBytes)
+	p := controldb.IngestRejectInsertParams{
+		Source: s.storableSource(), Line: rec.Line, Raw: raw, RawEscaped: escaped, Reason: storable(reason), RejectedAt: s.in.now(),
+	}
+	if escaped {
+		p.RawBytes = bytes.Clone(rec.Raw[:min(len(rec.Raw), MaxRawBytes)])
+	}
+	if len(rec.Raw) < reading.MaxLine {
+		n := int32(len(rec.Raw))
+		p.RawLength = &n
+	}
+	s.rejects = append(s.rejects, p)
 	if len(s.rejects) >= 1000 {
 		s.flushRejects(ctx)
 	}
 	return nil
 }
 
-// flushRejects stores the pending rejects. If the control database cannot
-// take them, they are counted as failed (the ingest does not succeed) and
-// reading goes on: the good rows are still worth storing.
+func (s *session) storableSource() string { return storable(s.source) }
+
+// storable makes any text storable in a Postgres text column (a file name
+// or a reason quoting bad bytes).
+func storable(text string) string {
+	out, _, _ := reading.StorableText([]byte(text), len(text))
+	return out
+}
+
+// flushRejects stores the pending rejects. If the batch is refused, each
+// row is tried alone, so a reject that really cannot be stored fails only
+// itself; a reject that cannot be stored is counted as failed, with its
+// line (the ingest does not succeed), and reading goes on: the good rows
+// are still worth storing.
 func (s *session) flushRejects(ctx context.Context) {
 	if len(s.rejects) == 0 {
 		return
 	}
-	if _, err := controldb.New(s.in.control).IngestRejectInsert(ctx, s.rejects); err != nil {
-		s.rejectsLost += int64(len(s.rejects))
-		if s.rejectErr == nil {
-			s.rejectErr = fmt.Errorf("store rejected line(s) of %s: %w", s.source, err)
+	q := controldb.New(s.in.control)
+	if _, err := q.IngestRejectInsert(ctx, s.rejects); err != nil {
+		for i := range s.rejects {
+			if _, err := q.IngestRejectInsert(ctx, s.rejects[i:i+1]); err != nil {
+				s.rejectsLost = append(s.rejectsLost, s.rejects[i].Line)
+				if s.rejectErr == nil {
+					s.rejectErr = fmt.Errorf("store rejected line(s) of %s: %w", s.source, err)
+				}
+			}
 		}
 	}
 	s.rejects = s.rejects[:0]

@@ -43,9 +43,16 @@ type bundle struct {
 
 func setup(t *testing.T, fleetYAML string, cfg ingest.Config, hooks *ingest.Hooks) *bundle {
 	t.Helper()
+	return setupRetention(t, fleetYAML, cfg, hooks, 0)
+}
+
+// setupRetention is setup with readings kept for retentionDays farm-local
+// days (0 = all).
+func setupRetention(t *testing.T, fleetYAML string, cfg ingest.Config, hooks *ingest.Hooks, retentionDays int) *bundle {
+	t.Helper()
 	env := testdb.New(t, fleetYAML)
 	ctx := context.Background()
-	routes, err := ingest.LoadRoutes(ctx, env.Control, tuesday)
+	routes, err := ingest.LoadRoutes(ctx, env.Control, tuesday, retentionDays)
 	testdb.Must(t, err, "load routes")
 	b := &bundle{env: env, now: tuesday}
 	b.in = ingest.New(cfg, env.Control, env.Shards, routes, func() time.Time { return b.now }, hooks)
@@ -102,9 +109,7 @@ func TestDuplicatesAreCountedNotStored(t *testing.T) {
 
 func TestBadLinesAreRejectedWithReasonsAndTheRestStored(t *testing.T) {
 	t.Parallel()
-	cfg := ingest.DefaultConfig()
-	cfg.RetentionDays = 30
-	b := setup(t, smallFleet, cfg, nil)
+	b := setupRetention(t, smallFleet, ingest.DefaultConfig(), nil, 30)
 	at := tuesday.Add(-time.Minute + time.Second)
 	good := line("T-001", at, tuesday)
 	lines := []struct{ text, reason string }{
@@ -116,7 +121,7 @@ func TestBadLinesAreRejectedWithReasonsAndTheRestStored(t *testing.T) {
 		{`{"turbine_id":"T-002","recorded_at":"2026-08-04T08:59:00Z","available":true,"power_kw":NaN,"wind_ms":1}`, `power_kw: "NaN" is not a finite number`},
 		{`{"turbine_id":"T-002","recorded_at":"2026-08-04T08:59:00Z","available":true,"power_kw":1,"wind_ms":"+Inf"}`, `wind_ms: "+Inf" is not a finite number`},
 		{`{"turbine_id":"T-002","recorded_at":"2026-08-05T10:00:00Z","received_at":"2026-08-04T09:00:00Z","available":true,"power_kw":1,"wind_ms":1}`, `recorded_at 2026-08-05T10:00:00Z is 25h0m0s ahead of received_at 2026-08-04T09:00:00Z (limit 24h0m0s)`},
-		{`{"turbine_id":"T-002","recorded_at":"2026-06-01T00:00:00Z","available":true,"power_kw":1,"wind_ms":1}`, `recorded_at 2026-06-01T00:00:00Z is older than the retention of 30 days (before 2026-07-05)`},
+		{`{"turbine_id":"T-002","recorded_at":"2026-06-01T00:00:00Z","available":true,"power_kw":1,"wind_ms":1}`, `recorded_at 2026-06-01T00:00:00Z is older than the retention: farm f1 keeps readings from 2026-07-04T23:00:00Z`},
 		{`{"turbine_id":"U-OLD","recorded_at":"2026-08-04T08:59:00Z","available":true,"power_kw":1,"wind_ms":1}`, `turbine "U-OLD" was decommissioned at 2026-07-01T00:00:00Z`},
 		{`not json at all`, `not a JSON object`},
 		{`{"turbine_id":"T-002","recorded_at":"2026-08-04T08:59:00Z","available":true,"power_kw":1,"wind_ms":1} trailing`, `malformed JSON: trailing data`},

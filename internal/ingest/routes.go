@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/partition"
 )
 
 // Route is what ingest knows about one turbine: where its readings go and
@@ -19,6 +20,10 @@ type Route struct {
 	Location         *time.Location
 	CommissionedAt   *time.Time
 	DecommissionedAt *time.Time
+	// KeepFrom, when set, is the start of the oldest farm-local day
+	// retention keeps for the turbine's farm: older readings are refused
+	// (their partition may be gone, or about to go).
+	KeepFrom *time.Time
 }
 
 // Routes is a snapshot of the registry, turbine id → route.
@@ -27,11 +32,16 @@ type Routes struct {
 	LoadedAt time.Time
 }
 
-// LoadRoutes reads the registry from the control database.
-func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time) (*Routes, error) {
+// LoadRoutes reads the registry from the control database, with each
+// farm's retention horizon at now when retentionDays > 0.
+func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, retentionDays int) (*Routes, error) {
 	rows, err := controldb.New(control).TurbineRoutes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load turbine routes: %w", err)
+	}
+	keep, err := partition.KeepFrom(ctx, control, now, retentionDays)
+	if err != nil {
+		return nil, err
 	}
 	zones := map[string]*time.Location{}
 	r := &Routes{byID: make(map[string]*Route, len(rows)), LoadedAt: now}
@@ -46,6 +56,9 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time) (*Rou
 		r.byID[row.ID] = &Route{
 			TurbineID: row.ID, FarmID: row.FarmID, Shard: row.ShardName, Location: loc,
 			CommissionedAt: row.CommissionedAt, DecommissionedAt: row.DecommissionedAt,
+		}
+		if k, ok := keep[row.FarmID]; ok {
+			r.byID[row.ID].KeepFrom = &k
 		}
 	}
 	return r, nil

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -11,6 +12,7 @@ type tracker struct {
 
 	mu                          sync.Mutex
 	accepted, duplicate, failed int64
+	failedAt                    []int64 // lines of failed rows
 	marks                       map[trackedMark]struct{}
 	err                         error
 }
@@ -32,6 +34,7 @@ func (t *tracker) done(shard string, b *batch, res batchResult) {
 	defer t.mu.Unlock()
 	if res.err != nil {
 		t.failed += int64(len(b.rows))
+		t.failedAt = append(t.failedAt, b.lines...)
 		if t.err == nil {
 			t.err = res.err
 		}
@@ -45,6 +48,13 @@ func (t *tracker) done(shard string, b *batch, res batchResult) {
 }
 
 func (t *tracker) wait() { t.wg.Wait() }
+
+// failedLines returns the lines of every failed row so far.
+func (t *tracker) failedLines() []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.failedAt)
+}
 
 func (t *tracker) firstErr() error {
 	t.mu.Lock()

@@ -39,6 +39,7 @@ type batch struct {
 	lane   Lane
 	rows   []sharddb.ReadingsCopyParams
 	routes []*Route // routes[i] is rows[i]'s turbine
+	lines  []int64  // lines[i] is rows[i]'s line in its source
 	src    *tracker
 }
 

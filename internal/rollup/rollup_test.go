@@ -63,7 +63,7 @@ func setup(t testing.TB, fleetYAML string, opts options) *bundle {
 	ctx := context.Background()
 	env := testdb.New(t, fleetYAML)
 	b := &bundle{env: env, clock: &clock{now: time.Date(2026, 8, 2, 3, 0, 0, 0, london)}}
-	routes, err := ingest.LoadRoutes(ctx, env.Control, b.clock.Now())
+	routes, err := ingest.LoadRoutes(ctx, env.Control, b.clock.Now(), 0)
 	testdb.Must(t, err, "routes")
 	b.in = ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, b.clock.Now, nil)
 	b.in.Start(ctx)

@@ -1,11 +1,18 @@
-// Package server is the orchestrator's HTTP face: health, ingest, and (as the
-// project grows) the status page, the JSON API and the River UI.
+// Package server is the orchestrator's HTTP face: health, ingest, the River
+// UI and (as the project grows) the status page and the JSON API.
+//
+// It is closed by default: without a token it serves only on a loopback
+// address and only to requests addressed to a loopback host name; with a
+// token every endpoint but /healthz requires it. Nothing a client sees
+// carries a connection string, host or user.
 package server
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -15,25 +22,95 @@ import (
 	"github.com/galewatch/galewatch/internal/fleet"
 )
 
+// TokenEnv is the environment variable holding the API token.
+const TokenEnv = "GALEWATCH_TOKEN"
+
+// Config is how the server listens and whom it serves.
+type Config struct {
+	// Addr is the listen address (host:port).
+	Addr string
+	// Token, when set, is required on every endpoint but /healthz, as
+	// `Authorization: Bearer <token>` (or as the password of HTTP basic
+	// auth, so a browser can open the River UI). Without it the server
+	// refuses to listen on anything but a loopback address.
+	Token string
+	// Timeouts of the HTTP server: a client that trickles its request (or
+	// reads its response slowly) is cut off instead of holding a
+	// connection and an ingest slot forever.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+// DefaultConfig listens on 127.0.0.1:8080. ReadTimeout bounds the whole
+// request (a 64 MiB ingest body at 1 MB/s takes about a minute);
+// WriteTimeout, counted from the end of the headers, also covers the
+// ingest of that body before the answer is written.
+func DefaultConfig() Config {
+	return Config{
+		Addr:              "127.0.0.1:8080",
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// ErrExposed is returned when the server would listen beyond loopback
+// without a token.
+var ErrExposed = errors.New("refusing to serve on a non-loopback address without " + TokenEnv)
+
+// CheckExposure refuses a non-loopback listen address without a token.
+func (c Config) CheckExposure() error {
+	if c.Token == "" && !IsLoopback(c.Addr) {
+		return fmt.Errorf("%w (%s): set %s to a secret clients send as `Authorization: Bearer <token>`, or listen on 127.0.0.1", ErrExposed, c.Addr, TokenEnv)
+	}
+	return nil
+}
+
+// IsLoopback reports whether a listen address (host:port) binds only
+// loopback interfaces. An empty host (all interfaces) is not loopback.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	return isLoopbackHost(host)
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Server holds what the handlers need.
 type Server struct {
 	Control *pgxpool.Pool
 	Shards  *fleet.Shards
+	cfg     Config
 	mux     *http.ServeMux
+	log     *slog.Logger
 }
 
 // New builds a Server and its routes.
-func New(control *pgxpool.Pool, shards *fleet.Shards) *Server {
-	s := &Server{Control: control, Shards: shards, mux: http.NewServeMux()}
+func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
+	s := &Server{Control: control, Shards: shards, cfg: cfg, mux: http.NewServeMux(), log: slog.Default()}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	return s
 }
 
-// Handle adds a route (used to mount ingest, River UI, ...).
+// Handle adds a route (used to mount ingest, River UI, ...). Every route but
+// /healthz is behind the server's access rules.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP applies the access rules, then routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/healthz" && !s.allowed(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 type health struct {
 	Status  string            `json:"status"`
@@ -41,19 +118,22 @@ type health struct {
 	Shards  map[string]string `json:"shards"`
 }
 
-// healthz answers 200 while the control database answers (shards are
-// reported one by one: a down shard degrades, it does not kill, the service).
+// healthz answers 200 while the control database answers; each shard is
+// "ok" or "down" (a down shard degrades, it does not kill, the service).
+// The reasons go to the server's log, not to the client.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	h := health{Status: "ok", Control: "ok", Shards: map[string]string{}}
 	code := http.StatusOK
 	if err := s.Control.Ping(ctx); err != nil {
-		h.Status, h.Control, code = "down", err.Error(), http.StatusServiceUnavailable
+		s.log.Warn("healthz: control database", "err", err)
+		h.Status, h.Control, code = "down", "down", http.StatusServiceUnavailable
 	}
 	for _, name := range s.Shards.Names() {
 		if err := s.Shards.Pool(name).Ping(ctx); err != nil {
-			h.Shards[name] = err.Error()
+			s.log.Warn("healthz: shard", "shard", name, "err", err)
+			h.Shards[name] = "down"
 			if h.Status == "ok" {
 				h.Status = "degraded"
 			}
@@ -70,17 +150,26 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// ListenAndServe serves h on addr until ctx ends, then shuts down gracefully.
-// ready, if not nil, receives the bound address once listening.
-func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", addr)
+// ListenAndServe serves h on cfg.Addr until ctx ends, then shuts down
+// gracefully. ready, if not nil, receives the bound address once listening.
+func ListenAndServe(ctx context.Context, cfg Config, h http.Handler, ready func(net.Addr)) error {
+	if err := cfg.CheckExposure(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

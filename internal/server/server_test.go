@@ -1,0 +1,213 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/server"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+func TestExposure(t *testing.T) {
+	for _, tc := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:8080", "", true},
+		{"localhost:8080", "", true},
+		{"[::1]:8080", "", true},
+		{"0.0.0.0:8080", "", false},
+		{":8080", "", false},
+		{"192.168.1.10:8080", "", false},
+		{"0.0.0.0:8080", "s3cret", true},
+	} {
+		cfg := server.DefaultConfig()
+		cfg.Addr, cfg.Token = tc.addr, tc.token
+		err := cfg.CheckExposure()
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, server.ErrExposed)) {
+			t.Errorf("addr %q token %q: err = %v, want ok=%v", tc.addr, tc.token, err, tc.ok)
+		}
+		if !tc.ok {
+			// ListenAndServe refuses too, before binding anything.
+			if err := server.ListenAndServe(context.Background(), cfg, http.NotFoundHandler(), nil); !errors.Is(err, server.ErrExposed) {
+				t.Errorf("ListenAndServe on %q without a token: %v, want ErrExposed", tc.addr, err)
+			}
+		}
+	}
+}
+
+// serve runs a Server with cfg on a free loopback port and returns its URL.
+func serve(t *testing.T, s *server.Server, cfg server.Config) string {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- server.ListenAndServe(ctx, cfg, s, func(a net.Addr) { addr <- a }) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case a := <-addr:
+		return "http://" + a.String()
+	case err := <-done:
+		t.Fatalf("server: %v", err)
+	}
+	return ""
+}
+
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	testdb.Must(t, err, "request")
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	testdb.Must(t, err, "GET %s", url)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAccessRules(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}]\n")
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "secret data") })
+
+	t.Run("Token", func(t *testing.T) {
+		cfg := server.DefaultConfig()
+		cfg.Token = "s3cret"
+		s := server.New(env.Control, env.Shards, cfg)
+		s.Handle("/riverui/", ok)
+		s.Handle("POST /v1/readings", ok)
+		url := serve(t, s, cfg)
+		for _, tc := range []struct {
+			path   string
+			header []string
+			want   int
+		}{
+			{"/healthz", nil, 200},
+			{"/riverui/", nil, 401},
+			{"/riverui/", []string{"Authorization", "Bearer wrong"}, 401},
+			{"/riverui/", []string{"Authorization", "Bearer s3cret"}, 200},
+			{"/riverui/", []string{"Authorization", "Basic " + basic("anyone", "s3cret")}, 200},
+			{"/riverui/", []string{"Authorization", "Basic " + basic("admin", "nope")}, 401},
+			{"/no-such-page", nil, 401}, // unknown paths do not tell what exists
+		} {
+			code, body := get(t, url+tc.path, tc.header...)
+			if code != tc.want || (code != 200 && strings.Contains(body, "secret data")) {
+				t.Errorf("GET %s %v: %d %q, want %d", tc.path, tc.header, code, body, tc.want)
+			}
+		}
+	})
+
+	t.Run("LoopbackWithoutToken", func(t *testing.T) {
+		cfg := server.DefaultConfig()
+		s := server.New(env.Control, env.Shards, cfg)
+		s.Handle("/riverui/", ok)
+		url := serve(t, s, cfg)
+		if code, _ := get(t, url+"/riverui/"); code != 200 {
+			t.Errorf("loopback without a token: %d, want 200", code)
+		}
+		// A page on another site whose name resolves to 127.0.0.1 (DNS
+		// rebinding) sends its own host name: refused.
+		if code, body := get(t, url+"/riverui/", "Host", "evil.example:8080"); code != 403 || strings.Contains(body, "secret") {
+			t.Errorf("Host evil.example: %d %q, want 403", code, body)
+		}
+		if code, _ := get(t, url+"/healthz", "Host", "evil.example:8080"); code != 200 {
+			t.Errorf("healthz for any host: %d, want 200", code)
+		}
+	})
+}
+
+func basic(user, pass string) string {
+	req, _ := http.NewRequest(http.MethodGet, "/", nil)
+	req.SetBasicAuth(user, pass)
+	return strings.TrimPrefix(req.Header.Get("Authorization"), "Basic ")
+}
+
+// TestHealthzSaysOkOrDownOnly: a shard that cannot be reached is "down";
+// the body names no host, port or user.
+func TestHealthzSaysOkOrDownOnly(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "shards: [{name: s1}, {name: s2}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}, {id: T-2, shard: s2}]}]\n")
+	// Point s2 at a port nothing listens on, as a DBA would after moving it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	testdb.Must(t, err, "listen")
+	dead := ln.Addr().String()
+	ln.Close()
+	testdb.Exec(t, env.Control, `UPDATE shard SET dsn = $1 WHERE name = 's2'`, "postgres://galewatch@"+dead+"/galewatch_s2?connect_timeout=1")
+	shards, err := env.Registry.OpenShards(context.Background(), 2)
+	testdb.Must(t, err, "open shards")
+	t.Cleanup(shards.Close)
+	cfg := server.DefaultConfig()
+	url := serve(t, server.New(env.Control, shards, cfg), cfg)
+	code, body := get(t, url+"/healthz")
+	want := `{"status":"degraded","control":"ok","shards":{"s1":"ok","s2":"down"}}`
+	if code != 200 || strings.TrimSpace(body) != want {
+		t.Fatalf("healthz: %d %s, want 200 %s", code, body, want)
+	}
+}
+
+// TestSlowClientIsCutOff: a client that sends its headers and then trickles
+// its body a byte at a time is disconnected once the read timeout passes,
+// and the handler sees its read fail; it cannot hold the connection.
+func TestSlowClientIsCutOff(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}]\n")
+	cfg := server.DefaultConfig()
+	cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout = time.Second, 2*time.Second, time.Second
+	readErr := make(chan error, 1)
+	s := server.New(env.Control, env.Shards, cfg)
+	s.Handle("POST /v1/readings", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.Copy(io.Discard, r.Body)
+		readErr <- err
+	}))
+	url := serve(t, s, cfg)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	testdb.Must(t, err, "dial")
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/readings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n")
+	start := time.Now()
+	closed := make(chan time.Duration, 1)
+	go func() {
+		// The server closes the connection (or answers) once it gives up.
+		_, _ = bufio.NewReader(conn).ReadByte()
+		closed <- time.Since(start)
+	}()
+	trickle := time.NewTicker(100 * time.Millisecond)
+	defer trickle.Stop()
+	for {
+		select {
+		case took := <-closed:
+			if took > 3*time.Second {
+				t.Fatalf("connection closed after %s, want within the 1 s read timeout (+ slack)", took)
+			}
+			select {
+			case err := <-readErr:
+				if err == nil {
+					t.Fatal("the handler read the trickled body without an error")
+				}
+			case <-time.After(2 * time.Second):
+				t.Fatal("the handler's read of the trickled body did not end")
+			}
+			return
+		case <-trickle.C:
+			if time.Since(start) > 10*time.Second {
+				t.Fatal("a trickling client held the connection for 10 s")
+			}
+			_, _ = conn.Write([]byte("{"))
+		}
+	}
+}
