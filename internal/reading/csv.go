@@ -23,32 +23,37 @@ type csvDecoder struct {
 func newCSVDecoder(r io.Reader) (*csvDecoder, error) {
 	d := &csvDecoder{lines: newLineReader(r)}
 	for {
-		line, _, err := d.lines.next()
+		line, tooLong, err := d.lines.next()
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("CSV: no header line")
 		}
 		if err != nil {
 			return nil, err
 		}
+		if tooLong {
+			return nil, fmt.Errorf("CSV header (line %d): longer than %d bytes", d.lines.line, MaxLine)
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		cells := splitCSV(line)
+		if msg := d.split(line); msg != "" {
+			return nil, fmt.Errorf("CSV header (line %d): %s", d.lines.line, msg)
+		}
 		for i := range d.col {
 			d.col[i] = -1
 		}
-		for c, name := range cells {
-			name := strings.ToLower(strings.TrimSpace(string(name)))
+		for c, name := range d.cells {
+			name := strings.ToLower(string(bytes.TrimSpace(name)))
 			for i, f := range Fields {
 				if name == f {
 					d.col[i] = c
 				}
 			}
 		}
-		d.ncols = len(cells)
+		d.ncols = len(d.cells)
 		for i, f := range Fields {
 			if d.col[i] < 0 && f != "received_at" {
-				return nil, fmt.Errorf("CSV header (line %d): missing column %q (have %q)", d.lines.line, f, string(line))
+				return nil, fmt.Errorf("CSV header (line %d): missing column %q (have %s)", d.lines.line, f, quoteN(line, 256))
 			}
 		}
 		return d, nil
@@ -67,7 +72,7 @@ func (d *csvDecoder) Next() (*Record, error) {
 		d.rec = Record{Line: d.lines.line, Raw: line}
 		switch {
 		case tooLong:
-			d.rec.Problem = fmt.Sprintf("line longer than %d bytes", MaxLine)
+			d.rec.Problem = tooLongProblem
 		default:
 			d.rec.Problem = d.parse(line, &d.rec.Reading)
 		}
@@ -76,17 +81,8 @@ func (d *csvDecoder) Next() (*Record, error) {
 }
 
 func (d *csvDecoder) parse(line []byte, r *Reading) string {
-	d.cells = d.cells[:0]
-	if bytes.IndexByte(line, '"') >= 0 {
-		fields, err := csv.NewReader(bytes.NewReader(line)).Read()
-		if err != nil {
-			return "malformed CSV: " + err.Error()
-		}
-		for _, f := range fields {
-			d.cells = append(d.cells, []byte(f))
-		}
-	} else {
-		d.cells = appendSplit(d.cells, line)
+	if msg := d.split(line); msg != "" {
+		return msg
 	}
 	if len(d.cells) != d.ncols {
 		return fmt.Sprintf("has %d columns, the header has %d", len(d.cells), d.ncols)
@@ -110,7 +106,29 @@ func (d *csvDecoder) parse(line []byte, r *Reading) string {
 	return ""
 }
 
-func splitCSV(line []byte) [][]byte { return appendSplit(nil, line) }
+// split sets d.cells to the line's fields, or says why it cannot. A line
+// without quotes is split on commas in place; one with quotes goes through
+// encoding/csv (and allocates).
+func (d *csvDecoder) split(line []byte) string {
+	d.cells = d.cells[:0]
+	if bytes.IndexByte(line, '"') < 0 {
+		d.cells = appendSplit(d.cells, line)
+		return ""
+	}
+	fields, err := csv.NewReader(bytes.NewReader(line)).Read()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) && pe.Column > 0 {
+			// Column is the 1-based byte index; Problems give 0-based offsets.
+			return fmt.Sprintf("malformed CSV: %v at byte %d", pe.Err, pe.Column-1)
+		}
+		return "malformed CSV: " + err.Error()
+	}
+	for _, f := range fields {
+		d.cells = append(d.cells, []byte(f))
+	}
+	return ""
+}
 
 func appendSplit(dst [][]byte, line []byte) [][]byte {
 	for {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Encoder writes readings in one wire format.
@@ -44,7 +45,7 @@ func (e *Encoder) Encode(r *Reading) error {
 		b = strconv.AppendFloat(b, float64(r.WindMS), 'f', -1, 32)
 	default:
 		b = append(b, `{"turbine_id":`...)
-		b = strconv.AppendQuote(b, r.TurbineID)
+		b = appendJSONString(b, r.TurbineID)
 		b = append(b, `,"recorded_at":"`...)
 		b = r.RecordedAt.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, '"')
@@ -69,3 +70,49 @@ func (e *Encoder) Encode(r *Reading) error {
 
 // Flush writes any buffered output.
 func (e *Encoder) Flush() error { return e.w.Flush() }
+
+// appendJSONString appends s as a JSON string: '"' and '\\' escaped,
+// control characters as \u00XX, invalid UTF-8 as U+FFFD (as encoding/json
+// does), everything else as is. strconv.Quote is not JSON: it writes \x..
+// and \U........ escapes that JSON does not have.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

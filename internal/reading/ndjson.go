@@ -7,33 +7,48 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// MaxLine is the longest line accepted; a longer one is rejected, not buffered.
+// MaxLine is the longest line accepted, in bytes without its line end
+// ("\n" or "\r\n"); a longer one is rejected, not buffered.
 const MaxLine = 64 << 10
 
-// lineReader yields lines (without the newline) in constant memory.
+// bom is the UTF-8 byte-order mark, skipped at the start of a stream.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// lineReader yields lines (without the line end) in constant memory.
 type lineReader struct {
-	r    *bufio.Reader
-	line int64
-	buf  []byte
+	r       *bufio.Reader
+	line    int64
+	buf     []byte
+	started bool // the first bytes have been read (and a BOM skipped)
 }
 
 func newLineReader(r io.Reader) *lineReader {
 	return &lineReader{r: bufio.NewReaderSize(r, 256<<10)}
 }
 
-// next returns the next line, whether it was too long (and truncated), or
-// io.EOF at the end of input.
+// next returns the next line without its line end, whether it was longer
+// than MaxLine (it is then the line's first MaxLine bytes), or io.EOF at the
+// end of input. A UTF-8 byte-order mark at the very start of the input is
+// skipped (spreadsheets write one); lr.line still counts physical lines.
 func (lr *lineReader) next() ([]byte, bool, error) {
 	lr.buf = lr.buf[:0]
-	tooLong := false
+	dropped := false
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		if len(lr.buf)+len(chunk) <= MaxLine {
-			lr.buf = append(lr.buf, chunk...)
+		if !lr.started {
+			lr.started = true
+			chunk = bytes.TrimPrefix(chunk, bom)
+		}
+		// Keep at most MaxLine bytes and a "\r\n"; drop the rest.
+		if room := MaxLine + 2 - len(lr.buf); len(chunk) > room {
+			lr.buf = append(lr.buf, chunk[:room]...)
+			dropped = true
 		} else {
-			tooLong = true
+			lr.buf = append(lr.buf, chunk...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -41,14 +56,20 @@ func (lr *lineReader) next() ([]byte, bool, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, false, err
 		}
-		if errors.Is(err, io.EOF) && len(lr.buf) == 0 && !tooLong {
+		if errors.Is(err, io.EOF) && len(lr.buf) == 0 {
 			return nil, false, io.EOF
 		}
 		lr.line++
 		line := bytes.TrimRight(lr.buf, "\r\n")
-		return line, tooLong, nil
+		if dropped || len(line) > MaxLine {
+			return lr.buf[:MaxLine], true, nil
+		}
+		return line, false, nil
 	}
 }
+
+// tooLongProblem is the Problem of a line longer than MaxLine.
+var tooLongProblem = fmt.Sprintf("line longer than %d bytes (the limit; Raw holds its first %d)", MaxLine, MaxLine)
 
 type ndjsonDecoder struct {
 	lines *lineReader
@@ -70,7 +91,7 @@ func (d *ndjsonDecoder) Next() (*Record, error) {
 		}
 		d.rec = Record{Line: d.lines.line, Raw: line}
 		if tooLong {
-			d.rec.Problem = fmt.Sprintf("line longer than %d bytes", MaxLine)
+			d.rec.Problem = tooLongProblem
 		} else {
 			d.rec.Problem = parseObject(line, &d.rec.Reading)
 		}
@@ -85,7 +106,7 @@ func parseObject(b []byte, r *Reading) string {
 	p := jsonScanner{b: b}
 	p.ws()
 	if !p.eat('{') {
-		return "not a JSON object"
+		return "not a JSON object: expected '{' at byte " + strconv.Itoa(p.i) + ", found " + p.found()
 	}
 	var seen [6]bool
 	p.ws()
@@ -94,18 +115,23 @@ func parseObject(b []byte, r *Reading) string {
 	}
 	for {
 		p.ws()
-		key, ok := p.str()
-		if !ok {
-			return "malformed JSON: expected a quoted key at byte " + strconv.Itoa(p.i)
+		at := p.i
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return "malformed JSON: expected a quoted key at byte " + strconv.Itoa(at) + ", found " + p.found()
+		}
+		key, why := p.str()
+		if why != "" {
+			return "malformed JSON: key at byte " + strconv.Itoa(at) + ": " + why
 		}
 		p.ws()
 		if !p.eat(':') {
-			return "malformed JSON: expected ':' after key " + strconv.Quote(string(key))
+			return "malformed JSON: expected ':' after key " + quote(key) + " at byte " + strconv.Itoa(p.i) + ", found " + p.found()
 		}
 		p.ws()
-		val, quoted, ok := p.value()
-		if !ok {
-			return "malformed JSON: bad value for " + strconv.Quote(string(key))
+		at = p.i
+		val, quoted, why := p.value()
+		if why != "" {
+			return "malformed JSON: value of " + quote(key) + " at byte " + strconv.Itoa(at) + ": " + why
 		}
 		if msg := assign(r, &seen, key, val, quoted); msg != "" {
 			return msg
@@ -117,11 +143,11 @@ func parseObject(b []byte, r *Reading) string {
 		if p.eat('}') {
 			break
 		}
-		return "malformed JSON: expected ',' or '}' at byte " + strconv.Itoa(p.i)
+		return "malformed JSON: expected ',' or '}' at byte " + strconv.Itoa(p.i) + ", found " + p.found()
 	}
 	p.ws()
 	if p.i != len(p.b) {
-		return "malformed JSON: trailing data after the object"
+		return "malformed JSON: trailing data after the object at byte " + strconv.Itoa(p.i) + ", found " + p.found()
 	}
 	for i, f := range Fields {
 		if !seen[i] && f != "received_at" {
@@ -153,38 +179,23 @@ func assign(r *Reading, seen *[6]bool, key, val []byte, quoted bool) string {
 	}
 	seen[idx] = true
 	if name == "turbine_id" && (!quoted || len(val) == 0) {
-		return fmt.Sprintf("turbine_id: %q is not a turbine id string", truncate(val))
+		return fmt.Sprintf("turbine_id: %s is not a turbine id string", quote(val))
 	}
 	return setField(r, name, val)
-}
-
-// skipComposite moves past one balanced {...} or [...] value.
-func (p *jsonScanner) skipComposite() bool {
-	depth := 0
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case '"':
-			if _, ok := p.str(); !ok {
-				return false
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				p.i++
-				return true
-			}
-		}
-		p.i++
-	}
-	return false
 }
 
 type jsonScanner struct {
 	b []byte
 	i int
+}
+
+// found describes what is at p.i, for a Problem: the next few bytes,
+// quoted, or the end of the line.
+func (p *jsonScanner) found() string {
+	if p.i >= len(p.b) {
+		return "the end of the line"
+	}
+	return quoteN(p.b[p.i:], 16)
 }
 
 func (p *jsonScanner) ws() {
@@ -206,11 +217,12 @@ func (p *jsonScanner) eat(c byte) bool {
 	return false
 }
 
-// str reads a JSON string and returns its contents (unescaped when needed).
-func (p *jsonScanner) str() ([]byte, bool) {
-	if !p.eat('"') {
-		return nil, false
-	}
+// str reads a JSON string (p.b[p.i] is its opening quote) and returns its
+// contents, unescaped when needed, or why it is malformed. Bytes that are
+// not valid UTF-8 are passed through; setField refuses them where it
+// matters.
+func (p *jsonScanner) str() ([]byte, string) {
+	p.i++ // the opening quote
 	start := p.i
 	escaped := false
 	for p.i < len(p.b) {
@@ -223,38 +235,140 @@ func (p *jsonScanner) str() ([]byte, bool) {
 			raw := p.b[start:p.i]
 			p.i++
 			if !escaped {
-				return raw, true
+				return raw, ""
 			}
-			s, err := strconv.Unquote(`"` + string(raw) + `"`)
-			if err != nil {
-				return nil, false
+			s, bad := unescape(raw)
+			if bad >= 0 {
+				return nil, "bad escape " + quoteN(raw[bad:], 6) + " at byte " + strconv.Itoa(start+bad)
 			}
-			return []byte(s), true
+			return s, ""
 		}
 		p.i++
 	}
-	return nil, false
+	return nil, "unterminated string"
+}
+
+// unescape decodes the JSON escapes in raw (a string's text between its
+// quotes, which ends in no lone backslash). It returns the offset in raw of
+// the first bad escape, else -1. As in encoding/json, a \u escape of a
+// surrogate that is not half of a pair becomes U+FFFD.
+func unescape(raw []byte) ([]byte, int) {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch e := raw[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(raw[i+2:])
+			if !ok {
+				return nil, i
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if len(raw) >= i+6 && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2, _ = hex4(raw[i+2:])
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return nil, i
+		}
+		i += 2
+	}
+	return out, -1
+}
+
+// hex4 decodes the four hex digits that start b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// skipComposite moves past one balanced {...} or [...] value (brackets are
+// counted, not matched: only its end matters).
+func (p *jsonScanner) skipComposite() string {
+	depth := 0
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case '"':
+			if _, why := p.str(); why != "" {
+				return why
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				p.i++
+				return ""
+			}
+		}
+		p.i++
+	}
+	return "unterminated object or array"
 }
 
 // value reads a string, number, true/false, null or a bare token (such as
 // NaN, which JSON does not allow but broken senders write; it is then
-// rejected as not a finite number rather than as unparseable).
-func (p *jsonScanner) value() (val []byte, quoted bool, ok bool) {
+// rejected as not a finite number rather than as unparseable), or says why
+// it cannot.
+func (p *jsonScanner) value() (val []byte, quoted bool, why string) {
 	if p.i >= len(p.b) {
-		return nil, false, false
+		return nil, false, "missing value"
 	}
 	switch p.b[p.i] {
 	case '"':
-		s, ok := p.str()
-		return s, true, ok
+		s, why := p.str()
+		return s, true, why
 	case '{', '[':
 		// A nested value: fine for a key we do not know (senders may add
 		// fields); a known field will fail to parse it and say so.
 		start := p.i
-		if !p.skipComposite() {
-			return nil, false, false
+		if why := p.skipComposite(); why != "" {
+			return nil, false, why
 		}
-		return p.b[start:p.i], false, true
+		return p.b[start:p.i], false, ""
 	}
 	start := p.i
 	for p.i < len(p.b) {
@@ -266,10 +380,10 @@ func (p *jsonScanner) value() (val []byte, quoted bool, ok bool) {
 	}
 	tok := p.b[start:p.i]
 	if len(tok) == 0 {
-		return nil, false, false
+		return nil, false, "missing value"
 	}
 	if string(tok) == "null" {
-		return nil, false, true
+		return nil, false, ""
 	}
-	return tok, false, true
+	return tok, false, ""
 }

@@ -4,6 +4,7 @@
 package reading
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Reading is one sample from one turbine.
@@ -62,11 +64,17 @@ func FormatFromPath(path string) Format {
 type Record struct {
 	// Line is the 1-based line number in the source.
 	Line int64
-	// Raw is the line's bytes; valid only until the next call to Next.
+	// Raw is the line's bytes without its line end (and, on the first line,
+	// without a UTF-8 byte-order mark); for a line longer than MaxLine, its
+	// first MaxLine bytes. Valid only until the next call to Next. It may
+	// hold any bytes: see StorableText.
 	Raw     []byte
 	Reading Reading
-	// Problem is empty for a good line, else what is wrong with it, naming
-	// the field and value.
+	// Problem is empty for a good line, else what is wrong with it: the
+	// field and its value (quoted, at most 64 bytes of it), or for a line
+	// that cannot be split into fields what is wrong and where (a 0-based
+	// byte offset into Raw, or the column count). It is always valid UTF-8
+	// without NUL bytes, whatever the line holds.
 	Problem string
 }
 
@@ -88,11 +96,17 @@ func NewDecoder(f Format, r io.Reader) (Decoder, error) {
 	return nil, fmt.Errorf("unknown format %q", f)
 }
 
-// parseTime parses an RFC 3339 timestamp, naming the field on failure.
+// parseTime parses an RFC 3339 timestamp, naming the field on failure. The
+// time must fall after 0001-01-01T00:00:00Z (the zero time means "absent")
+// and before the year 10000 UTC (RFC 3339 has four-digit years, so such a
+// time could not be written back).
 func parseTime(field string, v []byte) (time.Time, string) {
 	t, err := time.Parse(time.RFC3339Nano, string(v))
 	if err != nil {
-		return time.Time{}, fmt.Sprintf("%s: cannot parse %q (want RFC 3339, e.g. 2026-08-01T05:58:00Z)", field, truncate(v))
+		return time.Time{}, fmt.Sprintf("%s: cannot parse %s (want RFC 3339, e.g. 2026-08-01T05:58:00Z)", field, quote(v))
+	}
+	if !t.After(time.Time{}) || t.UTC().Year() > 9999 {
+		return time.Time{}, fmt.Sprintf("%s: %s is out of range (want a time after 0001-01-01T00:00:00Z and before the year 10000 UTC)", field, quote(v))
 	}
 	return t, ""
 }
@@ -104,6 +118,9 @@ func setField(r *Reading, field string, v []byte) string {
 	var msg string
 	switch field {
 	case "turbine_id":
+		if !isText(v) {
+			return fmt.Sprintf("turbine_id: %s has a control character or invalid UTF-8", quote(v))
+		}
 		r.TurbineID = string(v)
 	case "recorded_at":
 		r.RecordedAt, msg = parseTime(field, v)
@@ -119,16 +136,34 @@ func setField(r *Reading, field string, v []byte) string {
 	return msg
 }
 
+// isText says v is valid UTF-8 without ASCII control characters (NUL
+// included): no turbine id has them, and a NUL could not be stored.
+func isText(v []byte) bool {
+	ascii := true
+	for _, c := range v {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(v)
+}
+
 func parseFloat(field string, v []byte) (float32, string) {
 	x, err := strconv.ParseFloat(string(v), 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Sprintf("%s: %s is out of range", field, quote(v))
+	}
 	if err != nil {
-		return 0, fmt.Sprintf("%s: cannot parse %q as a number", field, truncate(v))
+		return 0, fmt.Sprintf("%s: cannot parse %s as a number", field, quote(v))
 	}
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Sprintf("%s: %q is not a finite number", field, truncate(v))
+		return 0, fmt.Sprintf("%s: %s is not a finite number", field, quote(v))
 	}
 	if math.Abs(x) > math.MaxFloat32 {
-		return 0, fmt.Sprintf("%s: %q is out of range", field, truncate(v))
+		return 0, fmt.Sprintf("%s: %s is out of range", field, quote(v))
 	}
 	return float32(x), ""
 }
@@ -140,12 +175,24 @@ func parseBool(field string, v []byte) (bool, string) {
 	case "false", "f", "0", "no":
 		return false, ""
 	}
-	return false, fmt.Sprintf("%s: cannot parse %q as true/false", field, truncate(v))
+	return false, fmt.Sprintf("%s: cannot parse %s as true/false", field, quote(v))
 }
 
-func truncate(v []byte) string {
-	if len(v) > 64 {
-		return string(v[:64]) + "…"
+// maxQuoted is how many bytes of a value a Problem quotes.
+const maxQuoted = 64
+
+// quote returns v for a Problem: at most its first maxQuoted bytes (cut on
+// a character boundary), Go-quoted so that invalid UTF-8, NUL and other
+// control bytes appear as escapes (\x00, \xff) and the text is always
+// valid UTF-8, followed by "…" when v was cut.
+func quote(v []byte) string { return quoteN(v, maxQuoted) }
+
+// quoteN is quote with a limit of max bytes.
+func quoteN(v []byte, max int) string {
+	n := cutRunes(v, max)
+	q := strconv.Quote(string(v[:n]))
+	if n < len(v) {
+		return q + "…"
 	}
-	return string(v)
+	return q
 }
