@@ -124,6 +124,13 @@ const (
 	// MaxDatabaseName is Postgres's identifier limit (NAMEDATALEN - 1):
 	// longer names are silently truncated.
 	MaxDatabaseName = 63
+	// MaxRange is the most turbines one prefix/from/to entry may name, and
+	// MaxTurbines the most a file may hold: a typo (to: 1000000000) must be
+	// an error, not an hour of expansion.
+	MaxRange    = 100_000
+	MaxTurbines = 1_000_000
+	// MaxCadence is the longest reporting cadence, one day.
+	MaxCadence = 86_400
 )
 
 // Validate checks the file on its own (no database) and expands turbines.
@@ -179,8 +186,8 @@ func (file *File) Validate(source string) (*Plan, error) {
 		}
 		if f.CadenceSeconds == 0 {
 			f.CadenceSeconds = 2
-		} else if f.CadenceSeconds < 0 {
-			bad("%s.cadence_seconds: %d must be positive", at, f.CadenceSeconds)
+		} else if f.CadenceSeconds < 0 || f.CadenceSeconds > MaxCadence {
+			bad("%s.cadence_seconds: %d must be between 1 and %d", at, f.CadenceSeconds, MaxCadence)
 		}
 		if len(f.Turbines) == 0 {
 			bad("%s.turbines: a farm needs at least one turbine", at)
@@ -203,9 +210,13 @@ func (file *File) Validate(source string) (*Plan, error) {
 			cadence := ts.CadenceSeconds
 			if cadence == 0 {
 				cadence = f.CadenceSeconds
-			} else if cadence < 0 {
-				bad("%s.cadence_seconds: %d must be positive", tat, cadence)
+			} else if cadence < 0 || cadence > MaxCadence {
+				bad("%s.cadence_seconds: %d must be between 1 and %d", tat, cadence, MaxCadence)
 				continue
+			}
+			if len(plan.Turbines)+len(ids) > MaxTurbines {
+				bad("%s: the file names more than %d turbines", tat, MaxTurbines)
+				break
 			}
 			if ts.CommissionedAt != nil && ts.DecommissionedAt != nil && !ts.DecommissionedAt.After(*ts.CommissionedAt) {
 				bad("%s.decommissioned_at: %s is not after commissioned_at %s", tat,
@@ -289,6 +300,9 @@ func (ts TurbineSpec) expand() ([]string, string) {
 	if ts.From < 0 || ts.To < ts.From {
 		return nil, fmt.Sprintf("from/to: range %d..%d is empty or negative", ts.From, ts.To)
 	}
+	if ts.To-ts.From >= MaxRange {
+		return nil, fmt.Sprintf("from/to: range %d..%d names more than %d turbines", ts.From, ts.To, MaxRange)
+	}
 	digits := ts.Digits
 	if digits == 0 {
 		digits = 3
@@ -297,8 +311,9 @@ func (ts TurbineSpec) expand() ([]string, string) {
 		return nil, fmt.Sprintf("digits: %d is out of range 1..12", ts.Digits)
 	}
 	ids := make([]string, 0, ts.To-ts.From+1)
-	for n := ts.From; n <= ts.To; n++ {
-		id := fmt.Sprintf("%s%0*d", ts.Prefix, digits, n)
+	// Counted by offset: n++ up to To would wrap at the largest int.
+	for i := 0; i <= ts.To-ts.From; i++ {
+		id := fmt.Sprintf("%s%0*d", ts.Prefix, digits, ts.From+i)
 		if !idPattern.MatchString(id) {
 			return nil, fmt.Sprintf("prefix: %q makes invalid turbine id %q", ts.Prefix, id)
 		}

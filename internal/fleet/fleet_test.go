@@ -65,6 +65,10 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"shards[0] (s1).dsn: contains a password", "GALEWATCH_SHARD_S1_PASSWORD"}},
 		{"ShardKeyValueDSNWithPassword", "shards:\n  - {name: s1, dsn: 'host=db1 dbname=gw_s1 password=hunter2'}\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
 			[]string{"shards[0] (s1).dsn: contains a password"}},
+		{"RangeTooLarge", head + "  - {id: f1, timezone: UTC, turbines: [{prefix: T-, from: 0, to: 1000000000, shard: s1}]}\n",
+			[]string{"range 0..1000000000 names more than 100000 turbines"}},
+		{"CadenceOverADay", head + "  - {id: f1, timezone: UTC, cadence_seconds: 9223372036854775807, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"farms[0] (f1).cadence_seconds: 9223372036854775807 must be between 1 and 86400"}},
 		{"DecommissionBeforeCommission", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1, commissioned_at: 2026-08-01T00:00:00Z, decommissioned_at: 2026-07-01T00:00:00Z}]}\n",
 			[]string{"decommissioned_at: 2026-07-01T00:00:00Z is not after commissioned_at"}},
 	} {

@@ -3,14 +3,11 @@ package fleet_test
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/galewatch/galewatch/internal/fleet"
 )
@@ -28,14 +25,6 @@ import (
 //	go test -run '^$' -fuzz '^FuzzFleetParse$' -fuzztime 60s ./internal/fleet
 func FuzzFleetParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if hugeRange(data) {
-			// Known bug in file.go (TurbineSpec.expand), reported: a range
-			// with to near MaxInt panics (makeslice) or never ends (n++
-			// wraps), and any large range is expanded in full. Remove this
-			// skip once expand bounds ranges; the seed-known-bug-* files
-			// then test it.
-			t.Skip("turbine range too large to expand (known bug)")
-		}
 		plan, err := fleet.Parse("fuzz", bytes.NewReader(data))
 		if err != nil {
 			if !fleet.IsValidation(err) {
@@ -77,36 +66,6 @@ func FuzzFleetParse(f *testing.F) {
 			}
 		}
 	})
-}
-
-// maxRange is how many turbines the fuzz target lets a file expand to.
-const maxRange = 100_000
-
-// hugeRange says data decodes as a fleet file (as Parse decodes it) whose
-// turbine ranges would expand to more than maxRange turbines, or one whose
-// "to" is math.MaxInt.
-func hugeRange(data []byte) bool {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var file fleet.File
-	if dec.Decode(&file) != nil {
-		return false
-	}
-	total := 0
-	for _, fm := range file.Farms {
-		for _, ts := range fm.Turbines {
-			if ts.ID != "" || ts.Prefix == "" || ts.From < 0 || ts.To < ts.From {
-				continue
-			}
-			if ts.To == math.MaxInt || ts.To-ts.From >= maxRange {
-				return true
-			}
-			if total += ts.To - ts.From + 1; total > maxRange {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 const fleetHead = "shards:\n  - name: s1\n  - name: s2\nfarms:\n"
@@ -175,9 +134,9 @@ var fleetSeeds = []struct{ name, data string }{
 	{"big-ints", fleetHead + "  - {id: f, timezone: UTC, cadence_seconds: 9223372036854775807, turbines: [{prefix: A, from: 1, to: 99999999999999999999, shard: s1}, {id: B, shard: s1, cadence_seconds: -9223372036854775808}]}\n"},
 	{"nul-raw", "shards:\n  - name: s1\x00\nfarms: []\n"},
 	{"big-cadence", fleetHead + "  - {id: f, timezone: UTC, cadence_seconds: 9223372036854775807, turbines: [{prefix: A, from: 9223372036854775800, to: 9223372036854775806, digits: 12, shard: s1}]}\n"},
-	{"known-bug-range-to-maxint", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 0, to: 9223372036854775807, shard: s1}]}\n"},
-	{"known-bug-range-wraps", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 9223372036854775806, to: 9223372036854775807, shard: s1}]}\n"},
-	{"known-bug-range-large", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 0, to: 1000000000, shard: s1}]}\n"},
+	{"range-to-maxint", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 0, to: 9223372036854775807, shard: s1}]}\n"},
+	{"range-wraps", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 9223372036854775806, to: 9223372036854775807, shard: s1}]}\n"},
+	{"range-large", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 0, to: 1000000000, shard: s1}]}\n"},
 }
 
 func corpusFile(data []byte) []byte {
