@@ -188,7 +188,11 @@ func TestArdnaveSaturday(t *testing.T) {
 	day, err := simulate.Scenario("ardnave-saturday", b.env.Plan, simulate.PhaseDay, 1)
 	testdb.Must(t, err, "scenario")
 
-	// Saturday's data as it stood, loaded in the small hours of Sunday.
+	// Saturday's data as it stood (the simulated day includes a few
+	// readings whose arrival was delayed into Monday by the delay
+	// mixture's 4-hour tail, so it is loaded on Monday afternoon: ingest
+	// refuses a received_at more than a day ahead of its own clock).
+	b.clock.Set(time.Date(2026, 8, 3, 17, 0, 0, 0, london))
 	b.load(t, day)
 	b.drain(t) // the marks of the load itself (written after the day ended)
 	b.waitIdle(t)
@@ -266,6 +270,7 @@ farms:
 	testdb.Must(t, err, "config")
 	sc.ExactClocks = true
 	sc.DeadRadios = []string{"DM-011"}
+	b.clock.Set(time.Date(2026, 8, 5, 3, 0, 0, 0, london)) // the day has been received
 	b.load(t, sc)
 	b.enqueue(t, "dunmore", "2026-08-04", rollup.ReasonManual, jobs.PriorityManual)
 	b.waitIdle(t)
