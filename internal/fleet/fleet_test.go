@@ -172,3 +172,19 @@ func TestApplyRefusesMovingATurbineBetweenFarms(t *testing.T) {
 		t.Fatalf("KS-140 is no longer on kilmore-sands after a refused apply")
 	}
 }
+
+// TestShardPasswordComesFromTheEnvironment: the registry holds no password;
+// a shard's comes from GALEWATCH_SHARD_<NAME>_PASSWORD when set.
+func TestShardPasswordComesFromTheEnvironment(t *testing.T) {
+	env := testdb.New(t, "shards: [{name: s-1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s-1}]}]\n")
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM shard WHERE dsn LIKE '%password%' OR dsn LIKE '%:%@%'`); n != 0 {
+		t.Fatalf("%d shard rows carry a password", n)
+	}
+	t.Setenv("GALEWATCH_SHARD_S_1_PASSWORD", "from-the-env")
+	shards, err := env.Registry.OpenShards(context.Background(), 1)
+	testdb.Must(t, err, "open shards")
+	defer shards.Close()
+	if got := shards.Pool("s-1").Config().ConnConfig.Password; got != "from-the-env" {
+		t.Fatalf("shard s-1 connects with password %q, want the one from GALEWATCH_SHARD_S_1_PASSWORD", got)
+	}
+}
