@@ -29,7 +29,12 @@ func ingestFlags(cmd *cobra.Command, cfg *ingest.Config) {
 // Ingestor builds and starts the shared ingest pipeline with m.Config.Rules.
 func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
 	cfg := m.Config.Rules
-	shards, err := m.Shards(ctx) // opens the control database too
+	// Migrations first (a no-op when current): on a fresh database the
+	// operator then hears that the fleet is empty, not that a table is.
+	if _, err := m.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	shards, err := m.Shards(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +70,12 @@ func (m *Main) ingestCommand() *cobra.Command {
 			}
 			defer in.Close()
 			var total ingest.Summary
+			var files []fileSummary
 			var failed bool
 			for _, path := range args {
 				sum, err := m.ingestPath(c.Context(), in, path, formatFlag, !asJSON)
 				total = addSummary(total, sum)
+				files = append(files, fileSummary{Path: path, Summary: sum})
 				if err != nil {
 					failed = true
 					fmt.Fprintf(os.Stderr, "orchestrator: ingest %s: %v\n", path, err)
@@ -78,9 +85,17 @@ func (m *Main) ingestCommand() *cobra.Command {
 					printSummary(path, sum)
 				}
 			}
-			if asJSON {
-				_ = json.NewEncoder(os.Stdout).Encode(total)
-			} else if len(args) > 1 {
+			switch {
+			case asJSON && len(files) == 1:
+				// One source: its summary, with its rejects and failed lines.
+				_ = json.NewEncoder(os.Stdout).Encode(files[0].Summary)
+			case asJSON:
+				// Line numbers are per file: the totals, then each file's own.
+				_ = json.NewEncoder(os.Stdout).Encode(struct {
+					ingest.Summary
+					Files []fileSummary `json:"files"`
+				}{total, files})
+			case len(args) > 1:
 				printSummary("total", total)
 			}
 			if failed {
@@ -135,6 +150,12 @@ func (m *Main) ingestPath(ctx context.Context, in *ingest.Ingestor, path, format
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// fileSummary is one source's summary in --json output of several files.
+type fileSummary struct {
+	Path string `json:"path"`
+	ingest.Summary
 }
 
 func addSummary(a, b ingest.Summary) ingest.Summary {
