@@ -59,10 +59,10 @@ test/race: deps ## Tests with the race detector
 FUZZTIME ?= 20s
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 20s): NDJSON, CSV, storable text, fleet file
-	$(GO) test -run '^$$' -fuzz '^FuzzNDJSON$$' -fuzztime $(FUZZTIME) ./internal/reading
-	$(GO) test -run '^$$' -fuzz '^FuzzCSV$$' -fuzztime $(FUZZTIME) ./internal/reading
-	$(GO) test -run '^$$' -fuzz '^FuzzStorableText$$' -fuzztime $(FUZZTIME) ./internal/reading
-	$(GO) test -run '^$$' -fuzz '^FuzzFleetParse$$' -fuzztime $(FUZZTIME) ./internal/fleet
+	$(GO) test -run '^$$' -fuzz '^FuzzNDJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/reading
+	$(GO) test -run '^$$' -fuzz '^FuzzCSV$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/reading
+	$(GO) test -run '^$$' -fuzz '^FuzzStorableText$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/reading
+	$(GO) test -run '^$$' -fuzz '^FuzzFleetParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/fleet
 
 ##@ Benchmarks (results go into BENCHMARKS.md)
 .PHONY: bench-ingest
