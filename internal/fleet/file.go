@@ -139,7 +139,12 @@ func (file *File) Validate(source string) (*Plan, error) {
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
 	shards := map[string]bool{}
+	passwordVars := map[string]string{} // GALEWATCH_SHARD_<NAME>_PASSWORD -> shard
 	for i, s := range file.Shards {
+		if other, ok := passwordVars[PasswordEnv(s.Name)]; ok && other != s.Name && s.Name != "" {
+			bad("shards[%d].name: %q and %q would share the password variable %s; rename one", i, s.Name, other, PasswordEnv(s.Name))
+		}
+		passwordVars[PasswordEnv(s.Name)] = s.Name
 		switch {
 		case s.Name == "":
 			bad("shards[%d].name: missing", i)

@@ -69,6 +69,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"range 0..1000000000 names more than 100000 turbines"}},
 		{"CadenceOverADay", head + "  - {id: f1, timezone: UTC, cadence_seconds: 9223372036854775807, turbines: [{id: T-1, shard: s1}]}\n",
 			[]string{"farms[0] (f1).cadence_seconds: 9223372036854775807 must be between 1 and 86400"}},
+		{"ShardPasswordVariablesCollide", "shards:\n  - name: s-1\n  - name: s_1\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s-1}]}\n",
+			[]string{`shards[1].name: "s_1" and "s-1" would share the password variable GALEWATCH_SHARD_S_1_PASSWORD`}},
 		{"DecommissionBeforeCommission", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1, commissioned_at: 2026-08-01T00:00:00Z, decommissioned_at: 2026-07-01T00:00:00Z}]}\n",
 			[]string{"decommissioned_at: 2026-07-01T00:00:00Z is not after commissioned_at"}},
 	} {
@@ -186,5 +188,10 @@ func TestShardPasswordComesFromTheEnvironment(t *testing.T) {
 	defer shards.Close()
 	if got := shards.Pool("s-1").Config().ConnConfig.Password; got != "from-the-env" {
 		t.Fatalf("shard s-1 connects with password %q, want the one from GALEWATCH_SHARD_S_1_PASSWORD", got)
+	}
+	// A password written into the table by hand is refused, not used.
+	testdb.Exec(t, env.Control, `UPDATE shard SET dsn = 'postgres://gw:hunter2@127.0.0.1:1/x' WHERE name = 's-1'`)
+	if _, err := env.Registry.OpenShards(context.Background(), 1); err == nil || !strings.Contains(err.Error(), "shard s-1: its DSN in the shard table carries a password") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("open shards with a password in the table: %v, want a refusal that does not repeat the password", err)
 	}
 }

@@ -31,6 +31,12 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 		dsn := ""
 		if row.Dsn != nil {
 			dsn = *row.Dsn
+			if dsnHasPassword(dsn) {
+				// Someone wrote it there by hand: refuse rather than use a
+				// password every DBA can read.
+				s.Close()
+				return nil, fmt.Errorf("shard %s: its DSN in the shard table carries a password; remove it (UPDATE shard SET dsn = ...) and give the password in %s, PGPASSWORD or a pgpass file", row.Name, PasswordEnv(row.Name))
+			}
 		}
 		full, _, err := r.shardDSN(row.Name, dsn)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
@@ -426,7 +427,7 @@ func (s *session) reject(ctx context.Context, rec *reading.Record, reason string
 	if escaped {
 		p.RawBytes = bytes.Clone(rec.Raw[:min(len(rec.Raw), MaxRawBytes)])
 	}
-	if len(rec.Raw) < reading.MaxLine {
+	if !rec.Truncated {
 		n := int32(len(rec.Raw))
 		p.RawLength = &n
 	}
@@ -456,15 +457,44 @@ func (s *session) flushRejects(ctx context.Context) {
 		return
 	}
 	q := controldb.New(s.in.control)
-	if _, err := q.IngestRejectInsert(ctx, s.rejects); err != nil {
+	_, err := q.IngestRejectInsert(ctx, s.rejects)
+	if err != nil && isDataError(err) {
+		// One row's data was refused: find it, store the rest.
+		err = nil
 		for i := range s.rejects {
-			if _, err := q.IngestRejectInsert(ctx, s.rejects[i:i+1]); err != nil {
-				s.rejectsLost = append(s.rejectsLost, s.rejects[i].Line)
-				if s.rejectErr == nil {
-					s.rejectErr = fmt.Errorf("store rejected line(s) of %s: %w", s.source, err)
-				}
+			if _, rowErr := q.IngestRejectInsert(ctx, s.rejects[i:i+1]); rowErr != nil {
+				s.rejectLost(s.rejects[i:i+1], rowErr)
 			}
 		}
 	}
+	if err != nil {
+		// The database itself failed (down, timed out): every row of the
+		// batch is lost, and trying them one by one would only wait longer.
+		s.rejectLost(s.rejects, err)
+	}
 	s.rejects = s.rejects[:0]
+}
+
+func (s *session) rejectLost(rows []controldb.IngestRejectInsertParams, err error) {
+	for _, r := range rows {
+		s.rejectsLost = append(s.rejectsLost, r.Line)
+	}
+	if s.rejectErr == nil {
+		s.rejectErr = fmt.Errorf("store rejected line(s) of %s: %w", s.source, err)
+	}
+}
+
+// isDataError says Postgres refused the data itself (SQLSTATE class 22 data
+// exception, 23 integrity constraint, 54 program limit), not the connection
+// or the server.
+func isDataError(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) < 2 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23", "54":
+		return true
+	}
+	return false
 }

@@ -13,6 +13,7 @@ type csvDecoder struct {
 	lines *lineReader
 	col   [6]int // field index -> column index, -1 if absent
 	ncols int
+	names []string // the header's column names, quoted, for messages
 	rec   Record
 	cells [][]byte
 }
@@ -51,6 +52,9 @@ func newCSVDecoder(r io.Reader) (*csvDecoder, error) {
 			}
 		}
 		d.ncols = len(d.cells)
+		for _, name := range d.cells {
+			d.names = append(d.names, quote(bytes.TrimSpace(name)))
+		}
 		for i, f := range Fields {
 			if d.col[i] < 0 && f != "received_at" {
 				return nil, fmt.Errorf("CSV header (line %d): missing column %q (have %s)", d.lines.line, f, quoteN(line, 256))
@@ -69,7 +73,7 @@ func (d *csvDecoder) Next() (*Record, error) {
 		if !tooLong && len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		d.rec = Record{Line: d.lines.line, Raw: line}
+		d.rec = Record{Line: d.lines.line, Raw: line, Truncated: tooLong}
 		switch {
 		case tooLong:
 			d.rec.Problem = tooLongProblem
@@ -120,7 +124,11 @@ func (d *csvDecoder) split(line []byte) string {
 		var pe *csv.ParseError
 		if errors.As(err, &pe) && pe.Column > 0 {
 			// Column is the 1-based byte index; Problems give 0-based offsets.
-			return fmt.Sprintf("malformed CSV: %v at byte %d", pe.Err, pe.Column-1)
+			at := pe.Column - 1
+			if c := columnAt(line, at); c < len(d.names) {
+				return fmt.Sprintf("malformed CSV in column %d (%s): %v at byte %d", c+1, d.names[c], pe.Err, at)
+			}
+			return fmt.Sprintf("malformed CSV: %v at byte %d", pe.Err, at)
 		}
 		return "malformed CSV: " + err.Error()
 	}
@@ -128,6 +136,23 @@ func (d *csvDecoder) split(line []byte) string {
 		d.cells = append(d.cells, []byte(f))
 	}
 	return ""
+}
+
+// columnAt is the 0-based column holding byte offset at of a CSV line:
+// the commas before it that are outside quotes.
+func columnAt(line []byte, at int) int {
+	col, quoted := 0, false
+	for i := 0; i < at && i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				col++
+			}
+		}
+	}
+	return col
 }
 
 func appendSplit(dst [][]byte, line []byte) [][]byte {

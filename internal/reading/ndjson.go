@@ -89,7 +89,7 @@ func (d *ndjsonDecoder) Next() (*Record, error) {
 		if !tooLong && len(bytes.TrimSpace(line)) == 0 {
 			continue // blank lines are not records
 		}
-		d.rec = Record{Line: d.lines.line, Raw: line}
+		d.rec = Record{Line: d.lines.line, Raw: line, Truncated: tooLong}
 		if tooLong {
 			d.rec.Problem = tooLongProblem
 		} else {

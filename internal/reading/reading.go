@@ -68,8 +68,11 @@ type Record struct {
 	// without a UTF-8 byte-order mark); for a line longer than MaxLine, its
 	// first MaxLine bytes. Valid only until the next call to Next. It may
 	// hold any bytes: see StorableText.
-	Raw     []byte
-	Reading Reading
+	Raw []byte
+	// Truncated says the line was longer than MaxLine: Raw holds only its
+	// first MaxLine bytes.
+	Truncated bool
+	Reading   Reading
 	// Problem is empty for a good line, else what is wrong with it: the
 	// field and its value (quoted, at most 64 bytes of it), or for a line
 	// that cannot be split into fields what is wrong and where (a 0-based

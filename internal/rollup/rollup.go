@@ -144,8 +144,21 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 	if len(turbines) == 0 {
 		return Result{Full: only == nil}, nil
 	}
-	sq := sharddb.New(pool)
-	lost, err := sq.ReadingsDayLost(ctx, sharddb.ReadingsDayLostParams{Day: req.Day, Timezone: farm.Timezone})
+	// Compute, then ask whether retention has cut the day, in one shard
+	// transaction: the compute's locks on the partitions it read make a
+	// concurrent DROP wait until the check has run, and a DROP that came
+	// first has recorded itself by then (same transaction as the DROP).
+	var rows []sharddb.TurbineDayComputeRow
+	var lost sharddb.ReadingsDayLostRow
+	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		sq := sharddb.New(tx)
+		var err error
+		if rows, err = sq.TurbineDayCompute(ctx, c.ComputeParams(req.Day, farm.Timezone, turbines)); err != nil {
+			return err
+		}
+		lost, err = sq.ReadingsDayLost(ctx, sharddb.ReadingsDayLostParams{Day: req.Day, Timezone: farm.Timezone})
+		return err
+	})
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
 	}
@@ -155,11 +168,6 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 		// and say why.
 		return Result{Refused: fmt.Errorf("%w: shard %s keeps readings from %s on, and the farm-local day %s starts before that; its stored rows are kept as they are",
 			ErrReadingsDropped, req.Shard, lost.DroppedBefore.UTC().Format(time.RFC3339), req.Day.Format(time.DateOnly))}, nil
-	}
-	args := c.ComputeParams(req.Day, farm.Timezone, turbines)
-	rows, err := sq.TurbineDayCompute(ctx, args)
-	if err != nil {
-		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
 	}
 	if c.AfterCompute != nil {
 		c.AfterCompute(req)

@@ -208,3 +208,55 @@ func TestRollupRefusesADayRetentionHasCut(t *testing.T) {
 		t.Fatalf("MIX-1 after a refused recompute: %+v, want it unchanged %+v", after, before)
 	}
 }
+
+// TestSlotsOnDSTDaysAndShortService: on the 23-hour day (29 March) and
+// the 25-hour day (25 October) a 2 s turbine reporting every 2 s fills
+// exactly 41,400 and 45,000 slots; a turbine whose cadence is a day has no
+// slot on the 23-hour day (expected 0), so its reading is beyond_cadence,
+// never received; a turbine commissioned 10 s before the day ends at a
+// 60 s cadence likewise.
+func TestSlotsOnDSTDaysAndShortService(t *testing.T) {
+	t.Parallel()
+	b := setup(t, `
+shards: [{name: s1}]
+farms:
+  - id: dst
+    timezone: Europe/London
+    turbines:
+      - {id: TWO-1, shard: s1}
+      - {id: DAILY-1, shard: s1, cadence_seconds: 86400}
+      - {id: LAST-1, shard: s1, cadence_seconds: 60, commissioned_at: 2026-03-29T22:59:50Z}
+`, options{})
+	b.clock.Set(time.Date(2026, 10, 27, 3, 0, 0, 0, london))
+	var text strings.Builder
+	for _, day := range []time.Time{time.Date(2026, 3, 29, 0, 0, 0, 0, london), time.Date(2026, 10, 25, 0, 0, 0, 0, london)} {
+		end := day.AddDate(0, 0, 1)
+		for at := day; at.Before(end); at = at.Add(2 * time.Second) {
+			ndjson(&text, "TWO-1", at, true)
+		}
+	}
+	ndjson(&text, "DAILY-1", time.Date(2026, 3, 29, 12, 0, 0, 0, london), true)
+	ndjson(&text, "LAST-1", time.Date(2026, 3, 29, 22, 59, 55, 0, time.UTC), true)
+	b.ingestText(t, text.String())
+	for _, day := range []string{"2026-03-29", "2026-10-25"} {
+		b.enqueue(t, "dst", day, rollup.ReasonManual, jobs.PriorityManual)
+	}
+	b.waitIdle(t)
+	for _, tc := range []struct {
+		id, day string
+		want    slotCounts
+	}{
+		{"TWO-1", "2026-03-29", slotCounts{Expected: 41_400, Received: 41_400, Available: 41_400}},
+		{"TWO-1", "2026-10-25", slotCounts{Expected: 45_000, Received: 45_000, Available: 45_000}},
+		{"DAILY-1", "2026-03-29", slotCounts{Expected: 0, Received: 0, Available: 0, BeyondCadence: 1}},
+		{"DAILY-1", "2026-10-25", slotCounts{Expected: 1, Received: 0, Available: 0}},
+		{"LAST-1", "2026-03-29", slotCounts{Expected: 0, Received: 0, Available: 0, BeyondCadence: 1}},
+	} {
+		if got := b.slotCounts(t, tc.id, tc.day); got != tc.want {
+			t.Errorf("%s on %s: %+v, want %+v", tc.id, tc.day, got, tc.want)
+		}
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_day WHERE received > expected`); n != 0 {
+		t.Fatalf("%d farm days with received > expected", n)
+	}
+}

@@ -91,11 +91,12 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	log     *slog.Logger
+	csrf    *http.CrossOriginProtection
 }
 
 // New builds a Server and its routes.
 func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
-	s := &Server{Control: control, Shards: shards, cfg: cfg, mux: http.NewServeMux(), log: slog.Default()}
+	s := &Server{Control: control, Shards: shards, cfg: cfg, mux: http.NewServeMux(), log: slog.Default(), csrf: http.NewCrossOriginProtection()}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	return s
 }
@@ -105,7 +106,16 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // ServeHTTP applies the access rules, then routes.
+//
+// A browser's cross-site POST (or DELETE...) is refused whatever else the
+// request carries: the River UI's API takes JSON under any content type, so
+// a page elsewhere could otherwise drive it through the loopback rule or a
+// browser's cached credentials.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := s.csrf.Check(r); err != nil {
+		http.Error(w, "forbidden: cross-origin request", http.StatusForbidden)
+		return
+	}
 	if r.URL.Path != "/healthz" && !s.allowed(w, r) {
 		return
 	}

@@ -131,6 +131,51 @@ func TestAccessRules(t *testing.T) {
 	})
 }
 
+// TestCrossSiteRequestsAreRefused: a page on another site cannot make the
+// browser send a state-changing request, even one a loopback server or a
+// cached login would otherwise let through; a non-browser client (no
+// Origin, no Sec-Fetch-Site) and a same-origin page can.
+func TestCrossSiteRequestsAreRefused(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}]\n")
+	for _, token := range []string{"", "s3cret"} {
+		cfg := server.DefaultConfig()
+		cfg.Token = token
+		var deleted int
+		s := server.New(env.Control, env.Shards, cfg)
+		s.Handle("POST /riverui/api/jobs/delete", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { deleted++ }))
+		url := serve(t, s, cfg)
+		for _, tc := range []struct {
+			name   string
+			header map[string]string
+			want   int
+		}{
+			{"CrossSiteFetch", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example", "Content-Type": "text/plain"}, 403},
+			{"OriginOnly", map[string]string{"Origin": "https://evil.example", "Content-Type": "text/plain"}, 403},
+			{"SameOrigin", map[string]string{"Sec-Fetch-Site": "same-origin"}, 200},
+			{"NotABrowser", nil, 200},
+		} {
+			req, err := http.NewRequest(http.MethodPost, url+"/riverui/api/jobs/delete", strings.NewReader(`{"job_ids":["1"]}`))
+			testdb.Must(t, err, "request")
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			if token != "" {
+				req.SetBasicAuth("admin", token) // as a browser would, once logged in
+			}
+			resp, err := http.DefaultClient.Do(req)
+			testdb.Must(t, err, "POST")
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("token %q, %s: %d, want %d", token, tc.name, resp.StatusCode, tc.want)
+			}
+		}
+		if deleted != 2 {
+			t.Errorf("token %q: the handler ran %d times, want 2 (same-origin and non-browser only)", token, deleted)
+		}
+	}
+}
+
 func basic(user, pass string) string {
 	req, _ := http.NewRequest(http.MethodGet, "/", nil)
 	req.SetBasicAuth(user, pass)

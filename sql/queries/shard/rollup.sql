@@ -9,7 +9,8 @@
 -- The slot rule (README, "received and available"): a turbine's service
 -- time in the day, [origin, stop), is cut into `expected` cadence slots;
 -- slot k starts at origin + k * cadence and the last slot runs on to stop
--- (so a cadence that does not divide the day loses no reading). received
+-- (so a cadence that does not divide the day loses no reading); service
+-- time shorter than one cadence has no slot (expected 0). received
 -- counts slots with a reading, available the slots none of whose readings
 -- says unavailable, so neither can exceed expected. Readings in a slot
 -- already counted are beyond_cadence; readings of the day outside the
@@ -46,14 +47,17 @@ FROM t
 CROSS JOIN LATERAL (
     SELECT count(DISTINCT x.slot) AS received,
            count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
-           count(x.slot) AS in_service,
-           count(*) FILTER (WHERE x.slot IS NULL) AS out_of_service,
+           count(*) FILTER (WHERE x.in_service) AS in_service,
+           count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
            count(*) FILTER (WHERE x.lag > (sqlc.arg(lane_threshold_seconds)::float8 * interval '1 second')) AS late,
            count(*) FILTER (WHERE -x.lag > (sqlc.arg(early_tolerance_seconds)::float8 * interval '1 second')) AS early,
            (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
            (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
            max(x.received_at) AS last_received_at
-    FROM (SELECT CASE WHEN r.recorded_at >= t.origin AND r.recorded_at < t.stop
+    FROM (SELECT r.recorded_at >= t.origin AND r.recorded_at < t.stop AS in_service,
+                 -- No slot when the service time is shorter than one cadence
+                 -- (expected 0): such a reading is beyond_cadence.
+                 CASE WHEN r.recorded_at >= t.origin AND r.recorded_at < t.stop AND t.expected > 0
                       THEN least(floor(date_part('epoch', r.recorded_at - t.origin) / t.cadence_seconds), t.expected - 1)
                  END AS slot,
                  r.available,
