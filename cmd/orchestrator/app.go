@@ -27,26 +27,31 @@ type Config struct {
 	RetentionDays int
 	// PartitionsAhead is how many days of partitions exist ahead of today.
 	PartitionsAhead int
-	// Rules are the ingest rules (lanes, early, future limit); the rollup
-	// counts late and early readings by the same thresholds.
-	Rules ingest.Config
+	// Ingest sizes and times the write pipeline (never what a count means:
+	// those rules live in the control database, from the fleet file).
+	Ingest ingest.Config
+}
+
+// retiredRuleEnv are environment variables that once set rules defining
+// stored counts. They are refused, not ignored: an operator who sets one
+// expects it to act.
+var retiredRuleEnv = []string{"GALEWATCH_LANE_THRESHOLD", "GALEWATCH_EARLY_TOLERANCE", "GALEWATCH_FUTURE_LIMIT", "GALEWATCH_MAX_AGE"}
+
+// checkRetiredEnv fails when one of retiredRuleEnv is set.
+func checkRetiredEnv() error {
+	for _, name := range retiredRuleEnv {
+		if os.Getenv(name) != "" {
+			return fmt.Errorf("%s is no longer read: the rules that define stored counts live in the control database, set by the fleet file (rules:, or a farm's rules:); see farm_rules", name)
+		}
+	}
+	return nil
 }
 
 // ConfigFromEnv reads Config from the environment.
 func ConfigFromEnv() Config {
-	c := Config{Home: pgserver.DefaultHome(), DatabaseURL: os.Getenv("DATABASE_URL"), PartitionsAhead: 7, Rules: ingest.DefaultConfig()}
+	c := Config{Home: pgserver.DefaultHome(), DatabaseURL: os.Getenv("DATABASE_URL"), PartitionsAhead: 7, Ingest: ingest.DefaultConfig()}
 	if v, err := strconv.Atoi(os.Getenv("GALEWATCH_RETENTION_DAYS")); err == nil && v > 0 {
 		c.RetentionDays = v
-	}
-	for env, d := range map[string]*time.Duration{
-		"GALEWATCH_LANE_THRESHOLD":  &c.Rules.LaneThreshold,
-		"GALEWATCH_EARLY_TOLERANCE": &c.Rules.EarlyTolerance,
-		"GALEWATCH_FUTURE_LIMIT":    &c.Rules.FutureLimit,
-		"GALEWATCH_MAX_AGE":         &c.Rules.MaxAge,
-	} {
-		if v, err := time.ParseDuration(os.Getenv(env)); err == nil && v > 0 {
-			*d = v
-		}
 	}
 	return c
 }

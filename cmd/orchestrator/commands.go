@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -134,6 +135,9 @@ func (m *Main) fleetCommand() *cobra.Command {
 			}
 			fmt.Printf("fleet %s applied: %d shards, %d farms, %d turbines in service (%d retired, %d newly)\n",
 				args[0], res.Shards, res.Farms, res.Turbines, res.Retired, res.NewlyRetired)
+			for _, c := range res.RuleChanges {
+				fmt.Printf("farm %s: rules changed: %s. %s\n", c.FarmID, strings.Join(c.From.Changes(c.To), ", "), c.Consequence())
+			}
 			return nil
 		},
 	}

@@ -16,19 +16,10 @@ import (
 	"github.com/galewatch/galewatch/internal/reading"
 )
 
-// ingestFlags are the ingest rules, shared by `ingest`, `simulate --ingest`
-// and `serve`.
-func ingestFlags(cmd *cobra.Command, cfg *ingest.Config) {
-	f := cmd.Flags()
-	f.DurationVar(&cfg.LaneThreshold, "lane-threshold", cfg.LaneThreshold, "recorded_at this far behind received_at is backfill lane")
-	f.DurationVar(&cfg.EarlyTolerance, "early-tolerance", cfg.EarlyTolerance, "recorded_at this far ahead of received_at counts as early")
-	f.DurationVar(&cfg.FutureLimit, "future-limit", cfg.FutureLimit, "a clock further ahead than this (recorded_at of received_at, either of the ingest clock) is rejected")
-	f.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "readings recorded longer ago than this are rejected")
-}
-
-// Ingestor builds and starts the shared ingest pipeline with m.Config.Rules.
+// Ingestor builds and starts the shared ingest pipeline (each farm's rules
+// come with its routes, from the control database).
 func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
-	cfg := m.Config.Rules
+	cfg := m.Config.Ingest
 	// Migrations first (a no-op when current): on a fresh database the
 	// operator then hears that the fleet is empty, not that a table is.
 	if _, err := m.Migrate(ctx); err != nil {
@@ -104,7 +95,6 @@ func (m *Main) ingestCommand() *cobra.Command {
 			return nil
 		},
 	}
-	ingestFlags(cmd, &m.Config.Rules)
 	cmd.Flags().StringVar(&formatFlag, "format", "", "ndjson or csv (default: from the file extension; stdin: ndjson)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON object")
 	return cmd

@@ -60,6 +60,9 @@ func (m *Main) Command() *cobra.Command {
 		Short:         "Galewatch availability pipeline",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return checkRetiredEnv()
+		},
 	}
 	root.PersistentFlags().StringVar(&m.Config.Home, "home", m.Config.Home, "embedded Postgres folder when DATABASE_URL is unset ($GALEWATCH_HOME)")
 	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand(), m.ingestCommand(), m.simulateCommand(), m.workCommand(), m.rollupCommand())

@@ -69,7 +69,6 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().StringVar(&srvCfg.Addr, "addr", srvCfg.Addr, "listen address ($GALEWATCH_ADDR); beyond loopback only with $GALEWATCH_TOKEN")
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
-	ingestFlags(cmd, &m.Config.Rules)
 	jobFlags(cmd, &jobCfg)
 	return cmd
 }

@@ -121,7 +121,6 @@ func (m *Main) simulateCommand() *cobra.Command {
 	f.StringVar(&outage, "outage", "", "link down FROM/TO (RFC 3339): readings held, delivered at TO")
 	f.StringVar(&lost, "lost", "", "FROM/TO within the outage: readings lost by the writer (delivered in phase replay)")
 	f.StringVar(&replayAt, "replay-at", "", "when the lost readings are replayed (RFC 3339)")
-	ingestFlags(cmd, &m.Config.Rules)
 	return cmd
 }
 

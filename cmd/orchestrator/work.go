@@ -26,9 +26,7 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 		return nil, err
 	}
 	control := m.control
-	// late and early in turbine_day follow the same rules as the lanes.
-	computer := &rollup.Computer{Control: control, Shards: shards, Now: m.Now,
-		LaneThreshold: m.Config.Rules.LaneThreshold, EarlyTolerance: m.Config.Rules.EarlyTolerance}
+	computer := &rollup.Computer{Control: control, Shards: shards, Now: m.Now}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -103,7 +101,6 @@ func (m *Main) workCommand() *cobra.Command {
 		},
 	}
 	jobFlags(cmd, &cfg)
-	ingestFlags(cmd, &m.Config.Rules)
 	cmd.Flags().BoolVar(&untilIdle, "until-idle", false, "exit when no job is available or running and no dirty mark waits")
 	return cmd
 }

@@ -24,6 +24,15 @@ type ApplyResult struct {
 	Retired int64
 	// NewlyRetired is how many this apply retired.
 	NewlyRetired int64
+	// RuleChanges says, per farm whose rules in force changed, from what
+	// to what.
+	RuleChanges []RuleChange
+}
+
+// RuleChange is a farm whose rules in force changed.
+type RuleChange struct {
+	FarmID   string
+	From, To Rules
 }
 
 // Registry is the control database seen as the fleet registry.
@@ -60,6 +69,13 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 	var res ApplyResult
 	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 		qtx := controldb.New(tx)
+		before, err := farmRules(ctx, qtx)
+		if err != nil {
+			return err
+		}
+		if err := qtx.FleetRulesPut(ctx, plan.Rules.fleetParams()); err != nil {
+			return fmt.Errorf("fleet rules: %w", err)
+		}
 		for _, s := range plan.Shards {
 			_, dbName, _ := r.shardDSN(s.Name, s.DSN)
 			if err := qtx.ShardUpsert(ctx, controldb.ShardUpsertParams{Name: s.Name, Dsn: nullable(s.DSN), Database: dbName}); err != nil {
@@ -67,10 +83,19 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 			}
 		}
 		for _, f := range plan.Farms {
-			if err := qtx.FarmUpsert(ctx, controldb.FarmUpsertParams{
-				ID: f.ID, Name: f.Name, Timezone: f.Timezone, CadenceSeconds: int32(f.CadenceSeconds),
-			}); err != nil {
+			p := controldb.FarmUpsertParams{ID: f.ID, Name: f.Name, Timezone: f.Timezone, CadenceSeconds: int32(f.CadenceSeconds)}
+			f.Rules.overrideParams(&p)
+			if err := qtx.FarmUpsert(ctx, p); err != nil {
 				return fmt.Errorf("farm %s: %w", f.ID, err)
+			}
+		}
+		after, err := farmRules(ctx, qtx)
+		if err != nil {
+			return err
+		}
+		for _, f := range plan.Farms {
+			if old, ok := before[f.ID]; ok && old != after[f.ID] {
+				res.RuleChanges = append(res.RuleChanges, RuleChange{FarmID: f.ID, From: old, To: after[f.ID]})
 			}
 		}
 		params := make([]controldb.TurbineUpsertParams, len(plan.Turbines))
@@ -104,6 +129,19 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 		return nil
 	})
 	return res, err
+}
+
+// farmRules reads the rules in force per farm.
+func farmRules(ctx context.Context, q *controldb.Queries) (map[string]Rules, error) {
+	rows, err := q.FarmRulesList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("farm rules: %w", err)
+	}
+	out := make(map[string]Rules, len(rows))
+	for _, r := range rows {
+		out[r.FarmID] = RulesFromRow(r.LaneThresholdMs, r.EarlyToleranceMs, r.FutureLimitS, r.MaxAgeDays, r.WindowS, r.MarkMarginS)
+	}
+	return out, nil
 }
 
 func (r *Registry) now() time.Time {

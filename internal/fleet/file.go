@@ -20,6 +20,9 @@ import (
 
 // File is a parsed fleet file (format in DESIGN.md and README.md).
 type File struct {
+	// Rules are the fleet-wide defaults of the rules that define stored
+	// counts; absent ones are DefaultRules'.
+	Rules  RulesSpec   `yaml:"rules"`
 	Shards []ShardSpec `yaml:"shards"`
 	Farms  []FarmSpec  `yaml:"farms"`
 }
@@ -32,11 +35,13 @@ type ShardSpec struct {
 
 // FarmSpec is one farm and its turbine entries.
 type FarmSpec struct {
-	ID             string        `yaml:"id"`
-	Name           string        `yaml:"name"`
-	Timezone       string        `yaml:"timezone"`
-	CadenceSeconds int           `yaml:"cadence_seconds"`
-	Turbines       []TurbineSpec `yaml:"turbines"`
+	ID             string `yaml:"id"`
+	Name           string `yaml:"name"`
+	Timezone       string `yaml:"timezone"`
+	CadenceSeconds int    `yaml:"cadence_seconds"`
+	// Rules override the fleet-wide rules for this farm.
+	Rules    RulesSpec     `yaml:"rules"`
+	Turbines []TurbineSpec `yaml:"turbines"`
 }
 
 // TurbineSpec is either one turbine (ID) or a numbered range (Prefix, From, To).
@@ -64,10 +69,15 @@ type Turbine struct {
 
 // Plan is a validated fleet file, turbines expanded.
 type Plan struct {
+	// Rules are the fleet-wide defaults (the file's over DefaultRules).
+	Rules    Rules
 	Shards   []ShardSpec
 	Farms    []FarmSpec
 	Turbines []Turbine
 }
+
+// FarmRules is the rules in force for farm f of the plan.
+func (p *Plan) FarmRules(f FarmSpec) Rules { return f.Rules.over(p.Rules) }
 
 // ValidationError lists everything wrong with a fleet file; each problem
 // names the field and the value.
@@ -164,7 +174,8 @@ func (file *File) Validate(source string) (*Plan, error) {
 		bad("shards: at least one shard is required")
 	}
 
-	plan := &Plan{Shards: file.Shards}
+	plan := &Plan{Shards: file.Shards, Rules: file.Rules.over(DefaultRules())}
+	plan.Rules.validate("rules", bad)
 	farms := map[string]bool{}
 	where := map[string]string{} // turbine id -> shard
 	for i, f := range file.Farms {
@@ -193,6 +204,9 @@ func (file *File) Validate(source string) (*Plan, error) {
 			f.CadenceSeconds = 2
 		} else if f.CadenceSeconds < 0 || f.CadenceSeconds > MaxCadence {
 			bad("%s.cadence_seconds: %d must be between 1 and %d", at, f.CadenceSeconds, MaxCadence)
+		}
+		if f.Rules != (RulesSpec{}) {
+			f.Rules.over(plan.Rules).validate(at+".rules", bad)
 		}
 		if len(f.Turbines) == 0 {
 			bad("%s.turbines: a farm needs at least one turbine", at)

@@ -71,6 +71,12 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"farms[0] (f1).cadence_seconds: 9223372036854775807 must be between 1 and 86400"}},
 		{"ShardPasswordVariablesCollide", "shards:\n  - name: s-1\n  - name: s_1\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s-1}]}\n",
 			[]string{`shards[1].name: "s_1" and "s-1" would share the password variable GALEWATCH_SHARD_S_1_PASSWORD`}},
+		{"MarkMarginTooShort", "rules: {mark_margin: 60s}\n" + head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"rules.mark_margin: 1m0s must be at least 2m0s"}},
+		{"FarmRuleNotWholeSeconds", head + "  - {id: f1, timezone: UTC, rules: {window: 1500ms}, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"farms[0] (f1).rules.window: 1.5s is not a whole number of seconds"}},
+		{"RuleNotADuration", head + "  - {id: f1, timezone: UTC, rules: {max_age: forever}, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{`duration "forever"`}},
 		{"DecommissionBeforeCommission", head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1, commissioned_at: 2026-08-01T00:00:00Z, decommissioned_at: 2026-07-01T00:00:00Z}]}\n",
 			[]string{"decommissioned_at: 2026-07-01T00:00:00Z is not after commissioned_at"}},
 	} {
@@ -193,5 +199,33 @@ func TestShardPasswordComesFromTheEnvironment(t *testing.T) {
 	testdb.Exec(t, env.Control, `UPDATE shard SET dsn = 'postgres://gw:hunter2@127.0.0.1:1/x' WHERE name = 's-1'`)
 	if _, err := env.Registry.OpenShards(context.Background(), 1); err == nil || !strings.Contains(err.Error(), "shard s-1: its DSN in the shard table carries a password") || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("open shards with a password in the table: %v, want a refusal that does not repeat the password", err)
+	}
+}
+
+// TestDefaultRulesAreTheDatabaseDefaults: the built-in defaults and the
+// fleet_rules column defaults say the same, and a farm without overrides
+// takes the fleet's.
+func TestDefaultRulesAreTheDatabaseDefaults(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "")
+	var lane, early, future, maxAge, window, margin int32
+	err := env.Control.QueryRow(context.Background(), `SELECT lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s FROM fleet_rules`).
+		Scan(&lane, &early, &future, &maxAge, &window, &margin)
+	testdb.Must(t, err, "fleet_rules")
+	if got := fleet.RulesFromRow(lane, early, future, maxAge, window, margin); got != fleet.DefaultRules() {
+		t.Fatalf("fleet_rules defaults %v, Go's DefaultRules %v", got, fleet.DefaultRules())
+	}
+	plan, err := fleet.Parse("rules", strings.NewReader("rules: {future_limit: 2h, max_age: 30d}\nshards: [{name: s1}]\nfarms:\n  - {id: a, timezone: UTC, turbines: [{id: A-1, shard: s1}]}\n  - {id: b, timezone: UTC, rules: {window: 60s}, turbines: [{id: B-1, shard: s1}]}\n"))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(context.Background(), "rules", plan)
+	testdb.Must(t, err, "apply")
+	want := map[string]string{"a": "7200/30/600", "b": "7200/30/60"}
+	for farm, w := range want {
+		var got string
+		err := env.Control.QueryRow(context.Background(), `SELECT format('%s/%s/%s', future_limit_s, max_age_days, window_s) FROM farm_rules WHERE farm_id = $1`, farm).Scan(&got)
+		testdb.Must(t, err, "farm_rules %s", farm)
+		if got != w {
+			t.Fatalf("farm_rules of %s: future/max_age/window = %s, want %s", farm, got, w)
+		}
 	}
 }

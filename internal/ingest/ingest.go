@@ -25,27 +25,14 @@ import (
 	"github.com/galewatch/galewatch/internal/reading"
 )
 
-// Config holds the ingest rules and sizes.
+// Config sizes and times the write pipeline. The rules that decide what a
+// stored count means (lanes, early, future limit, maximum age, the mark
+// rule) are not here: they are each farm's, from the control database
+// (fleet.Rules on every Route).
 type Config struct {
-	// LaneThreshold: a reading whose recorded_at is more than this behind
-	// its received_at is backfill lane (default 60 s).
-	LaneThreshold time.Duration
-	// EarlyTolerance: recorded_at ahead of received_at by more than this is
-	// counted as early (a fast clock), and stored (default 2 s).
-	EarlyTolerance time.Duration
-	// FutureLimit: a clock this far ahead is implausible and the reading
-	// is rejected: recorded_at ahead of received_at, or received_at or
-	// recorded_at ahead of the ingest clock, by more than this (default 24 h).
-	FutureLimit time.Duration
-	// MaxAge: a reading recorded longer ago than this (by the ingest clock)
-	// is rejected: a dead real-time clock says 1970 (default 400 days).
-	// Retention, when set, refuses older readings still (Route.KeepFrom).
-	MaxAge time.Duration
-	// Window and MarkMargin define the dirty-mark rule (see MarkRule).
-	Window     time.Duration
-	MarkMargin time.Duration
 	// TxTimeout bounds one write transaction (client deadline, and
-	// statement_timeout on the server); it must be well below MarkMargin.
+	// statement_timeout on the server); it must be well below every farm's
+	// mark margin (fleet.MinMarkMargin).
 	TxTimeout time.Duration
 	// Batch sizes (rows) and queue depths (batches) per shard and lane.
 	LiveBatch, BackfillBatch int
@@ -58,18 +45,12 @@ type Config struct {
 // DefaultConfig returns the defaults described on each field.
 func DefaultConfig() Config {
 	return Config{
-		LaneThreshold:  60 * time.Second,
-		EarlyTolerance: 2 * time.Second,
-		FutureLimit:    24 * time.Hour,
-		MaxAge:         400 * 24 * time.Hour,
-		Window:         10 * time.Minute,
-		MarkMargin:     5 * time.Minute,
-		TxTimeout:      50 * time.Second,
-		LiveBatch:      20_000,
-		BackfillBatch:  50_000,
-		LiveQueue:      2,
-		BackfillQueue:  1,
-		FlushInterval:  250 * time.Millisecond,
+		TxTimeout:     50 * time.Second,
+		LiveBatch:     20_000,
+		BackfillBatch: 50_000,
+		LiveQueue:     2,
+		BackfillQueue: 1,
+		FlushInterval: 250 * time.Millisecond,
 	}
 }
 
@@ -288,13 +269,13 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		return s.reject(ctx, rec, msg)
 	}
 	lane := Live
-	if r.ReceivedAt.Sub(r.RecordedAt) > s.in.cfg.LaneThreshold {
+	if r.ReceivedAt.Sub(r.RecordedAt) > route.Rules.LaneThreshold {
 		lane = Backfill
 		s.backfill++
 	} else {
 		s.live++
 	}
-	if r.RecordedAt.Sub(r.ReceivedAt) > s.in.cfg.EarlyTolerance {
+	if r.RecordedAt.Sub(r.ReceivedAt) > route.Rules.EarlyTolerance {
 		s.early++
 	}
 	slots := s.pending[route.Shard]
@@ -335,7 +316,7 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 // nothing (no partition, mark or job), whatever else is wrong with it.
 func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) string {
 	const ts = time.RFC3339Nano
-	limit := in.cfg.FutureLimit
+	limit := route.Rules.FutureLimit
 	if ahead := r.ReceivedAt.Sub(now); ahead > limit {
 		return fmt.Sprintf("received_at %s is %s ahead of the ingest clock %s (limit %s)", r.ReceivedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
 	}
@@ -345,8 +326,8 @@ func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) strin
 	if ahead := r.RecordedAt.Sub(now); ahead > limit {
 		return fmt.Sprintf("recorded_at %s is %s ahead of the ingest clock %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
 	}
-	if age := now.Sub(r.RecordedAt); in.cfg.MaxAge > 0 && age > in.cfg.MaxAge {
-		return fmt.Sprintf("recorded_at %s is older than the maximum age of %d days (a clock that lost its time?)", r.RecordedAt.UTC().Format(ts), int(in.cfg.MaxAge.Hours()/24))
+	if maxAge := route.Rules.MaxAge; now.Sub(r.RecordedAt) > maxAge {
+		return fmt.Sprintf("recorded_at %s is older than the maximum age of %d days (a clock that lost its time?)", r.RecordedAt.UTC().Format(ts), int(maxAge.Hours()/24))
 	}
 	if k := route.KeepFrom; k != nil && r.RecordedAt.Before(*k) {
 		return fmt.Sprintf("recorded_at %s is older than the retention: farm %s keeps readings from %s", r.RecordedAt.UTC().Format(ts), route.FarmID, k.UTC().Format(ts))

@@ -62,16 +62,16 @@ type markAgg struct {
 }
 
 // markSet gathers the marks of one batch. days caches the current local
-// day per farm so the common case costs one comparison per row.
+// day per farm so the common case costs one comparison per row. Each
+// reading is judged by its own farm's rule (Route.Rules).
 type markSet struct {
-	rule      MarkRule
 	writeTime time.Time
 	marks     map[markKey]*markAgg
 	days      map[string]localDay
 }
 
-func newMarkSet(rule MarkRule, writeTime time.Time) *markSet {
-	return &markSet{rule: rule, writeTime: writeTime, marks: map[markKey]*markAgg{}, days: map[string]localDay{}}
+func newMarkSet(writeTime time.Time) *markSet {
+	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, days: map[string]localDay{}}
 }
 
 // add considers one inserted reading.
@@ -81,7 +81,8 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 		ld = dayOf(recordedAt, route.Location)
 		s.days[route.FarmID] = ld
 	}
-	if s.writeTime.Add(s.rule.Margin).Before(s.rule.windowEnd(ld, recordedAt)) {
+	rule := MarkRule{Window: route.Rules.Window, Margin: route.Rules.MarkMargin}
+	if s.writeTime.Add(rule.Margin).Before(rule.windowEnd(ld, recordedAt)) {
 		return // its window is still open: whatever computes it later will see it
 	}
 	k := markKey{farm: route.FarmID, day: ld.date}

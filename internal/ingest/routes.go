@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/partition"
 )
 
@@ -20,6 +21,8 @@ type Route struct {
 	Location         *time.Location
 	CommissionedAt   *time.Time
 	DecommissionedAt *time.Time
+	// Rules are the farm's rules in force (control database, farm_rules).
+	Rules fleet.Rules
 	// KeepFrom, when set, is the start of the oldest farm-local day
 	// retention keeps for the turbine's farm: older readings are refused
 	// (their partition may be gone, or about to go).
@@ -56,6 +59,7 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, reten
 		r.byID[row.ID] = &Route{
 			TurbineID: row.ID, FarmID: row.FarmID, Shard: row.ShardName, Location: loc,
 			CommissionedAt: row.CommissionedAt, DecommissionedAt: row.DecommissionedAt,
+			Rules: fleet.RulesFromRow(row.LaneThresholdMs, row.EarlyToleranceMs, row.FutureLimitS, row.MaxAgeDays, row.WindowS, row.MarkMarginS),
 		}
 		if k, ok := keep[row.FarmID]; ok {
 			r.byID[row.ID].KeepFrom = &k

@@ -59,7 +59,6 @@ type shardWriter struct {
 	name     string
 	pool     *pgxpool.Pool
 	keeper   *partition.Keeper
-	rule     MarkRule
 	now      func() time.Time
 	timeout  time.Duration
 	live     chan *batch
@@ -88,7 +87,7 @@ type Hooks struct {
 func newShardWriter(name string, pool *pgxpool.Pool, cfg Config, now func() time.Time, hooks *Hooks) *shardWriter {
 	w := &shardWriter{
 		name: name, pool: pool, keeper: partition.NewKeeper(pool),
-		rule: MarkRule{Window: cfg.Window, Margin: cfg.MarkMargin}, now: now, timeout: cfg.TxTimeout,
+		now: now, timeout: cfg.TxTimeout,
 		live: make(chan *batch, cfg.LiveQueue), backfill: make(chan *batch, cfg.BackfillQueue), hooks: hooks,
 	}
 	w.cond = sync.NewCond(&w.mu)
@@ -170,7 +169,7 @@ func (w *shardWriter) copyBatch(ctx context.Context, b *batch, writeTime time.Ti
 		if err != nil {
 			return err
 		}
-		marks := newMarkSet(w.rule, writeTime)
+		marks := newMarkSet(writeTime)
 		for i := range b.rows {
 			marks.add(b.routes[i], b.rows[i].RecordedAt)
 		}
@@ -208,7 +207,7 @@ func (w *shardWriter) stageBatch(ctx context.Context, b *batch, writeTime time.T
 		if err != nil {
 			return err
 		}
-		marks := newMarkSet(w.rule, writeTime)
+		marks := newMarkSet(writeTime)
 		for _, r := range inserted {
 			marks.add(byID[r.TurbineID], r.RecordedAt)
 		}

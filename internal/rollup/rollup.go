@@ -72,10 +72,6 @@ type Computer struct {
 	Control *pgxpool.Pool
 	Shards  *fleet.Shards
 	Now     func() time.Time
-	// LaneThreshold and EarlyTolerance classify readings as late / early;
-	// the same rules ingest applies.
-	LaneThreshold  time.Duration
-	EarlyTolerance time.Duration
 	// AfterCompute, if set, runs after the shard query and before the upsert,
 	// with the lock held (tests hold a recompute mid-way with it).
 	AfterCompute func(Request)
@@ -153,7 +149,7 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		sq := sharddb.New(tx)
 		var err error
-		if rows, err = sq.TurbineDayCompute(ctx, c.ComputeParams(req.Day, farm.Timezone, turbines)); err != nil {
+		if rows, err = sq.TurbineDayCompute(ctx, ComputeParams(req.Day, farm, turbines)); err != nil {
 			return err
 		}
 		lost, err = sq.ReadingsDayLost(ctx, sharddb.ReadingsDayLostParams{Day: req.Day, Timezone: farm.Timezone})
@@ -197,11 +193,13 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 
 // ComputeParams builds the shard statement's arguments for the turbines of
 // one farm-local day: their cadences and service intervals travel as
-// arrays so expected and received are computed side by side.
-func (c *Computer) ComputeParams(day time.Time, timezone string, turbines []controldb.RollupTurbinesRow) sharddb.TurbineDayComputeParams {
+// arrays so expected and received are computed side by side, and the
+// farm's rules in force (control database) classify late and early.
+func ComputeParams(day time.Time, farm controldb.FarmGetRow, turbines []controldb.RollupTurbinesRow) sharddb.TurbineDayComputeParams {
+	rules := fleet.RulesFromRow(farm.LaneThresholdMs, farm.EarlyToleranceMs, farm.FutureLimitS, farm.MaxAgeDays, farm.WindowS, farm.MarkMarginS)
 	args := sharddb.TurbineDayComputeParams{
-		Day: day, Timezone: timezone,
-		LaneThresholdSeconds: c.LaneThreshold.Seconds(), EarlyToleranceSeconds: c.EarlyTolerance.Seconds(),
+		Day: day, Timezone: farm.Timezone,
+		LaneThresholdSeconds: rules.LaneThreshold.Seconds(), EarlyToleranceSeconds: rules.EarlyTolerance.Seconds(),
 	}
 	for _, t := range turbines {
 		from, to := serviceStart, serviceEnd

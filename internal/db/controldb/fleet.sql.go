@@ -11,16 +11,26 @@ import (
 )
 
 const farmGet = `-- name: FarmGet :one
-SELECT id, name, timezone, cadence_seconds FROM farm WHERE id = $1
+SELECT f.id, f.name, f.timezone, f.cadence_seconds,
+       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
+FROM farm f JOIN farm_rules r ON r.farm_id = f.id
+WHERE f.id = $1
 `
 
 type FarmGetRow struct {
-	ID             string
-	Name           string
-	Timezone       string
-	CadenceSeconds int32
+	ID               string
+	Name             string
+	Timezone         string
+	CadenceSeconds   int32
+	LaneThresholdMs  int32
+	EarlyToleranceMs int32
+	FutureLimitS     int32
+	MaxAgeDays       int32
+	WindowS          int32
+	MarkMarginS      int32
 }
 
+// FarmGet is a farm with the rules in force for it.
 func (q *Queries) FarmGet(ctx context.Context, id string) (FarmGetRow, error) {
 	row := q.db.QueryRow(ctx, farmGet, id)
 	var i FarmGetRow
@@ -29,6 +39,12 @@ func (q *Queries) FarmGet(ctx context.Context, id string) (FarmGetRow, error) {
 		&i.Name,
 		&i.Timezone,
 		&i.CadenceSeconds,
+		&i.LaneThresholdMs,
+		&i.EarlyToleranceMs,
+		&i.FutureLimitS,
+		&i.MaxAgeDays,
+		&i.WindowS,
+		&i.MarkMarginS,
 	)
 	return i, err
 }
@@ -109,21 +125,71 @@ func (q *Queries) FarmRetention(ctx context.Context, arg FarmRetentionParams) ([
 	return items, nil
 }
 
+const farmRulesList = `-- name: FarmRulesList :many
+SELECT farm_id, lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s
+FROM farm_rules
+ORDER BY farm_id
+`
+
+// FarmRulesList is the rules in force for every farm.
+func (q *Queries) FarmRulesList(ctx context.Context) ([]FarmRule, error) {
+	rows, err := q.db.Query(ctx, farmRulesList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FarmRule
+	for rows.Next() {
+		var i FarmRule
+		if err := rows.Scan(
+			&i.FarmID,
+			&i.LaneThresholdMs,
+			&i.EarlyToleranceMs,
+			&i.FutureLimitS,
+			&i.MaxAgeDays,
+			&i.WindowS,
+			&i.MarkMarginS,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const farmUpsert = `-- name: FarmUpsert :exec
-INSERT INTO farm (id, name, timezone, cadence_seconds)
-VALUES ($1, $2, $3, $4)
+INSERT INTO farm (id, name, timezone, cadence_seconds,
+                  lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
+VALUES ($1, $2, $3, $4,
+        $5, $6, $7,
+        $8, $9, $10)
 ON CONFLICT (id) DO UPDATE
-SET name = EXCLUDED.name, timezone = EXCLUDED.timezone,
-    cadence_seconds = EXCLUDED.cadence_seconds, updated_at = now()
-WHERE (farm.name, farm.timezone, farm.cadence_seconds)
-      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds)
+SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUDED.cadence_seconds,
+    lane_threshold_ms = EXCLUDED.lane_threshold_ms, early_tolerance_ms = EXCLUDED.early_tolerance_ms,
+    future_limit_s = EXCLUDED.future_limit_s, max_age_days = EXCLUDED.max_age_days,
+    window_s = EXCLUDED.window_s, mark_margin_s = EXCLUDED.mark_margin_s,
+    updated_at = now()
+WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, farm.early_tolerance_ms,
+       farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s)
+      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds, EXCLUDED.lane_threshold_ms,
+       EXCLUDED.early_tolerance_ms, EXCLUDED.future_limit_s, EXCLUDED.max_age_days, EXCLUDED.window_s,
+       EXCLUDED.mark_margin_s)
 `
 
 type FarmUpsertParams struct {
-	ID             string
-	Name           string
-	Timezone       string
-	CadenceSeconds int32
+	ID               string
+	Name             string
+	Timezone         string
+	CadenceSeconds   int32
+	LaneThresholdMs  *int32
+	EarlyToleranceMs *int32
+	FutureLimitS     *int32
+	MaxAgeDays       *int32
+	WindowS          *int32
+	MarkMarginS      *int32
 }
 
 func (q *Queries) FarmUpsert(ctx context.Context, arg FarmUpsertParams) error {
@@ -132,6 +198,12 @@ func (q *Queries) FarmUpsert(ctx context.Context, arg FarmUpsertParams) error {
 		arg.Name,
 		arg.Timezone,
 		arg.CadenceSeconds,
+		arg.LaneThresholdMs,
+		arg.EarlyToleranceMs,
+		arg.FutureLimitS,
+		arg.MaxAgeDays,
+		arg.WindowS,
+		arg.MarkMarginS,
 	)
 	return err
 }
@@ -160,6 +232,37 @@ func (q *Queries) FleetCounts(ctx context.Context) (FleetCountsRow, error) {
 		&i.Retired,
 	)
 	return i, err
+}
+
+const fleetRulesPut = `-- name: FleetRulesPut :exec
+UPDATE fleet_rules
+SET lane_threshold_ms = $1, early_tolerance_ms = $2,
+    future_limit_s = $3, max_age_days = $4,
+    window_s = $5, mark_margin_s = $6, updated_at = now()
+WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
+      IS DISTINCT FROM ($1, $2, $3, $4, $5, $6)
+`
+
+type FleetRulesPutParams struct {
+	LaneThresholdMs  int32
+	EarlyToleranceMs int32
+	FutureLimitS     int32
+	MaxAgeDays       int32
+	WindowS          int32
+	MarkMarginS      int32
+}
+
+// FleetRulesPut sets the fleet-wide defaults (the fleet file's rules:).
+func (q *Queries) FleetRulesPut(ctx context.Context, arg FleetRulesPutParams) error {
+	_, err := q.db.Exec(ctx, fleetRulesPut,
+		arg.LaneThresholdMs,
+		arg.EarlyToleranceMs,
+		arg.FutureLimitS,
+		arg.MaxAgeDays,
+		arg.WindowS,
+		arg.MarkMarginS,
+	)
+	return err
 }
 
 const shardList = `-- name: ShardList :many
@@ -279,9 +382,11 @@ func (q *Queries) TurbineRetire(ctx context.Context, arg TurbineRetireParams) (i
 
 const turbineRoutes = `-- name: TurbineRoutes :many
 SELECT t.id, t.farm_id, t.shard_name, t.cadence_seconds, t.commissioned_at, t.decommissioned_at,
-       f.timezone
+       f.timezone,
+       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
 FROM turbine t
 JOIN farm f ON f.id = t.farm_id
+JOIN farm_rules r ON r.farm_id = t.farm_id
 ORDER BY t.id
 `
 
@@ -293,9 +398,16 @@ type TurbineRoutesRow struct {
 	CommissionedAt   *time.Time
 	DecommissionedAt *time.Time
 	Timezone         string
+	LaneThresholdMs  int32
+	EarlyToleranceMs int32
+	FutureLimitS     int32
+	MaxAgeDays       int32
+	WindowS          int32
+	MarkMarginS      int32
 }
 
-// TurbineRoutes is everything ingest needs to route and validate a reading.
+// TurbineRoutes is everything ingest needs to route and validate a reading,
+// the farm's rules in force included.
 func (q *Queries) TurbineRoutes(ctx context.Context) ([]TurbineRoutesRow, error) {
 	rows, err := q.db.Query(ctx, turbineRoutes)
 	if err != nil {
@@ -313,6 +425,12 @@ func (q *Queries) TurbineRoutes(ctx context.Context) ([]TurbineRoutesRow, error)
 			&i.CommissionedAt,
 			&i.DecommissionedAt,
 			&i.Timezone,
+			&i.LaneThresholdMs,
+			&i.EarlyToleranceMs,
+			&i.FutureLimitS,
+			&i.MaxAgeDays,
+			&i.WindowS,
+			&i.MarkMarginS,
 		); err != nil {
 			return nil, err
 		}

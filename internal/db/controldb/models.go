@@ -24,6 +24,18 @@ type Farm struct {
 	CreatedAt time.Time
 	// When a fleet apply last changed the farm.
 	UpdatedAt time.Time
+	// Override of fleet_rules.lane_threshold_ms for this farm; NULL = the fleet default.
+	LaneThresholdMs *int32
+	// Override of fleet_rules.early_tolerance_ms; NULL = the fleet default.
+	EarlyToleranceMs *int32
+	// Override of fleet_rules.future_limit_s; NULL = the fleet default.
+	FutureLimitS *int32
+	// Override of fleet_rules.max_age_days; NULL = the fleet default.
+	MaxAgeDays *int32
+	// Override of fleet_rules.window_s (e.g. 600 for the 10-minute SCADA convention); NULL = the fleet default.
+	WindowS *int32
+	// Override of fleet_rules.mark_margin_s; NULL = the fleet default.
+	MarkMarginS *int32
 }
 
 // Per farm and farm-local day: the sums of turbine_day and the rates computed from them at read time.
@@ -108,6 +120,44 @@ type FarmMonth struct {
 	Pending bool
 	// Every rolled-up day has a row for every turbine the registry had in service that day (rows of retired turbines do not count towards it).
 	AllTurbinesRolledUp bool
+}
+
+// The rules in force for each farm: its override, else the fleet default. The one place ingest and the rollup read them from.
+type FarmRule struct {
+	// The farm (farm.id).
+	FarmID string
+	// Backfill lane / turbine_day.late threshold in force, ms.
+	LaneThresholdMs int32
+	// Early / turbine_day.early tolerance in force, ms.
+	EarlyToleranceMs int32
+	// Future limit in force at ingest, s.
+	FutureLimitS int32
+	// Maximum age in force at ingest, days.
+	MaxAgeDays int32
+	// Window of the dirty-mark rule in force, s.
+	WindowS int32
+	// Margin of the dirty-mark rule in force, s.
+	MarkMarginS int32
+}
+
+// Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file's rules: section). A farm may override each one (farm.*); farm_rules gives the effective values.
+type FleetRule struct {
+	// Always true: the table holds one row.
+	ID bool
+	// A reading whose recorded_at is more than this behind its received_at is backfill lane, and counted in turbine_day.late.
+	LaneThresholdMs int32
+	// A reading whose recorded_at is more than this ahead of its received_at is early (a fast clock), counted in turbine_day.early.
+	EarlyToleranceMs int32
+	// A clock further ahead than this is rejected at ingest: recorded_at of received_at, or either of the ingest clock.
+	FutureLimitS int32
+	// A reading recorded longer ago than this (by the ingest clock) is rejected at ingest.
+	MaxAgeDays int32
+	// Event-time window length: the unit of the dirty-mark rule (windows counted from farm-local midnight).
+	WindowS int32
+	// A reading written at or after (end of its window - this margin) marks its farm-day dirty. At least 120 s: a write transaction is bounded well below it.
+	MarkMarginS int32
+	// When a fleet apply last changed the defaults.
+	UpdatedAt time.Time
 }
 
 // Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.

@@ -9,19 +9,47 @@ WHERE shard.dsn IS DISTINCT FROM EXCLUDED.dsn OR shard.database IS DISTINCT FROM
 SELECT name, dsn, database FROM shard ORDER BY name;
 
 -- name: FarmUpsert :exec
-INSERT INTO farm (id, name, timezone, cadence_seconds)
-VALUES (@id, @name, @timezone, @cadence_seconds)
+INSERT INTO farm (id, name, timezone, cadence_seconds,
+                  lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
+VALUES (@id, @name, @timezone, @cadence_seconds,
+        sqlc.narg(lane_threshold_ms), sqlc.narg(early_tolerance_ms), sqlc.narg(future_limit_s),
+        sqlc.narg(max_age_days), sqlc.narg(window_s), sqlc.narg(mark_margin_s))
 ON CONFLICT (id) DO UPDATE
-SET name = EXCLUDED.name, timezone = EXCLUDED.timezone,
-    cadence_seconds = EXCLUDED.cadence_seconds, updated_at = now()
-WHERE (farm.name, farm.timezone, farm.cadence_seconds)
-      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds);
+SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUDED.cadence_seconds,
+    lane_threshold_ms = EXCLUDED.lane_threshold_ms, early_tolerance_ms = EXCLUDED.early_tolerance_ms,
+    future_limit_s = EXCLUDED.future_limit_s, max_age_days = EXCLUDED.max_age_days,
+    window_s = EXCLUDED.window_s, mark_margin_s = EXCLUDED.mark_margin_s,
+    updated_at = now()
+WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, farm.early_tolerance_ms,
+       farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s)
+      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds, EXCLUDED.lane_threshold_ms,
+       EXCLUDED.early_tolerance_ms, EXCLUDED.future_limit_s, EXCLUDED.max_age_days, EXCLUDED.window_s,
+       EXCLUDED.mark_margin_s);
+
+-- FleetRulesPut sets the fleet-wide defaults (the fleet file's rules:).
+-- name: FleetRulesPut :exec
+UPDATE fleet_rules
+SET lane_threshold_ms = @lane_threshold_ms, early_tolerance_ms = @early_tolerance_ms,
+    future_limit_s = @future_limit_s, max_age_days = @max_age_days,
+    window_s = @window_s, mark_margin_s = @mark_margin_s, updated_at = now()
+WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
+      IS DISTINCT FROM (@lane_threshold_ms, @early_tolerance_ms, @future_limit_s, @max_age_days, @window_s, @mark_margin_s);
+
+-- FarmRulesList is the rules in force for every farm.
+-- name: FarmRulesList :many
+SELECT farm_id, lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s
+FROM farm_rules
+ORDER BY farm_id;
 
 -- name: FarmList :many
 SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
 
+-- FarmGet is a farm with the rules in force for it.
 -- name: FarmGet :one
-SELECT id, name, timezone, cadence_seconds FROM farm WHERE id = @id;
+SELECT f.id, f.name, f.timezone, f.cadence_seconds,
+       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
+FROM farm f JOIN farm_rules r ON r.farm_id = f.id
+WHERE f.id = @id;
 
 -- name: TurbineUpsert :batchexec
 INSERT INTO turbine (id, farm_id, shard_name, cadence_seconds, commissioned_at, decommissioned_at, in_fleet_file)
@@ -51,12 +79,15 @@ WHERE in_fleet_file AND NOT (id = ANY (@keep_ids::text[]));
 -- name: TurbinePlacements :many
 SELECT id, farm_id, shard_name FROM turbine;
 
--- TurbineRoutes is everything ingest needs to route and validate a reading.
+-- TurbineRoutes is everything ingest needs to route and validate a reading,
+-- the farm's rules in force included.
 -- name: TurbineRoutes :many
 SELECT t.id, t.farm_id, t.shard_name, t.cadence_seconds, t.commissioned_at, t.decommissioned_at,
-       f.timezone
+       f.timezone,
+       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
 FROM turbine t
 JOIN farm f ON f.id = t.farm_id
+JOIN farm_rules r ON r.farm_id = t.farm_id
 ORDER BY t.id;
 
 -- name: FleetCounts :one

@@ -1,0 +1,229 @@
+package fleet
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+)
+
+// Rules are the thresholds that define what a stored count means. They live
+// in the control database, once (fleet_rules, per-farm overrides on farm,
+// the effective values in farm_rules), and come from the fleet file; no
+// flag or environment variable of any process changes them.
+type Rules struct {
+	// LaneThreshold: recorded_at this far behind received_at is backfill
+	// lane, and counted in turbine_day.late.
+	LaneThreshold time.Duration
+	// EarlyTolerance: recorded_at this far ahead of received_at is early (a
+	// fast clock), counted in turbine_day.early.
+	EarlyTolerance time.Duration
+	// FutureLimit: a clock further ahead than this is rejected at ingest.
+	FutureLimit time.Duration
+	// MaxAge: a reading recorded longer ago than this is rejected at ingest.
+	MaxAge time.Duration
+	// Window and MarkMargin define the dirty-mark rule (docs/dirty-marks.md).
+	Window     time.Duration
+	MarkMargin time.Duration
+}
+
+// DefaultRules are the built-in fleet-wide defaults (the fleet_rules
+// column defaults say the same; a test keeps them equal).
+func DefaultRules() Rules {
+	return Rules{
+		LaneThreshold:  60 * time.Second,
+		EarlyTolerance: 2 * time.Second,
+		FutureLimit:    24 * time.Hour,
+		MaxAge:         400 * 24 * time.Hour,
+		Window:         10 * time.Minute,
+		MarkMargin:     5 * time.Minute,
+	}
+}
+
+// MinMarkMargin: a write transaction is bounded (ingest's TxTimeout, 50 s)
+// well below the mark margin; the database refuses less than this too.
+const MinMarkMargin = 2 * time.Minute
+
+// RulesSpec is the fleet file's form of Rules: every field optional, as a
+// duration ("60s", "24h", or whole days "400d").
+type RulesSpec struct {
+	LaneThreshold  *Duration `yaml:"lane_threshold"`
+	EarlyTolerance *Duration `yaml:"early_tolerance"`
+	FutureLimit    *Duration `yaml:"future_limit"`
+	MaxAge         *Duration `yaml:"max_age"`
+	Window         *Duration `yaml:"window"`
+	MarkMargin     *Duration `yaml:"mark_margin"`
+}
+
+// Duration is a YAML duration: Go's syntax, or a whole number of days ("400d").
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML reads "90s", "24h", "400d".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// ParseDuration parses Go's duration syntax or a whole number of days ("400d").
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100_000 {
+			return 0, fmt.Errorf("duration %q: want a whole number of days (400d) or a duration (24h, 60s)", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: want a duration (60s, 24h) or whole days (400d)", s)
+	}
+	return v, nil
+}
+
+// over returns r with the spec's fields applied.
+func (spec RulesSpec) over(r Rules) Rules {
+	set := func(dst *time.Duration, d *Duration) {
+		if d != nil {
+			*dst = d.Duration
+		}
+	}
+	set(&r.LaneThreshold, spec.LaneThreshold)
+	set(&r.EarlyTolerance, spec.EarlyTolerance)
+	set(&r.FutureLimit, spec.FutureLimit)
+	set(&r.MaxAge, spec.MaxAge)
+	set(&r.Window, spec.Window)
+	set(&r.MarkMargin, spec.MarkMargin)
+	return r
+}
+
+// validate reports what is wrong with the rules in force at `at`.
+func (r Rules) validate(at string, bad func(string, ...any)) {
+	whole := func(name string, d, unit time.Duration, unitName string) {
+		if d%unit != 0 {
+			bad("%s.%s: %s is not a whole number of %s", at, name, d, unitName)
+		}
+	}
+	if r.LaneThreshold <= 0 {
+		bad("%s.lane_threshold: %s must be positive", at, r.LaneThreshold)
+	}
+	whole("lane_threshold", r.LaneThreshold, time.Millisecond, "milliseconds")
+	if r.EarlyTolerance < 0 {
+		bad("%s.early_tolerance: %s must not be negative", at, r.EarlyTolerance)
+	}
+	whole("early_tolerance", r.EarlyTolerance, time.Millisecond, "milliseconds")
+	if r.FutureLimit < time.Second {
+		bad("%s.future_limit: %s must be at least 1s", at, r.FutureLimit)
+	}
+	whole("future_limit", r.FutureLimit, time.Second, "seconds")
+	if r.MaxAge < 24*time.Hour {
+		bad("%s.max_age: %s must be at least 1d", at, r.MaxAge)
+	}
+	whole("max_age", r.MaxAge, 24*time.Hour, "days")
+	if r.Window < time.Second || r.Window > 24*time.Hour {
+		bad("%s.window: %s must be between 1s and 24h", at, r.Window)
+	}
+	whole("window", r.Window, time.Second, "seconds")
+	if r.MarkMargin < MinMarkMargin {
+		bad("%s.mark_margin: %s must be at least %s (a write transaction must end well within it)", at, r.MarkMargin, MinMarkMargin)
+	}
+	whole("mark_margin", r.MarkMargin, time.Second, "seconds")
+	const maxInt32 = 1<<31 - 1
+	if r.LaneThreshold.Milliseconds() > maxInt32 || r.EarlyTolerance.Milliseconds() > maxInt32 ||
+		r.FutureLimit/time.Second > maxInt32 || r.MarkMargin/time.Second > maxInt32 || r.MaxAge/(24*time.Hour) > 100_000 {
+		bad("%s: a rule is out of range", at)
+	}
+}
+
+// RulesFromRow converts the control database's columns (farm_rules).
+func RulesFromRow(laneMs, earlyMs, futureS, maxAgeDays, windowS, marginS int32) Rules {
+	return Rules{
+		LaneThreshold:  time.Duration(laneMs) * time.Millisecond,
+		EarlyTolerance: time.Duration(earlyMs) * time.Millisecond,
+		FutureLimit:    time.Duration(futureS) * time.Second,
+		MaxAge:         time.Duration(maxAgeDays) * 24 * time.Hour,
+		Window:         time.Duration(windowS) * time.Second,
+		MarkMargin:     time.Duration(marginS) * time.Second,
+	}
+}
+
+func (r Rules) fleetParams() controldb.FleetRulesPutParams {
+	return controldb.FleetRulesPutParams{
+		LaneThresholdMs: int32(r.LaneThreshold.Milliseconds()), EarlyToleranceMs: int32(r.EarlyTolerance.Milliseconds()),
+		FutureLimitS: int32(r.FutureLimit / time.Second), MaxAgeDays: int32(r.MaxAge / (24 * time.Hour)),
+		WindowS: int32(r.Window / time.Second), MarkMarginS: int32(r.MarkMargin / time.Second),
+	}
+}
+
+// String names every rule and its value, as the fleet file writes them.
+func (r Rules) String() string {
+	return fmt.Sprintf("lane_threshold %s, early_tolerance %s, future_limit %s, max_age %dd, window %s, mark_margin %s",
+		r.LaneThreshold, r.EarlyTolerance, r.FutureLimit, int(r.MaxAge/(24*time.Hour)), r.Window, r.MarkMargin)
+}
+
+// overrideParams fills a farm upsert's override columns from its spec
+// (nil = the fleet default).
+func (spec RulesSpec) overrideParams(p *controldb.FarmUpsertParams) {
+	ms := func(d *Duration) *int32 {
+		if d == nil {
+			return nil
+		}
+		v := int32(d.Milliseconds())
+		return &v
+	}
+	per := func(d *Duration, unit time.Duration) *int32 {
+		if d == nil {
+			return nil
+		}
+		v := int32(d.Duration / unit)
+		return &v
+	}
+	p.LaneThresholdMs, p.EarlyToleranceMs = ms(spec.LaneThreshold), ms(spec.EarlyTolerance)
+	p.FutureLimitS, p.MaxAgeDays = per(spec.FutureLimit, time.Second), per(spec.MaxAge, 24*time.Hour)
+	p.WindowS, p.MarkMarginS = per(spec.Window, time.Second), per(spec.MarkMargin, time.Second)
+}
+
+// Changes lists the rules that differ from r to o, as "name old → new".
+func (r Rules) Changes(o Rules) []string {
+	var out []string
+	add := func(name string, a, b time.Duration) {
+		if a != b {
+			out = append(out, fmt.Sprintf("%s %s → %s", name, a, b))
+		}
+	}
+	add("lane_threshold", r.LaneThreshold, o.LaneThreshold)
+	add("early_tolerance", r.EarlyTolerance, o.EarlyTolerance)
+	add("future_limit", r.FutureLimit, o.FutureLimit)
+	add("max_age", r.MaxAge, o.MaxAge)
+	add("window", r.Window, o.Window)
+	add("mark_margin", r.MarkMargin, o.MarkMargin)
+	return out
+}
+
+// Consequence says what a change of rules does to what is already stored:
+// nothing is recomputed by itself.
+func (c RuleChange) Consequence() string {
+	var notes []string
+	if c.From.LaneThreshold != c.To.LaneThreshold || c.From.EarlyTolerance != c.To.EarlyTolerance {
+		notes = append(notes, "new readings take the new lanes at once; turbine_day rows already computed keep their late/early counts "+
+			"until their day is next recomputed (received and available do not depend on these rules; `orchestrator rollup --farm "+c.FarmID+" --from D --to D` recomputes them)")
+	}
+	if c.From.FutureLimit != c.To.FutureLimit || c.From.MaxAge != c.To.MaxAge {
+		notes = append(notes, "the ingest limits apply to readings arriving from now on; stored readings stay")
+	}
+	if c.From.Window != c.To.Window || c.From.MarkMargin != c.To.MarkMargin {
+		notes = append(notes, "the dirty-mark rule applies to writes from now on; marks already written stay")
+	}
+	return strings.Join(notes, "; ")
+}
