@@ -172,7 +172,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 type PartitionsArgs struct{}
 
 // Kind is the job kind stored in river_job.
-func (PartitionsArgs) Kind() string { return "partitions" }
+func (PartitionsArgs) Kind() string { return KindPartitions }
 
 // InsertOpts runs it on the control queue.
 func (PartitionsArgs) InsertOpts() river.InsertOpts {

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
@@ -18,28 +17,19 @@ import (
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
-// ControlQueue runs the jobs that touch only the control database.
-const ControlQueue = "control"
-
 // DrainDirtyArgs claims the dirty marks of every shard and enqueues their
 // recomputes. It runs every few seconds as a periodic job.
 type DrainDirtyArgs struct{}
 
 // Kind is the job kind stored in river_job.
-func (DrainDirtyArgs) Kind() string { return "drain_dirty" }
+func (DrainDirtyArgs) Kind() string { return KindDrainDirty }
 
 // InsertOpts puts the drain on the control queue, ahead of scheduled work.
 // At most one drain waits or runs at a time: the periodic insert every few
 // seconds is skipped while one is still going (a slow shard cannot pile them up).
 func (DrainDirtyArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: ControlQueue, Priority: PriorityDirty, MaxAttempts: 3,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeStates}}
-}
-
-// activeStates are the states of a job that will still run.
-var activeStates = []rivertype.JobState{
-	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-	rivertype.JobStateRunning, rivertype.JobStateScheduled,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: UnfinishedStates}}
 }
 
 // DrainDirtyWorker runs drain_dirty jobs.

@@ -11,18 +11,8 @@ import (
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
-// Priorities: River runs 1 before 4. Dirty recomputes jump the queue.
-const (
-	PriorityDirty    = 1
-	PriorityManual   = 2
-	PrioritySchedule = 3
-)
-
-// RollupQueue is the queue of one shard's rollups: a slow or unreachable
-// shard only holds up its own queue.
-func RollupQueue(shard string) string { return "rollup_" + shard }
-
-// RollupDayArgs recomputes one farm-local day of one farm on one shard.
+// RollupDayArgs recomputes one farm-local day of one farm on one shard. Its
+// JSON keys are ArgFarmID, ArgDay, ArgShard, ArgReason (the SQL reads them).
 type RollupDayArgs struct {
 	FarmID string `json:"farm_id"`
 	// Day is the farm-local date, YYYY-MM-DD.
@@ -32,7 +22,7 @@ type RollupDayArgs struct {
 }
 
 // Kind is the job kind stored in river_job.
-func (RollupDayArgs) Kind() string { return "rollup_day" }
+func (RollupDayArgs) Kind() string { return KindRollupDay }
 
 // InsertOpts routes the job to its shard's queue. A shard that stays down
 // for days keeps retrying (River's backoff) until it returns.

@@ -21,7 +21,7 @@ type RollupScheduleArgs struct {
 }
 
 // Kind is the job kind stored in river_job.
-func (RollupScheduleArgs) Kind() string { return "rollup_schedule" }
+func (RollupScheduleArgs) Kind() string { return KindRollupSchedule }
 
 // InsertOpts: scheduled work waits behind dirty recomputes.
 func (RollupScheduleArgs) InsertOpts() river.InsertOpts {

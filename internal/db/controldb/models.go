@@ -38,48 +38,27 @@ type Farm struct {
 	MarkMarginS *int32
 }
 
-// Per farm and farm-local day: the sums of turbine_day and the rates computed from them at read time.
 type FarmDay struct {
-	// The farm (farm.id).
-	FarmID string
-	// The farm-local calendar day.
-	Day time.Time
-	// Turbine rows for the day (retired turbines included: their rows are kept).
-	Turbines int32
-	// Turbine rows of turbines in service some time that day (per the registry now).
-	TurbinesInService int32
-	// Sum of turbine_day.expected: cadence slots the calendar expects.
-	Expected int64
-	// Sum of turbine_day.received: slots with a reading.
-	Received int64
-	// Sum of turbine_day.available: slots reporting the turbine available.
-	Available int64
-	// available / expected. Conservative: silence counts against the farm, since missing telemetry is not missing at random.
-	Availability pgtype.Numeric
-	// received / expected.
-	Completeness pgtype.Numeric
-	// (expected - received) / expected: the share of the day we have no reading for.
-	Unknown pgtype.Numeric
-	// Sum of turbine_day.late: readings that came in the backfill lane.
-	Late int64
-	// Sum of turbine_day.early: readings stamped by a fast clock.
-	Early int64
-	// Sum of turbine_day.beyond_cadence: readings faster than the registered cadence, not counted as received.
-	BeyondCadence int64
-	// Sum of turbine_day.out_of_service: readings outside the turbines' service intervals, not counted.
-	OutOfService int64
-	// Latest arrival counted in the day: what the numbers are complete through.
-	LastReceivedAt interface{}
-	// The oldest turbine row's recompute time.
-	OldestComputedAt interface{}
-	// The newest turbine row's recompute time.
-	ComputedAt interface{}
-	// Every turbine row was computed after the local day ended. False: a provisional number of a day still in progress.
+	FarmID              string
+	Day                 time.Time
+	Turbines            int32
+	TurbinesInService   int32
+	Expected            int64
+	Received            int64
+	Available           int64
+	Availability        pgtype.Numeric
+	Completeness        pgtype.Numeric
+	Unknown             pgtype.Numeric
+	Late                int64
+	Early               int64
+	BeyondCadence       int64
+	OutOfService        int64
+	LastReceivedAt      interface{}
+	OldestComputedAt    interface{}
+	ComputedAt          interface{}
 	ComputedAfterDayEnd bool
-	// A recompute of this day is requested or queued (dirty marks reach the control database within one drain interval, a few seconds). True: the numbers are about to change.
-	Pending *bool
-	// Turbines of the farm in service some time that day, per the registry. turbines_in_service < registered_turbines means a shard's rollup has not landed: the day is incomplete, whatever its rates say.
-	RegisteredTurbines int32
+	Pending             *bool
+	RegisteredTurbines  int32
 }
 
 // Per farm and calendar month in the farm's zone: sums of farm_day and rates computed at read time.

@@ -122,7 +122,7 @@ func (q *Queries) RollupPendingClaim(ctx context.Context, arg RollupPendingClaim
 }
 
 const rollupPendingLock = `-- name: RollupPendingLock :one
-SELECT p.turbine_ids, p.job_id, rollup_job_waiting(p.job_id) AS waiting
+SELECT p.turbine_ids, p.job_id, river_job_not_started(p.job_id) AS waiting
 FROM rollup_pending p
 WHERE p.farm_id = $1 AND p.day = $2 AND p.shard_name = $3
 FOR UPDATE
@@ -178,7 +178,7 @@ func (q *Queries) RollupPendingMerge(ctx context.Context, arg RollupPendingMerge
 }
 
 const rollupPendingOrphanCount = `-- name: RollupPendingOrphanCount :one
-SELECT count(*) FROM rollup_pending WHERE NOT rollup_job_active(job_id)
+SELECT count(*) FROM rollup_pending WHERE NOT river_job_unfinished(job_id)
 `
 
 func (q *Queries) RollupPendingOrphanCount(ctx context.Context) (int64, error) {
@@ -191,7 +191,7 @@ func (q *Queries) RollupPendingOrphanCount(ctx context.Context) (int64, error) {
 const rollupPendingOrphans = `-- name: RollupPendingOrphans :many
 SELECT farm_id, day, shard_name, turbine_ids
 FROM rollup_pending
-WHERE NOT rollup_job_active(job_id)
+WHERE NOT river_job_unfinished(job_id)
 ORDER BY farm_id, day, shard_name
 LIMIT 1000
 `

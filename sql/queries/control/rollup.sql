@@ -44,7 +44,7 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
 -- RollupPendingLock reads (and locks) the request of a farm-day-shard, with
 -- whether its job is still waiting to claim it.
 -- name: RollupPendingLock :one
-SELECT p.turbine_ids, p.job_id, rollup_job_waiting(p.job_id) AS waiting
+SELECT p.turbine_ids, p.job_id, river_job_not_started(p.job_id) AS waiting
 FROM rollup_pending p
 WHERE p.farm_id = @farm_id AND p.day = @day AND p.shard_name = @shard_name
 FOR UPDATE;
@@ -73,12 +73,12 @@ SET turbine_ids = CASE WHEN rollup_pending.turbine_ids IS NULL OR EXCLUDED.turbi
 -- name: RollupPendingOrphans :many
 SELECT farm_id, day, shard_name, turbine_ids
 FROM rollup_pending
-WHERE NOT rollup_job_active(job_id)
+WHERE NOT river_job_unfinished(job_id)
 ORDER BY farm_id, day, shard_name
 LIMIT 1000;
 
 -- name: RollupPendingOrphanCount :one
-SELECT count(*) FROM rollup_pending WHERE NOT rollup_job_active(job_id);
+SELECT count(*) FROM rollup_pending WHERE NOT river_job_unfinished(job_id);
 
 -- RollupPendingClaim takes the request of a farm-day-shard for the job about
 -- to recompute it.

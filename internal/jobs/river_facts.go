@@ -1,0 +1,54 @@
+package jobs
+
+import "github.com/riverqueue/river/rivertype"
+
+// The facts about River jobs that Go and the control database's SQL both
+// rely on, in one place. The SQL side (migration 00007: the functions
+// river_state_not_started, river_state_unfinished, rollup_day_unfinished)
+// says the same; TestRiverFactsAgreeWithSQL fails when the two disagree.
+
+// Job kinds, as stored in river_job.kind.
+const (
+	KindRollupDay      = "rollup_day"
+	KindDrainDirty     = "drain_dirty"
+	KindRollupSchedule = "rollup_schedule"
+	KindPartitions     = "partitions"
+)
+
+// Argument keys of rollup_day jobs (the JSON tags of RollupDayArgs, which
+// the SQL reads as args ->> key).
+const (
+	ArgFarmID = "farm_id"
+	ArgDay    = "day"
+	ArgShard  = "shard"
+	ArgReason = "reason"
+)
+
+// Queues.
+const (
+	// ControlQueue runs the jobs that touch only the control database.
+	ControlQueue = "control"
+	// rollupQueuePrefix + shard is the queue of one shard's rollups.
+	rollupQueuePrefix = "rollup_"
+)
+
+// Priorities: River runs 1 before 4. Dirty recomputes jump the queue.
+const (
+	PriorityDirty    = 1
+	PriorityManual   = 2
+	PrioritySchedule = 3
+)
+
+// NotStartedStates are the states of a job that has yet to start: it will
+// still claim its request (SQL: river_state_not_started).
+var NotStartedStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+}
+
+// UnfinishedStates are the states of a job that will still run, or is
+// running (SQL: river_state_unfinished).
+var UnfinishedStates = append(append([]rivertype.JobState{}, NotStartedStates...), rivertype.JobStateRunning)
+
+// RollupQueue is the queue of one shard's rollups: a slow or unreachable
+// shard only holds up its own queue.
+func RollupQueue(shard string) string { return rollupQueuePrefix + shard }
