@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/schema"
 )
@@ -151,6 +152,10 @@ func (r *Registry) now() time.Time {
 	return time.Now()
 }
 
+// zoneCheckDays is how far from today fleet apply compares Go's and
+// Postgres's day bounds of a farm's zone.
+const zoneCheckDays = 400
+
 // check validates what only the database can: zones Postgres knows (the
 // rollups compute local days in SQL) and turbines whose readings already
 // live on another shard (moving history between shards is not supported).
@@ -163,6 +168,18 @@ func (r *Registry) check(ctx context.Context, q *controldb.Queries, source strin
 		}
 		if !known {
 			problems = append(problems, fmt.Sprintf("farms[%d] (%s).timezone: unknown time zone %q (not in the database's pg_timezone_names)", i, f.ID, f.Timezone))
+			continue
+		}
+		// Every farm-local day is bounded the same by Go (marks, the drain,
+		// the schedule) and by Postgres (rollups, views), or the zone is
+		// refused: 400 days back and forth from today.
+		first := localday.DateOf(r.now().UTC()).AddDays(-zoneCheckDays)
+		dis, err := localday.Check(ctx, q, f.Timezone, first, 2*zoneCheckDays+1)
+		if err != nil {
+			return err
+		}
+		if dis != nil {
+			problems = append(problems, fmt.Sprintf("farms[%d] (%s).timezone: %v; use a region name (such as Europe/Paris) on which they agree", i, f.ID, dis))
 		}
 	}
 	if dsnProblems := r.checkShards(plan); len(dsnProblems) > 0 {

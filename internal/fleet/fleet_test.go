@@ -229,3 +229,25 @@ func TestDefaultRulesAreTheDatabaseDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyRefusesAZoneGoAndPostgresDisagreeOn: CET is a legacy zone name
+// whose data differ between Go (the system's zoneinfo) and this Postgres,
+// so a farm's days would be cut differently by the marks and the rollup:
+// refused, naming the farm, the day and both answers. A region zone whose
+// clocks jump at midnight (America/Santiago) agrees and is accepted.
+func TestApplyRefusesAZoneGoAndPostgresDisagreeOn(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "")
+	ctx := context.Background()
+	env.Registry.Now = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+	plan, err := fleet.Parse("cet", strings.NewReader("shards: [{name: s1}]\nfarms:\n  - {id: legacy, timezone: CET, turbines: [{id: L-1, shard: s1}]}\n"))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(ctx, "cet", plan)
+	if err == nil || !fleet.IsValidation(err) || !strings.Contains(err.Error(), `farms[0] (legacy).timezone: Go and Postgres disagree on when`) {
+		t.Fatalf("apply with timezone CET: %v, want a refusal saying Go and Postgres disagree", err)
+	}
+	plan, err = fleet.Parse("santiago", strings.NewReader("shards: [{name: s1}]\nfarms:\n  - {id: chile, timezone: America/Santiago, turbines: [{id: C-1, shard: s1}]}\n"))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(ctx, "santiago", plan)
+	testdb.Must(t, err, "apply America/Santiago")
+}

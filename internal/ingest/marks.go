@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/localday"
 )
 
 // MarkRule decides which inserted readings dirty their farm-day (the exact
@@ -28,13 +29,12 @@ type localDay struct {
 	start, end time.Time
 }
 
+// dayOf is the farm-local day holding t, bounded as Postgres bounds it
+// (internal/localday), so a mark names the day whose rollup counts t.
 func dayOf(t time.Time, loc *time.Location) localDay {
-	y, m, d := t.In(loc).Date()
-	return localDay{
-		date:  time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
-		start: time.Date(y, m, d, 0, 0, 0, 0, loc),
-		end:   time.Date(y, m, d+1, 0, 0, 0, 0, loc),
-	}
+	d := localday.Of(t, loc)
+	start, end := localday.Bounds(d, loc)
+	return localDay{date: d.UTC(), start: start, end: end}
 }
 
 func (ld localDay) contains(t time.Time) bool { return !t.Before(ld.start) && t.Before(ld.end) }

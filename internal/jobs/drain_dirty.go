@@ -14,6 +14,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
@@ -162,7 +163,7 @@ func (d *Drainer) runAt(zones map[string]*time.Location, farm string, day, now t
 	if loc == nil {
 		loc = time.UTC // a farm no longer in the registry: its day in UTC is the best guess
 	}
-	dayEnd := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, loc)
+	_, dayEnd := localday.Bounds(localday.DateOf(day), loc)
 	if now.Before(dayEnd) {
 		return dayEnd.Add(cmp.Or(d.OpenDayDelay, 5*time.Minute))
 	}

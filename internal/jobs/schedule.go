@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
@@ -85,10 +86,10 @@ func (s DailyAt) Next(current time.Time) time.Time {
 	return next
 }
 
-// PreviousDay is the farm-local date before now's, as YYYY-MM-DD.
+// PreviousDay is the farm-local day before the one holding now, as
+// YYYY-MM-DD (days bounded as Postgres bounds them: internal/localday).
 func PreviousDay(now time.Time, loc *time.Location) string {
-	local := now.In(loc)
-	return time.Date(local.Year(), local.Month(), local.Day()-1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+	return localday.Of(now, loc).AddDays(-1).String()
 }
 
 // EnqueueStartup inserts what the periodic jobs insert when a leader starts:

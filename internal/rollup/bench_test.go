@@ -117,12 +117,12 @@ func benchRollupFarmDay(b *testing.B) {
 func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []string) time.Duration {
 	ctx := context.Background()
 	args := map[string]sharddb.TurbineDayComputeParams{}
-	farm, err := controldb.New(tb.env.Control).FarmGet(ctx, "ardnave-point")
+	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	for _, s := range shards {
 		ts, err := controldb.New(tb.env.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
 		testdb.Must(b, err, "turbines")
-		args[s] = rollup.ComputeParams(day, farm, ts)
+		args[s] = rollup.ComputeParams(farm, ts)
 	}
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -129,7 +129,7 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 		only = claim.TurbineIds
 	}
 
-	farm, err := q.FarmGet(ctx, req.FarmID)
+	farm, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: req.FarmID, Day: req.Day})
 	if err != nil {
 		return Result{}, fmt.Errorf("farm: %w", err)
 	}
@@ -149,10 +149,10 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		sq := sharddb.New(tx)
 		var err error
-		if rows, err = sq.TurbineDayCompute(ctx, ComputeParams(req.Day, farm, turbines)); err != nil {
+		if rows, err = sq.TurbineDayCompute(ctx, ComputeParams(farm, turbines)); err != nil {
 			return err
 		}
-		lost, err = sq.ReadingsDayLost(ctx, sharddb.ReadingsDayLostParams{Day: req.Day, Timezone: farm.Timezone})
+		lost, err = sq.ReadingsDayLost(ctx, farm.DayStart)
 		return err
 	})
 	if err != nil {
@@ -192,13 +192,14 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 }
 
 // ComputeParams builds the shard statement's arguments for the turbines of
-// one farm-local day: their cadences and service intervals travel as
-// arrays so expected and received are computed side by side, and the
-// farm's rules in force (control database) classify late and early.
-func ComputeParams(day time.Time, farm controldb.FarmGetRow, turbines []controldb.RollupTurbinesRow) sharddb.TurbineDayComputeParams {
+// one farm-local day: the day's bounds and the farm's rules in force (which
+// classify late and early) as the control database gives them, and the
+// turbines' cadences and service intervals as arrays, so expected and
+// received are computed side by side.
+func ComputeParams(farm controldb.FarmDayGetRow, turbines []controldb.RollupTurbinesRow) sharddb.TurbineDayComputeParams {
 	rules := fleet.RulesFromRow(farm.LaneThresholdMs, farm.EarlyToleranceMs, farm.FutureLimitS, farm.MaxAgeDays, farm.WindowS, farm.MarkMarginS)
 	args := sharddb.TurbineDayComputeParams{
-		Day: day, Timezone: farm.Timezone,
+		DayStart: farm.DayStart, DayEnd: farm.DayEnd,
 		LaneThresholdSeconds: rules.LaneThreshold.Seconds(), EarlyToleranceSeconds: rules.EarlyTolerance.Seconds(),
 	}
 	for _, t := range turbines {

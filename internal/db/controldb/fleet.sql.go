@@ -10,41 +10,51 @@ import (
 	"time"
 )
 
-const farmGet = `-- name: FarmGet :one
-SELECT f.id, f.name, f.timezone, f.cadence_seconds,
-       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
+const farmDayGet = `-- name: FarmDayGet :one
+SELECT f.id, f.timezone,
+       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s,
+       (($1::date)::timestamp AT TIME ZONE f.timezone)::timestamptz     AS day_start,
+       (($1::date + 1)::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_end
 FROM farm f JOIN farm_rules r ON r.farm_id = f.id
-WHERE f.id = $1
+WHERE f.id = $2
 `
 
-type FarmGetRow struct {
+type FarmDayGetParams struct {
+	Day time.Time
+	ID  string
+}
+
+type FarmDayGetRow struct {
 	ID               string
-	Name             string
 	Timezone         string
-	CadenceSeconds   int32
 	LaneThresholdMs  int32
 	EarlyToleranceMs int32
 	FutureLimitS     int32
 	MaxAgeDays       int32
 	WindowS          int32
 	MarkMarginS      int32
+	DayStart         time.Time
+	DayEnd           time.Time
 }
 
-// FarmGet is a farm with the rules in force for it.
-func (q *Queries) FarmGet(ctx context.Context, id string) (FarmGetRow, error) {
-	row := q.db.QueryRow(ctx, farmGet, id)
-	var i FarmGetRow
+// FarmDayGet is what a recompute of one farm-local day needs from the
+// control database: the rules in force, and the day's bounds. The bounds
+// are computed here, on the control database, and passed to the shard: a
+// shard server's zone data cannot cut the day differently.
+func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDayGetRow, error) {
+	row := q.db.QueryRow(ctx, farmDayGet, arg.Day, arg.ID)
+	var i FarmDayGetRow
 	err := row.Scan(
 		&i.ID,
-		&i.Name,
 		&i.Timezone,
-		&i.CadenceSeconds,
 		&i.LaneThresholdMs,
 		&i.EarlyToleranceMs,
 		&i.FutureLimitS,
 		&i.MaxAgeDays,
 		&i.WindowS,
 		&i.MarkMarginS,
+		&i.DayStart,
+		&i.DayEnd,
 	)
 	return i, err
 }
@@ -263,6 +273,40 @@ func (q *Queries) FleetRulesPut(ctx context.Context, arg FleetRulesPutParams) er
 		arg.MarkMarginS,
 	)
 	return err
+}
+
+const localDayStarts = `-- name: LocalDayStarts :many
+SELECT (($2::date + g.i)::timestamp AT TIME ZONE $1::text)::timestamptz AS day_start
+FROM generate_series(0, $3::integer - 1) AS g(i)
+ORDER BY g.i
+`
+
+type LocalDayStartsParams struct {
+	Zone  string
+	First time.Time
+	Days  int32
+}
+
+// LocalDayStarts is when each of @days dates from @first begins in @zone,
+// by Postgres's rule: what the rollup SQL and the views use as day bounds.
+func (q *Queries) LocalDayStarts(ctx context.Context, arg LocalDayStartsParams) ([]time.Time, error) {
+	rows, err := q.db.Query(ctx, localDayStarts, arg.Zone, arg.First, arg.Days)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []time.Time
+	for rows.Next() {
+		var day_start time.Time
+		if err := rows.Scan(&day_start); err != nil {
+			return nil, err
+		}
+		items = append(items, day_start)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const shardList = `-- name: ShardList :many

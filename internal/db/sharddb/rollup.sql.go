@@ -11,16 +11,11 @@ import (
 )
 
 const readingsDayLost = `-- name: ReadingsDayLost :one
-SELECT coalesce(rr.dropped_before > ($2::date)::timestamp AT TIME ZONE $1::text, false)::boolean AS lost,
+SELECT coalesce(rr.dropped_before > $1::timestamptz, false)::boolean AS lost,
        coalesce(rr.dropped_before, 'epoch')::timestamptz AS dropped_before
 FROM (SELECT 1) AS one
 LEFT JOIN readings_retention rr ON true
 `
-
-type ReadingsDayLostParams struct {
-	Timezone string
-	Day      time.Time
-}
 
 type ReadingsDayLostRow struct {
 	Lost          bool
@@ -30,8 +25,8 @@ type ReadingsDayLostRow struct {
 // ReadingsDayLost says whether retention has dropped readings of a
 // farm-local day: a recompute of such a day would overwrite a good row with
 // a partial one, so it is refused.
-func (q *Queries) ReadingsDayLost(ctx context.Context, arg ReadingsDayLostParams) (ReadingsDayLostRow, error) {
-	row := q.db.QueryRow(ctx, readingsDayLost, arg.Timezone, arg.Day)
+func (q *Queries) ReadingsDayLost(ctx context.Context, dayStart time.Time) (ReadingsDayLostRow, error) {
+	row := q.db.QueryRow(ctx, readingsDayLost, dayStart)
 	var i ReadingsDayLostRow
 	err := row.Scan(&i.Lost, &i.DroppedBefore)
 	return i, err
@@ -42,8 +37,8 @@ WITH t AS (
     SELECT s.turbine_id, s.cadence_seconds, s.origin, s.stop,
            floor(extract(epoch FROM greatest(s.stop - s.origin, interval '0')) / s.cadence_seconds)::integer AS expected
     FROM (SELECT u.turbine_id, u.cadence_seconds,
-                 greatest(($4::date)::timestamp AT TIME ZONE $3::text, u.service_from) AS origin,
-                 least(($4::date + 1)::timestamp AT TIME ZONE $3::text, u.service_to) AS stop
+                 greatest($3::timestamptz, u.service_from) AS origin,
+                 least($4::timestamptz, u.service_to) AS stop
           FROM (SELECT unnest($5::text[]) AS turbine_id,
                        unnest($6::integer[]) AS cadence_seconds,
                        unnest($7::timestamptz[]) AS service_from,
@@ -82,8 +77,8 @@ CROSS JOIN LATERAL (
                  r.received_at
           FROM readings r
           WHERE r.turbine_id = t.turbine_id
-            AND r.recorded_at >= ($4::date)::timestamp AT TIME ZONE $3::text
-            AND r.recorded_at < ($4::date + 1)::timestamp AT TIME ZONE $3::text
+            AND r.recorded_at >= $3::timestamptz
+            AND r.recorded_at < $4::timestamptz
           OFFSET 0) AS x
 ) AS a
 ORDER BY t.turbine_id
@@ -92,8 +87,8 @@ ORDER BY t.turbine_id
 type TurbineDayComputeParams struct {
 	LaneThresholdSeconds  float64
 	EarlyToleranceSeconds float64
-	Timezone              string
-	Day                   time.Time
+	DayStart              time.Time
+	DayEnd                time.Time
 	TurbineIds            []string
 	CadenceSeconds        []int32
 	ServiceFrom           []time.Time
@@ -119,8 +114,8 @@ type TurbineDayComputeRow struct {
 // (cadence, service interval) come from the control database as arrays, so
 // expected and received are computed side by side in one statement; a
 // turbine with no readings still gets its row (received 0). The day's bounds
-// are computed here, in the database's own zone rules, and written inline so
-// the planner prunes partitions.
+// come from the control database too (FarmDayGet: one source for them);
+// plans are custom per call, so the planner prunes partitions on them.
 //
 // The slot rule (README, "received and available"): a turbine's service
 // time in the day, [origin, stop), is cut into `expected` cadence slots;
@@ -140,8 +135,8 @@ func (q *Queries) TurbineDayCompute(ctx context.Context, arg TurbineDayComputePa
 	rows, err := q.db.Query(ctx, turbineDayCompute,
 		arg.LaneThresholdSeconds,
 		arg.EarlyToleranceSeconds,
-		arg.Timezone,
-		arg.Day,
+		arg.DayStart,
+		arg.DayEnd,
 		arg.TurbineIds,
 		arg.CadenceSeconds,
 		arg.ServiceFrom,

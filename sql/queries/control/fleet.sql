@@ -44,12 +44,17 @@ ORDER BY farm_id;
 -- name: FarmList :many
 SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
 
--- FarmGet is a farm with the rules in force for it.
--- name: FarmGet :one
-SELECT f.id, f.name, f.timezone, f.cadence_seconds,
-       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
+-- FarmDayGet is what a recompute of one farm-local day needs from the
+-- control database: the rules in force, and the day's bounds. The bounds
+-- are computed here, on the control database, and passed to the shard: a
+-- shard server's zone data cannot cut the day differently.
+-- name: FarmDayGet :one
+SELECT f.id, f.timezone,
+       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s,
+       ((sqlc.arg(day)::date)::timestamp AT TIME ZONE f.timezone)::timestamptz     AS day_start,
+       ((sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_end
 FROM farm f JOIN farm_rules r ON r.farm_id = f.id
-WHERE f.id = @id;
+WHERE f.id = sqlc.arg(id);
 
 -- name: TurbineUpsert :batchexec
 INSERT INTO turbine (id, farm_id, shard_name, cadence_seconds, commissioned_at, decommissioned_at, in_fleet_file)
@@ -107,3 +112,10 @@ SELECT f.id,
        ((((@now::timestamptz) AT TIME ZONE f.timezone)::date - @days::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
 FROM farm f
 ORDER BY f.id;
+
+-- LocalDayStarts is when each of @days dates from @first begins in @zone,
+-- by Postgres's rule: what the rollup SQL and the views use as day bounds.
+-- name: LocalDayStarts :many
+SELECT ((sqlc.arg(first)::date + g.i)::timestamp AT TIME ZONE sqlc.arg(zone)::text)::timestamptz AS day_start
+FROM generate_series(0, sqlc.arg(days)::integer - 1) AS g(i)
+ORDER BY g.i;

@@ -3,8 +3,8 @@
 -- (cadence, service interval) come from the control database as arrays, so
 -- expected and received are computed side by side in one statement; a
 -- turbine with no readings still gets its row (received 0). The day's bounds
--- are computed here, in the database's own zone rules, and written inline so
--- the planner prunes partitions.
+-- come from the control database too (FarmDayGet: one source for them);
+-- plans are custom per call, so the planner prunes partitions on them.
 --
 -- The slot rule (README, "received and available"): a turbine's service
 -- time in the day, [origin, stop), is cut into `expected` cadence slots;
@@ -25,8 +25,8 @@ WITH t AS (
     SELECT s.turbine_id, s.cadence_seconds, s.origin, s.stop,
            floor(extract(epoch FROM greatest(s.stop - s.origin, interval '0')) / s.cadence_seconds)::integer AS expected
     FROM (SELECT u.turbine_id, u.cadence_seconds,
-                 greatest((sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, u.service_from) AS origin,
-                 least((sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, u.service_to) AS stop
+                 greatest(sqlc.arg(day_start)::timestamptz, u.service_from) AS origin,
+                 least(sqlc.arg(day_end)::timestamptz, u.service_to) AS stop
           FROM (SELECT unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id,
                        unnest(sqlc.arg(cadence_seconds)::integer[]) AS cadence_seconds,
                        unnest(sqlc.arg(service_from)::timestamptz[]) AS service_from,
@@ -65,8 +65,8 @@ CROSS JOIN LATERAL (
                  r.received_at
           FROM readings r
           WHERE r.turbine_id = t.turbine_id
-            AND r.recorded_at >= (sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text
-            AND r.recorded_at < (sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE sqlc.arg(timezone)::text
+            AND r.recorded_at >= sqlc.arg(day_start)::timestamptz
+            AND r.recorded_at < sqlc.arg(day_end)::timestamptz
           OFFSET 0) AS x
 ) AS a
 ORDER BY t.turbine_id;
@@ -75,7 +75,7 @@ ORDER BY t.turbine_id;
 -- farm-local day: a recompute of such a day would overwrite a good row with
 -- a partial one, so it is refused.
 -- name: ReadingsDayLost :one
-SELECT coalesce(rr.dropped_before > (sqlc.arg(day)::date)::timestamp AT TIME ZONE sqlc.arg(timezone)::text, false)::boolean AS lost,
+SELECT coalesce(rr.dropped_before > sqlc.arg(day_start)::timestamptz, false)::boolean AS lost,
        coalesce(rr.dropped_before, 'epoch')::timestamptz AS dropped_before
 FROM (SELECT 1) AS one
 LEFT JOIN readings_retention rr ON true;
