@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,6 +39,10 @@ type DrainDirtyWorker struct {
 	river.WorkerDefaults[DrainDirtyArgs]
 	Drainer *Drainer
 }
+
+// Timeout bounds a drain: the shards' own timeouts (30 s) run in
+// parallel inside it.
+func (w *DrainDirtyWorker) Timeout(*river.Job[DrainDirtyArgs]) time.Duration { return 2 * time.Minute }
 
 // Work drains every shard.
 func (w *DrainDirtyWorker) Work(ctx context.Context, job *river.Job[DrainDirtyArgs]) error {
@@ -80,8 +85,9 @@ type DrainResult struct {
 	Orphans  int // requests whose job was cancelled or lost, given a new job
 }
 
-// Drain processes every shard's marks once. A shard that cannot be reached
-// is skipped (its marks wait on it) and reported in the error.
+// Drain processes every shard's marks once, the shards in parallel, each
+// within its own timeout: a slow or unreachable shard delays only its own
+// marks (they wait on it) and is reported in the error.
 func (d *Drainer) Drain(ctx context.Context, client *river.Client[pgx.Tx]) (DrainResult, error) {
 	var total DrainResult
 	var errs []error
@@ -92,19 +98,28 @@ func (d *Drainer) Drain(ctx context.Context, client *river.Client[pgx.Tx]) (Drai
 	if total.Orphans, err = d.adoptOrphans(ctx, client, zones); err != nil {
 		errs = append(errs, fmt.Errorf("orphaned requests: %w", err))
 	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, shard := range d.Shards.Names() {
-		sctx, cancel := context.WithTimeout(ctx, cmp.Or(d.ShardTimeout, 30*time.Second))
-		res, err := d.drainShard(sctx, client, shard, zones)
-		cancel()
-		total.Marks += res.Marks
-		total.Enqueued += res.Enqueued
-		total.Merged += res.Merged
-		total.OpenDays += res.OpenDays
-		total.Deleted += res.Deleted
-		if err != nil {
-			errs = append(errs, fmt.Errorf("drain shard %s: %w", shard, err))
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, cmp.Or(d.ShardTimeout, 30*time.Second))
+			defer cancel()
+			res, err := d.drainShard(sctx, client, shard, zones)
+			mu.Lock()
+			defer mu.Unlock()
+			total.Marks += res.Marks
+			total.Enqueued += res.Enqueued
+			total.Merged += res.Merged
+			total.OpenDays += res.OpenDays
+			total.Deleted += res.Deleted
+			if err != nil {
+				errs = append(errs, fmt.Errorf("drain shard %s: %w", shard, err))
+			}
+		}()
 	}
+	wg.Wait()
 	return total, errors.Join(errs...)
 }
 

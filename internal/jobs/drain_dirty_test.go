@@ -1,0 +1,63 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// TestDrainDoesNotWaitForASlowShard: shard s1 is stuck (its dirty_mark
+// table is locked by another session, as a shard under a long lock or a
+// slow disk would be). A drain must still turn shard s4's mark into a
+// request and a job while s1's part waits out its own timeout.
+func TestDrainDoesNotWaitForASlowShard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	for _, s := range []struct{ shard, farm, turbine string }{{"s1", "ardnave-point", "AP-001"}, {"s4", "kilmore-sands", "KS-001"}} {
+		testdb.Exec(t, env.Shards.Pool(s.shard), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings)
+			VALUES ($1, '2026-08-01', ARRAY[$2], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1)`, s.farm, s.turbine)
+	}
+	lock, err := env.Shards.Pool("s1").Begin(ctx)
+	testdb.Must(t, err, "begin")
+	defer lock.Rollback(ctx)
+	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
+	testdb.Must(t, err, "lock s1's marks")
+
+	client := newClient(t, env) // its clock is 2 August: 1 August has ended
+	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }, ShardTimeout: 20 * time.Second}
+	type result struct {
+		res jobs.DrainResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := d.Drain(ctx, client)
+		done <- result{res, err}
+	}()
+	// s4's request appears while s1 is still stuck (well before its 20 s).
+	deadline := time.Now().Add(10 * time.Second)
+	for testdb.Int(t, env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's4'`) == 0 {
+		select {
+		case r := <-done:
+			t.Fatalf("the drain ended (%+v, %v) before s4's request appeared", r.res, r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("s4's mark was not drained within 10 s while s1 was stuck: the drain waits for the slow shard")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a row, not waiting for time to pass
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's1'`); n != 0 {
+		t.Fatalf("s1 has %d requests while its marks are locked, want 0", n)
+	}
+	testdb.Must(t, lock.Rollback(ctx), "release s1")
+	r := <-done
+	testdb.Must(t, r.err, "drain")
+	if r.res.Enqueued != 2 || r.res.Deleted != 2 {
+		t.Fatalf("drain: %+v, want 2 jobs enqueued and 2 marks deleted once s1 was released", r.res)
+	}
+}
