@@ -166,7 +166,7 @@ func (m *Main) busy(ctx context.Context, client *river.Client[pgx.Tx]) (bool, er
 	}
 	// Marks wait: make sure a drain runs now rather than at the next tick
 	// of the periodic one (which only the elected leader inserts).
-	_, err = client.Insert(ctx, jobs.DrainDirtyArgs{}, nil)
+	_, err = client.Insert(ctx, jobs.DrainDirtyArgs{Immediate: true}, nil)
 	return true, err
 }
 

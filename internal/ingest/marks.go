@@ -113,7 +113,7 @@ func (s *markSet) params() []sharddb.DirtyMarkUpsertParams {
 		sort.Strings(ids)
 		out = append(out, sharddb.DirtyMarkUpsertParams{
 			FarmID: k.farm, Day: k.day, TurbineIds: ids,
-			FirstRecordedAt: m.first, LastRecordedAt: m.last, Readings: m.readings,
+			FirstRecordedAt: m.first, LastRecordedAt: m.last, Readings: m.readings, WrittenAt: s.writeTime,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool {

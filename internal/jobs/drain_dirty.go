@@ -20,8 +20,12 @@ import (
 )
 
 // DrainDirtyArgs claims the dirty marks of every shard and enqueues their
-// recomputes. It runs every few seconds as a periodic job.
-type DrainDirtyArgs struct{}
+// recomputes. It runs every few seconds as a periodic job. Immediate
+// drains do not let bursts settle (`work --until-idle`, which wants the
+// work done now).
+type DrainDirtyArgs struct {
+	Immediate bool `json:"immediate,omitempty"`
+}
 
 // Kind is the job kind stored in river_job.
 func (DrainDirtyArgs) Kind() string { return KindDrainDirty }
@@ -46,7 +50,12 @@ func (w *DrainDirtyWorker) Timeout(*river.Job[DrainDirtyArgs]) time.Duration { r
 
 // Work drains every shard.
 func (w *DrainDirtyWorker) Work(ctx context.Context, job *river.Job[DrainDirtyArgs]) error {
-	_, err := w.Drainer.Drain(ctx, river.ClientFromContext[pgx.Tx](ctx))
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	if job.Args.Immediate {
+		_, err := w.Drainer.DrainImmediate(ctx, client)
+		return err
+	}
+	_, err := w.Drainer.Drain(ctx, client)
 	return err
 }
 
@@ -73,6 +82,13 @@ type Drainer struct {
 	// ShardTimeout bounds the drain of one shard, so an unreachable shard
 	// delays only its own marks (default 30 s).
 	ShardTimeout time.Duration
+	// Settle and MaxWait make a burst of marks one recompute: a mark of an
+	// ended day becomes a new job once it has been quiet (not widened) for
+	// Settle (default 10 s), or once it is MaxWait old (default 60 s) while
+	// writes keep widening it, so a correction still lands within a
+	// minute. A mark whose request has a job still waiting is merged at
+	// once (that costs nothing).
+	Settle, MaxWait time.Duration
 }
 
 // DrainResult counts what one drain did.
@@ -83,12 +99,23 @@ type DrainResult struct {
 	OpenDays int // marks of days not yet ended (their jobs run after the day ends)
 	Deleted  int // marks deleted (the rest were widened meanwhile and stay)
 	Orphans  int // requests whose job was cancelled or lost, given a new job
+	Deferred int // marks left to settle (a burst still arriving)
 }
 
 // Drain processes every shard's marks once, the shards in parallel, each
 // within its own timeout: a slow or unreachable shard delays only its own
-// marks (they wait on it) and is reported in the error.
+// marks (they wait on it) and is reported in the error. Marks still
+// settling are left for a later drain.
 func (d *Drainer) Drain(ctx context.Context, client *river.Client[pgx.Tx]) (DrainResult, error) {
+	return d.drain(ctx, client, false)
+}
+
+// DrainImmediate is Drain without letting bursts settle.
+func (d *Drainer) DrainImmediate(ctx context.Context, client *river.Client[pgx.Tx]) (DrainResult, error) {
+	return d.drain(ctx, client, true)
+}
+
+func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immediate bool) (DrainResult, error) {
 	var total DrainResult
 	var errs []error
 	zones, err := d.zones(ctx)
@@ -106,7 +133,7 @@ func (d *Drainer) Drain(ctx context.Context, client *river.Client[pgx.Tx]) (Drai
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, cmp.Or(d.ShardTimeout, 30*time.Second))
 			defer cancel()
-			res, err := d.drainShard(sctx, client, shard, zones)
+			res, err := d.drainShard(sctx, client, shard, zones, immediate)
 			mu.Lock()
 			defer mu.Unlock()
 			total.Marks += res.Marks
@@ -114,6 +141,7 @@ func (d *Drainer) Drain(ctx context.Context, client *river.Client[pgx.Tx]) (Drai
 			total.Merged += res.Merged
 			total.OpenDays += res.OpenDays
 			total.Deleted += res.Deleted
+			total.Deferred += res.Deferred
 			if err != nil {
 				errs = append(errs, fmt.Errorf("drain shard %s: %w", shard, err))
 			}
@@ -139,7 +167,7 @@ func (d *Drainer) zones(ctx context.Context) (map[string]*time.Location, error) 
 	return zones, nil
 }
 
-func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location) (DrainResult, error) {
+func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location, immediate bool) (DrainResult, error) {
 	var res DrainResult
 	sq := sharddb.New(d.Shards.Pool(shard))
 	marks, err := sq.DirtyMarkList(ctx, 1000)
@@ -153,14 +181,20 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 		if runAt.After(now) {
 			res.OpenDays++
 		}
-		enqueued, err := d.request(ctx, client, pendingKey{farm: m.FarmID, day: m.Day, shard: shard}, m.TurbineIds, runAt, now)
+		// A new job for an ended day only once the burst has settled.
+		mayEnqueue := immediate || runAt.After(now) || d.settled(m.CreatedAt, m.UpdatedAt, now)
+		outcome, err := d.request(ctx, client, pendingKey{farm: m.FarmID, day: m.Day, shard: shard}, m.TurbineIds, runAt, now, mayEnqueue)
 		if err != nil {
 			return res, err
 		}
-		if enqueued {
+		switch outcome {
+		case enqueued:
 			res.Enqueued++
-		} else {
+		case merged:
 			res.Merged++
+		case deferred:
+			res.Deferred++
+			continue // the mark stays
 		}
 		n, err := sq.DirtyMarkDelete(ctx, sharddb.DirtyMarkDeleteParams{ID: m.ID, Version: m.Version})
 		if err != nil {
@@ -191,21 +225,39 @@ type pendingKey struct {
 	shard string
 }
 
+// settled says a mark (first written at created, last widened at updated)
+// may become a new job now.
+func (d *Drainer) settled(created, updated, now time.Time) bool {
+	return now.Sub(updated) >= cmp.Or(d.Settle, 10*time.Second) || now.Sub(created) >= cmp.Or(d.MaxWait, time.Minute)
+}
+
+type requestOutcome int
+
+const (
+	enqueued requestOutcome = iota // a new job was enqueued for the request
+	merged                         // folded into a request whose job is still waiting
+	deferred                       // nothing done: a new job was needed and not allowed yet
+)
+
 // request records a recompute of some turbines (nil = all) of a
-// farm-day-shard in the control database and reports whether it enqueued a
-// new job (else it widened the request of a job that is still waiting).
-func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k pendingKey, turbines []string, runAt, now time.Time) (bool, error) {
-	enqueued := false
+// farm-day-shard in the control database: merged into the request of a job
+// still waiting, or with a new job (when mayEnqueue).
+func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k pendingKey, turbines []string, runAt, now time.Time, mayEnqueue bool) (requestOutcome, error) {
+	outcome := deferred
 	err := pgx.BeginFunc(ctx, d.Control, func(tx pgx.Tx) error {
 		q := controldb.New(tx)
 		pending, err := q.RollupPendingLock(ctx, controldb.RollupPendingLockParams{FarmID: k.farm, Day: k.day, ShardName: k.shard})
 		switch {
 		case err == nil && pending.Waiting:
+			outcome = merged
 			return q.RollupPendingMerge(ctx, controldb.RollupPendingMergeParams{
 				TurbineIds: turbines, RequestedAt: now, FarmID: k.farm, Day: k.day, ShardName: k.shard,
 			})
 		case err != nil && !errors.Is(err, pgx.ErrNoRows):
 			return err
+		}
+		if !mayEnqueue {
+			return nil
 		}
 		// No request, or one whose job has started (it may not have claimed
 		// yet: the Put widens, never replaces) or will never run.
@@ -218,12 +270,12 @@ func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k p
 		if err != nil {
 			return err
 		}
-		enqueued = true
+		outcome = enqueued
 		return q.RollupPendingPut(ctx, controldb.RollupPendingPutParams{
 			FarmID: k.farm, Day: k.day, ShardName: k.shard, TurbineIds: turbines, JobID: job.Job.ID, RequestedAt: now,
 		})
 	})
-	return enqueued, err
+	return outcome, err
 }
 
 // adoptOrphans gives a new job to every request whose job will never claim
@@ -236,7 +288,7 @@ func (d *Drainer) adoptOrphans(ctx context.Context, client *river.Client[pgx.Tx]
 	now := d.Now()
 	for _, o := range orphans {
 		k := pendingKey{farm: o.FarmID, day: o.Day, shard: o.ShardName}
-		if _, err := d.request(ctx, client, k, o.TurbineIds, d.runAt(zones, o.FarmID, o.Day, now), now); err != nil {
+		if _, err := d.request(ctx, client, k, o.TurbineIds, d.runAt(zones, o.FarmID, o.Day, now), now, true); err != nil {
 			return 0, err
 		}
 	}

@@ -101,7 +101,7 @@ func EnqueueStartup(ctx context.Context, control *pgxpool.Pool, client *river.Cl
 	if err != nil {
 		return err
 	}
-	params := []river.InsertManyParams{{Args: DrainDirtyArgs{}}}
+	params := []river.InsertManyParams{{Args: DrainDirtyArgs{Immediate: true}}}
 	for _, f := range farms {
 		loc, err := time.LoadLocation(f.Timezone)
 		if err != nil {

@@ -138,7 +138,9 @@ func (b *bundle) waitIdle(t testing.TB) {
 
 func (b *bundle) drain(t testing.TB) jobs.DrainResult {
 	t.Helper()
-	res, err := b.drainer.Drain(context.Background(), b.client)
+	// Immediate: these tests are about the protocol, not about letting
+	// bursts settle (TestABurstIsRecomputedOnce is).
+	res, err := b.drainer.DrainImmediate(context.Background(), b.client)
 	testdb.Must(t, err, "drain")
 	return res
 }

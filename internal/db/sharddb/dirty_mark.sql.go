@@ -78,15 +78,15 @@ func (q *Queries) DirtyMarkList(ctx context.Context, maxMarks int32) ([]DirtyMar
 }
 
 const dirtyMarkUpsert = `-- name: DirtyMarkUpsert :exec
-INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings)
-VALUES ($1, $2, $3::text[], $4, $5, $6)
+INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
+VALUES ($1, $2, $3::text[], $4, $5, $6, $7, $7)
 ON CONFLICT (farm_id, day) DO UPDATE
 SET turbine_ids = ARRAY(SELECT DISTINCT u FROM unnest(dirty_mark.turbine_ids || EXCLUDED.turbine_ids) AS u ORDER BY 1),
     first_recorded_at = least(dirty_mark.first_recorded_at, EXCLUDED.first_recorded_at),
     last_recorded_at = greatest(dirty_mark.last_recorded_at, EXCLUDED.last_recorded_at),
     readings = dirty_mark.readings + EXCLUDED.readings,
     version = dirty_mark.version + 1,
-    updated_at = now()
+    updated_at = greatest(dirty_mark.updated_at, EXCLUDED.updated_at)
 `
 
 type DirtyMarkUpsertParams struct {
@@ -96,10 +96,13 @@ type DirtyMarkUpsertParams struct {
 	FirstRecordedAt time.Time
 	LastRecordedAt  time.Time
 	Readings        int64
+	WrittenAt       time.Time
 }
 
 // DirtyMarkUpsert records (or widens) the mark of one farm-day. Called in the
 // same transaction as the readings it describes.
+// created_at and updated_at are the writer's clock (@written_at), which the
+// drain compares with its own to let a burst of marks settle.
 func (q *Queries) DirtyMarkUpsert(ctx context.Context, arg DirtyMarkUpsertParams) error {
 	_, err := q.db.Exec(ctx, dirtyMarkUpsert,
 		arg.FarmID,
@@ -108,6 +111,7 @@ func (q *Queries) DirtyMarkUpsert(ctx context.Context, arg DirtyMarkUpsertParams
 		arg.FirstRecordedAt,
 		arg.LastRecordedAt,
 		arg.Readings,
+		arg.WrittenAt,
 	)
 	return err
 }

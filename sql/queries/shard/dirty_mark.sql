@@ -1,15 +1,17 @@
 -- DirtyMarkUpsert records (or widens) the mark of one farm-day. Called in the
 -- same transaction as the readings it describes.
 -- name: DirtyMarkUpsert :exec
-INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings)
-VALUES (@farm_id, @day, @turbine_ids::text[], @first_recorded_at, @last_recorded_at, @readings)
+-- created_at and updated_at are the writer's clock (@written_at), which the
+-- drain compares with its own to let a burst of marks settle.
+INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
+VALUES (@farm_id, @day, @turbine_ids::text[], @first_recorded_at, @last_recorded_at, @readings, @written_at, @written_at)
 ON CONFLICT (farm_id, day) DO UPDATE
 SET turbine_ids = ARRAY(SELECT DISTINCT u FROM unnest(dirty_mark.turbine_ids || EXCLUDED.turbine_ids) AS u ORDER BY 1),
     first_recorded_at = least(dirty_mark.first_recorded_at, EXCLUDED.first_recorded_at),
     last_recorded_at = greatest(dirty_mark.last_recorded_at, EXCLUDED.last_recorded_at),
     readings = dirty_mark.readings + EXCLUDED.readings,
     version = dirty_mark.version + 1,
-    updated_at = now();
+    updated_at = greatest(dirty_mark.updated_at, EXCLUDED.updated_at);
 
 -- name: DirtyMarkList :many
 SELECT id, farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, version, created_at, updated_at
