@@ -57,7 +57,7 @@ func newCSVDecoder(r io.Reader) (*csvDecoder, error) {
 		}
 		for i, f := range Fields {
 			if d.col[i] < 0 && f != "received_at" {
-				return nil, fmt.Errorf("CSV header (line %d): missing column %q (have %s)", d.lines.line, f, quoteN(line, 256))
+				return nil, fmt.Errorf("CSV header (line %d): missing column %q (have %s)", d.lines.line, f, quoteN(line, 160))
 			}
 		}
 		return d, nil
