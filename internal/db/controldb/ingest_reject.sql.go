@@ -6,20 +6,8 @@
 package controldb
 
 import (
-	"context"
 	"time"
 )
-
-const ingestRejectCount = `-- name: IngestRejectCount :one
-SELECT count(*) FROM ingest_reject
-`
-
-func (q *Queries) IngestRejectCount(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, ingestRejectCount)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
 
 type IngestRejectInsertParams struct {
 	Source     string
@@ -30,53 +18,4 @@ type IngestRejectInsertParams struct {
 	RawLength  *int32
 	Reason     string
 	RejectedAt time.Time
-}
-
-const ingestRejectList = `-- name: IngestRejectList :many
-SELECT id, source, line, raw, raw_escaped, raw_bytes, raw_length, reason, rejected_at
-FROM ingest_reject
-ORDER BY id DESC
-LIMIT $1
-`
-
-type IngestRejectListRow struct {
-	ID         int64
-	Source     string
-	Line       int64
-	Raw        string
-	RawEscaped bool
-	RawBytes   []byte
-	RawLength  *int32
-	Reason     string
-	RejectedAt time.Time
-}
-
-func (q *Queries) IngestRejectList(ctx context.Context, maxRows int32) ([]IngestRejectListRow, error) {
-	rows, err := q.db.Query(ctx, ingestRejectList, maxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []IngestRejectListRow
-	for rows.Next() {
-		var i IngestRejectListRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Source,
-			&i.Line,
-			&i.Raw,
-			&i.RawEscaped,
-			&i.RawBytes,
-			&i.RawLength,
-			&i.Reason,
-			&i.RejectedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

@@ -313,39 +313,6 @@ func (q *Queries) RollupTurbines(ctx context.Context, arg RollupTurbinesParams) 
 	return items, nil
 }
 
-const turbineDayGet = `-- name: TurbineDayGet :one
-SELECT turbine_id, day, farm_id, shard_name, expected, received, available, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id, beyond_cadence, out_of_service FROM turbine_day WHERE turbine_id = $1 AND day = $2
-`
-
-type TurbineDayGetParams struct {
-	TurbineID string
-	Day       time.Time
-}
-
-func (q *Queries) TurbineDayGet(ctx context.Context, arg TurbineDayGetParams) (TurbineDay, error) {
-	row := q.db.QueryRow(ctx, turbineDayGet, arg.TurbineID, arg.Day)
-	var i TurbineDay
-	err := row.Scan(
-		&i.TurbineID,
-		&i.Day,
-		&i.FarmID,
-		&i.ShardName,
-		&i.Expected,
-		&i.Received,
-		&i.Available,
-		&i.Late,
-		&i.Early,
-		&i.MinLagMs,
-		&i.MaxLagMs,
-		&i.LastReceivedAt,
-		&i.ComputedAt,
-		&i.JobID,
-		&i.BeyondCadence,
-		&i.OutOfService,
-	)
-	return i, err
-}
-
 const turbineDayUpsert = `-- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
                          beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)

@@ -19,35 +19,6 @@ type ReadingsCopyParams struct {
 	WindMs     float32
 }
 
-const readingsCount = `-- name: ReadingsCount :one
-SELECT count(*) FROM readings
-`
-
-func (q *Queries) ReadingsCount(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, readingsCount)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
-const readingsCountTurbineRange = `-- name: ReadingsCountTurbineRange :one
-SELECT count(*) FROM readings
-WHERE turbine_id = $1 AND recorded_at >= $2 AND recorded_at < $3
-`
-
-type ReadingsCountTurbineRangeParams struct {
-	TurbineID string
-	FromTime  time.Time
-	ToTime    time.Time
-}
-
-func (q *Queries) ReadingsCountTurbineRange(ctx context.Context, arg ReadingsCountTurbineRangeParams) (int64, error) {
-	row := q.db.QueryRow(ctx, readingsCountTurbineRange, arg.TurbineID, arg.FromTime, arg.ToTime)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const readingsDropPartitionsBefore = `-- name: ReadingsDropPartitionsBefore :one
 SELECT readings_drop_partitions_before($1::timestamptz) AS dropped
 `
@@ -100,34 +71,6 @@ func (q *Queries) ReadingsInsertFromStaging(ctx context.Context) ([]ReadingsInse
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const readingsPartitionList = `-- name: ReadingsPartitionList :many
-SELECT c.relname::text AS name
-FROM pg_catalog.pg_inherits i
-JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'readings'::regclass
-ORDER BY c.relname
-`
-
-func (q *Queries) ReadingsPartitionList(ctx context.Context) ([]string, error) {
-	rows, err := q.db.Query(ctx, readingsPartitionList)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		items = append(items, name)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -95,6 +95,3 @@ SELECT farm_id, day, turbines, expected, received, available,
 FROM farm_day
 WHERE farm_id = ANY (@farm_ids::text[]) AND day BETWEEN @from_day AND @to_day
 ORDER BY farm_id, day;
-
--- name: TurbineDayGet :one
-SELECT * FROM turbine_day WHERE turbine_id = @turbine_id AND day = @day;

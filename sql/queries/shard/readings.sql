@@ -6,13 +6,6 @@ SELECT readings_ensure_partition(@day::date) AS created;
 -- name: ReadingsDropPartitionsBefore :one
 SELECT readings_drop_partitions_before(@before::timestamptz) AS dropped;
 
--- name: ReadingsPartitionList :many
-SELECT c.relname::text AS name
-FROM pg_catalog.pg_inherits i
-JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'readings'::regclass
-ORDER BY c.relname;
-
 -- ReadingsStagingCreate creates this session's staging table. Being a
 -- temporary table it shadows the never-written public.readings_staging, so
 -- the queries below read and write the session's own rows.
@@ -27,13 +20,6 @@ SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms
 FROM readings_staging
 ON CONFLICT (turbine_id, recorded_at) DO NOTHING
 RETURNING turbine_id, recorded_at;
-
--- name: ReadingsCount :one
-SELECT count(*) FROM readings;
-
--- name: ReadingsCountTurbineRange :one
-SELECT count(*) FROM readings
-WHERE turbine_id = @turbine_id AND recorded_at >= @from_time AND recorded_at < @to_time;
 
 -- ReadingsCopy is the fast path: COPY a batch straight into readings. A
 -- batch that hits the key fails as a whole and is retried through staging.
