@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -51,7 +49,10 @@ func (m *Main) serveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			go m.refreshRegistry(ctx, in, schedules, 10*time.Second)
+			// A fleet apply reaches a running server within ten seconds:
+			// its turbines (and rules) for ingest, its farms' nightly rollups.
+			go in.KeepRoutes(ctx, m.control, m.Now, m.Config.RetentionDays, 10*time.Second)
+			go schedules.Run(ctx, 10*time.Second)
 			if err := client.Start(ctx); err != nil {
 				return err
 			}
@@ -71,28 +72,4 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
 	jobFlags(cmd, &jobCfg)
 	return cmd
-}
-
-// refreshRegistry reloads the registry snapshot ingest validates against
-// and registers the nightly rollup of any new farm, so a fleet apply reaches
-// a running server within one interval.
-func (m *Main) refreshRegistry(ctx context.Context, in *ingest.Ingestor, schedules *jobs.FarmSchedules, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			routes, err := ingest.LoadRoutes(ctx, m.control, m.Now(), m.Config.RetentionDays)
-			if err != nil {
-				slog.Warn("refresh turbine routes", "err", err)
-				continue
-			}
-			in.SetRoutes(routes)
-			if _, err := schedules.Sync(ctx); err != nil {
-				slog.Warn("nightly rollup schedules", "err", err)
-			}
-		}
-	}
 }

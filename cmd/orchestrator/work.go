@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/galewatch/galewatch/internal/db/controldb"
-	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -70,6 +69,7 @@ func (m *Main) workCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			activity := jobs.Watch(client)
 			if err := client.Start(ctx); err != nil {
 				return err
 			}
@@ -81,23 +81,18 @@ func (m *Main) workCommand() *cobra.Command {
 				}
 				// Farms added by a fleet apply get their nightly rollup
 				// within a minute.
-				tick := time.NewTicker(time.Minute)
-				defer tick.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return nil
-					case <-tick.C:
-						if _, err := schedules.Sync(ctx); err != nil {
-							slog.Warn("nightly rollup schedules", "err", err)
-						}
-					}
-				}
+				schedules.Run(ctx, time.Minute)
+				return nil
 			}
 			if err := jobs.EnqueueStartup(ctx, m.control, client, m.Now()); err != nil {
 				return err
 			}
-			return m.waitIdle(ctx, client)
+			if err := jobs.WaitIdle(ctx, client, m.control, m.shards); err != nil {
+				return err
+			}
+			stopRiver(client)
+			activity.Stop()
+			return m.printActivity(ctx, activity)
 		},
 	}
 	jobFlags(cmd, &cfg)
@@ -111,63 +106,38 @@ func stopRiver(client *river.Client[pgx.Tx]) {
 	_ = client.Stop(ctx)
 }
 
-// waitIdle returns once nothing is left to do: no job available or
-// running, no rollup request pending, no dirty mark on any reachable shard.
-// It wakes on River's job events, or every half second to look again.
-func (m *Main) waitIdle(ctx context.Context, client *river.Client[pgx.Tx]) error {
-	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
-	defer cancel()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		busy, err := m.busy(ctx, client)
+// printActivity says what `work --until-idle` did: the jobs it ran, and
+// the farm days it wrote with their counts.
+func (m *Main) printActivity(ctx context.Context, a *jobs.Activity) error {
+	fmt.Printf("ran: %s\n", a)
+	written := a.FarmDays()
+	farms := make([]string, 0, len(written))
+	for farm := range written {
+		farms = append(farms, farm)
+	}
+	sort.Strings(farms)
+	var rows []rollup.FarmDay
+	for _, farm := range farms {
+		days := written[farm]
+		d0, err0 := time.Parse(time.DateOnly, days[0])
+		d1, err1 := time.Parse(time.DateOnly, days[len(days)-1])
+		if err0 != nil || err1 != nil {
+			continue
+		}
+		got, err := rollup.FarmDays(ctx, m.control, []string{farm}, d0, d1)
 		if err != nil {
 			return err
 		}
-		if !busy {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-events:
-		case <-tick.C:
+		for _, r := range got {
+			if slices.Contains(days, r.Day.Format(time.DateOnly)) {
+				rows = append(rows, r)
+			}
 		}
 	}
-}
-
-func (m *Main) busy(ctx context.Context, client *river.Client[pgx.Tx]) (bool, error) {
-	res, err := client.JobList(ctx, river.NewJobListParams().
-		States(rivertype.JobStateAvailable, rivertype.JobStateRunning).First(1))
-	if err != nil {
-		return false, err
+	if len(rows) > 0 {
+		printFarmDayRows(rows)
 	}
-	if len(res.Jobs) > 0 {
-		return true, nil
-	}
-	// Requests whose job was cancelled or discarded: a drain re-enqueues them.
-	orphans, err := controldb.New(m.control).RollupPendingOrphanCount(ctx)
-	if err != nil {
-		return false, err
-	}
-	marks := int64(0)
-	for _, name := range m.shards.Names() {
-		n, err := sharddb.New(m.shards.Pool(name)).DirtyMarkCount(ctx)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "orchestrator: shard %s unreachable, its dirty marks wait: %v\n", name, err)
-			continue
-		}
-		marks += n
-	}
-	if marks+orphans == 0 {
-		// Jobs scheduled for later (a dirtied day's recompute runs after the
-		// day ends) are not work for now.
-		return false, nil
-	}
-	// Marks wait: make sure a drain runs now rather than at the next tick
-	// of the periodic one (which only the elected leader inserts).
-	_, err = client.Insert(ctx, jobs.DrainDirtyArgs{Immediate: true}, nil)
-	return true, err
+	return nil
 }
 
 func (m *Main) rollupCommand() *cobra.Command {
@@ -200,13 +170,8 @@ func (m *Main) rollupCommand() *cobra.Command {
 			}
 			farms := []string{farm}
 			if all {
-				list, err := controldb.New(m.control).FarmList(ctx)
-				if err != nil {
+				if farms, err = rollup.Farms(ctx, m.control); err != nil {
 					return err
-				}
-				farms = farms[:0]
-				for _, f := range list {
-					farms = append(farms, f.ID)
 				}
 			}
 			cfg.Periodic = false
@@ -286,16 +251,20 @@ type ioDiscard struct{}
 func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
 
 func (m *Main) printFarmDays(ctx context.Context, farms []string, d0, d1 time.Time) error {
-	rows, err := controldb.New(m.control).FarmDayList(ctx, controldb.FarmDayListParams{FarmIds: farms, FromDay: d0, ToDay: d1})
+	rows, err := rollup.FarmDays(ctx, m.control, farms, d0, d1)
 	if err != nil {
 		return err
 	}
+	printFarmDayRows(rows)
+	return nil
+}
+
+func printFarmDayRows(rows []rollup.FarmDay) {
 	fmt.Printf("%-16s %-10s %8s %12s %12s %12s %9s %9s %s\n", "farm", "day", "turbines", "expected", "received", "available", "avail%", "complete%", "computed_at")
 	for _, r := range rows {
 		fmt.Printf("%-16s %-10s %8d %12d %12d %12d %9s %9s %s\n", r.FarmID, r.Day.Format(time.DateOnly), r.Turbines,
 			r.Expected, r.Received, r.Available, pct(r.Availability), pct(r.Completeness), r.ComputedAt.UTC().Format(time.RFC3339))
 	}
-	return nil
 }
 
 func pct(rate float64) string { return fmt.Sprintf("%.2f", 100*rate) }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +37,13 @@ func TestIngestThenWorkUntilIdle(t *testing.T) {
 	}
 	run("fleet", "apply", fleetFile)
 	run("simulate", "--fleet", fleetFile, "--farm", "kilmore-sands", "--from", "2026-08-01T10:00:00Z", "--to", "2026-08-01T12:00:00Z", "--exact-clocks", "--ingest")
-	run("work", "--until-idle")
+	out := captureStdout(t, func() { run("work", "--until-idle") })
+	// It says what it did: the jobs it ran and the farm days it wrote.
+	for _, want := range []string{"ran: ", "rollup_day 5", "rollup_schedule 2", "kilmore-sands    2026-08-01      140", "ardnave-point    2026-08-02      300"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("work --until-idle printed:\n%s\nwant it to contain %q", out, want)
+		}
+	}
 
 	if n := testdb.Int(t, env.Control, `SELECT received FROM turbine_day WHERE turbine_id = 'KS-001' AND day = '2026-08-01'`); n != 3600 {
 		t.Fatalf("KS-001 received %d after work --until-idle, want 3600", n)
@@ -55,4 +63,23 @@ func TestIngestThenWorkUntilIdle(t *testing.T) {
 	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND state = 'completed'`); n != 1 {
 		t.Fatalf("completed manual rollup_day jobs = %d, want 1", n)
 	}
+}
+
+// captureStdout returns what f printed to standard output.
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	testdb.Must(t, err, "pipe")
+	saved := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	defer func() { os.Stdout = saved }()
+	f()
+	os.Stdout = saved
+	w.Close()
+	return <-done
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -73,3 +74,24 @@ func (r *Routes) Lookup(id string) *Route { return r.byID[id] }
 
 // Len is the number of turbines known.
 func (r *Routes) Len() int { return len(r.byID) }
+
+// KeepRoutes reloads the registry snapshot every interval until ctx ends,
+// so a fleet apply (new turbines, changed rules, a retention horizon that
+// moved with the clock) reaches a running ingest.
+func (in *Ingestor) KeepRoutes(ctx context.Context, control *pgxpool.Pool, now func() time.Time, retentionDays int, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			routes, err := LoadRoutes(ctx, control, now(), retentionDays)
+			if err != nil {
+				slog.Warn("refresh turbine routes", "err", err)
+				continue
+			}
+			in.SetRoutes(routes)
+		}
+	}
+}

@@ -164,6 +164,23 @@ func (s *FarmSchedules) Sync(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// Run syncs the schedules every interval until ctx ends, so farms added by
+// a fleet apply get their nightly rollup while serve or work runs.
+func (s *FarmSchedules) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.Sync(ctx); err != nil {
+				slog.Warn("nightly rollup schedules", "err", err)
+			}
+		}
+	}
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }

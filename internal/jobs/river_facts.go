@@ -1,6 +1,10 @@
 package jobs
 
-import "github.com/riverqueue/river/rivertype"
+import (
+	"encoding/json"
+
+	"github.com/riverqueue/river/rivertype"
+)
 
 // The facts about River jobs that Go and the control database's SQL both
 // rely on, in one place. The SQL side (migration 00007: the functions
@@ -52,3 +56,6 @@ var UnfinishedStates = append(append([]rivertype.JobState{}, NotStartedStates...
 // RollupQueue is the queue of one shard's rollups: a slow or unreachable
 // shard only holds up its own queue.
 func RollupQueue(shard string) string { return rollupQueuePrefix + shard }
+
+// unmarshalArgs decodes a job row's arguments.
+func unmarshalArgs(j *rivertype.JobRow, v any) error { return json.Unmarshal(j.EncodedArgs, v) }
