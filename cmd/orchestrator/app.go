@@ -11,8 +11,8 @@ import (
 
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
-	"github.com/galewatch/galewatch/internal/partition"
 	"github.com/galewatch/galewatch/internal/pgserver"
+	"github.com/galewatch/galewatch/internal/provision"
 	"github.com/galewatch/galewatch/internal/schema"
 )
 
@@ -62,9 +62,10 @@ type Main struct {
 	Config Config
 	Now    func() time.Time
 
-	controlDSN string
-	control    *pgxpool.Pool
-	shards     *fleet.Shards
+	controlDSN  string
+	control     *pgxpool.Pool
+	shards      *fleet.Shards
+	provisioned *schema.Result // set once provisioned in this process
 }
 
 // NewMain returns a Main configured from the environment.
@@ -139,39 +140,39 @@ func (m *Main) Shards(ctx context.Context) (*fleet.Shards, error) {
 	return s, nil
 }
 
-// Migrate applies control, River and shard migrations, then makes sure the
-// partitions ahead of today exist on every shard.
+// Migrate provisions everything (internal/provision): control and River
+// migrations, every registered shard's migrations, partitions ahead and
+// retention. With plan it applies a fleet file first.
 func (m *Main) Migrate(ctx context.Context) (schema.Result, error) {
-	pool, err := m.Control(ctx)
-	if err != nil {
-		return schema.Result{}, err
+	if m.provisioned != nil {
+		return *m.provisioned, nil // once per process: the pools handed out stay open
 	}
-	res, err := schema.MigrateControl(ctx, pool)
+	res, err := m.provision(ctx, nil, "")
+	return res.Schema, err
+}
+
+func (m *Main) provision(ctx context.Context, plan *fleet.Plan, source string) (provision.Result, error) {
+	reg, err := m.Registry(ctx)
+	if err != nil {
+		return provision.Result{}, err
+	}
+	res, err := provision.Provision(ctx, reg, provision.Options{
+		Plan: plan, Source: source, Partitions: true, Now: m.Now(),
+		PartitionsAhead: m.Config.PartitionsAhead, RetentionDays: m.Config.RetentionDays, MaxShardConns: 12,
+	})
 	if err != nil {
 		return res, err
 	}
-	shards, err := m.Shards(ctx)
-	if err != nil {
-		return res, err
+	// The shards as they are now (a fleet apply may have added some).
+	if m.shards != nil {
+		m.shards.Close()
 	}
-	if err := shards.Migrate(ctx); err != nil {
-		return res, err
-	}
-	return res, m.maintainPartitions(ctx, shards)
+	m.shards, m.provisioned = res.Shards, &res.Schema
+	return res, nil
 }
 
 func (m *Main) maintainPartitions(ctx context.Context, shards *fleet.Shards) error {
-	now := m.Now()
-	horizon, err := partition.RetentionHorizon(ctx, m.control, now, m.Config.RetentionDays)
-	if err != nil {
-		return err
-	}
-	for _, name := range shards.Names() {
-		if _, err := partition.Maintain(ctx, shards.Pool(name), now, m.Config.PartitionsAhead, horizon); err != nil {
-			return fmt.Errorf("shard %s partitions: %w", name, err)
-		}
-	}
-	return nil
+	return provision.Partitions(ctx, m.control, shards, m.Now(), m.Config.PartitionsAhead, m.Config.RetentionDays)
 }
 
 // Close releases every connection.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/pgserver"
-	"github.com/galewatch/galewatch/internal/schema"
 )
 
 func (m *Main) dbCommand() *cobra.Command {
@@ -81,8 +80,7 @@ func (m *Main) migrateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			shards, _ := m.Shards(c.Context())
-			fmt.Printf("migrated: control %d new, river %d new, %d shard(s) up to date\n", res.Goose, res.River, len(shards.Names()))
+			fmt.Printf("migrated: control %d new, river %d new, %d shard(s) up to date\n", res.Goose, res.River, len(m.shards.Names()))
 			return nil
 		},
 	}
@@ -100,36 +98,11 @@ func (m *Main) fleetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Only the control set here: Apply migrates each shard of the
-			// file itself (new shards included), and the partitions are laid
-			// out once below.
-			pool, err := m.Control(c.Context())
+			prov, err := m.provision(c.Context(), plan, args[0])
 			if err != nil {
 				return err
 			}
-			if _, err := schema.MigrateControl(c.Context(), pool); err != nil {
-				return err
-			}
-			reg, err := m.Registry(c.Context())
-			if err != nil {
-				return err
-			}
-			res, err := reg.Apply(c.Context(), args[0], plan)
-			if err != nil {
-				return err
-			}
-			// New shards may have been added: reopen and lay out partitions.
-			if m.shards != nil {
-				m.shards.Close()
-				m.shards = nil
-			}
-			shards, err := m.Shards(c.Context())
-			if err != nil {
-				return err
-			}
-			if err := m.maintainPartitions(c.Context(), shards); err != nil {
-				return err
-			}
+			res := *prov.Apply
 			if asJSON {
 				return json.NewEncoder(os.Stdout).Encode(res)
 			}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/pgserver"
-	"github.com/galewatch/galewatch/internal/schema"
+	"github.com/galewatch/galewatch/internal/provision"
 )
 
 // MaintenanceDSN returns a DSN for the server's maintenance database
@@ -133,33 +133,30 @@ type Env struct {
 	Plan       *fleet.Plan
 }
 
-// New creates a migrated control database. If fleetYAML is not empty it is
-// applied (creating shard databases <control>_<shard>).
+// New creates a control database provisioned the way the orchestrator
+// provisions one (internal/provision). If fleetYAML is not empty it is
+// applied (creating shard databases <control>_<shard>). Partitions are left
+// to the writers (created on demand), as in a test nothing is "today".
 func New(t testing.TB, fleetYAML string) *Env {
 	t.Helper()
 	ctx := context.Background()
 	dsn := NewDatabase(t)
 	pool := Pool(t, dsn)
-	if _, err := schema.MigrateControl(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
 	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}}
-	if fleetYAML == "" {
-		return env
+	opts := provision.Options{MaxShardConns: 10, Source: "test"}
+	if fleetYAML != "" {
+		plan, err := fleet.Parse("test", strings.NewReader(fleetYAML))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Plan, env.Plan = plan, plan
 	}
-	plan, err := fleet.Parse("test", strings.NewReader(fleetYAML))
+	res, err := provision.Provision(ctx, env.Registry, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Registry.Apply(ctx, "test", plan); err != nil {
-		t.Fatal(err)
-	}
-	shards, err := env.Registry.OpenShards(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(shards.Close)
-	env.Shards, env.Plan = shards, plan
+	t.Cleanup(res.Shards.Close)
+	env.Shards = res.Shards
 	return env
 }
 
