@@ -69,6 +69,10 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 20s): NDJSON, CSV, storable 
 bench-ingest: ## One Ardnave farm-day through the ingest writer vs raw COPY, then an all-duplicate replay
 	$(GO) test -run '^$$' -bench BenchmarkIngestFarmDay -benchtime 1x -timeout 60m -v ./internal/ingest
 
+.PHONY: bench-ingest-file
+bench-ingest-file: ## `orchestrator ingest FILE.csv` vs psql \copy of the same file, one shard and three
+	$(GO) test -run '^$$' -bench BenchmarkIngestFile -benchtime 1x -timeout 60m -v ./cmd/orchestrator
+
 .PHONY: bench-rollup
 bench-rollup: ## One Ardnave farm-day rollup through River vs the bare aggregate SQL; one dirty turbine
 	$(GO) test -run '^$$' -bench BenchmarkRollupFarmDay -benchtime 1x -timeout 60m -v ./internal/rollup

@@ -17,7 +17,7 @@ import (
 )
 
 // buildBinary builds the real orchestrator once per test run.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "orchestrator")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()

@@ -3,9 +3,11 @@ package rollup_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -110,6 +113,71 @@ func benchRollupFarmDay(b *testing.B) {
 	oneBare := bareSQL(b, tb, []string{"s1"}, day, []string{"AP-050"})
 	report("        the same SQL bare, one turbine:                   %6.3f s", oneBare.Seconds())
 	explainOne(b, tb, report)
+	replayWork(b, tb, report)
+}
+
+// replayWork: the seed's Tuesday replay of the Ardnave hole (2,997,000
+// readings) arrives in 60 batches, one a second, with the periodic drain
+// after each, into the day loaded above (the hole deleted first). It prints
+// how many recomputes that caused per farm-day-shard and the rows they read
+// per row ingested.
+func replayWork(b *testing.B, tb *bundle, report func(string, ...any)) {
+	ctx := context.Background()
+	hole0, hole1 := time.Date(2026, 8, 1, 5, 58, 0, 0, london), time.Date(2026, 8, 1, 11, 31, 0, 0, london)
+	for _, s := range []string{"s1", "s2", "s3"} {
+		testdb.Exec(b, tb.env.Shards.Pool(s), `DELETE FROM readings WHERE recorded_at >= $1 AND recorded_at < $2`, hole0, hole1)
+		testdb.Exec(b, tb.env.Shards.Pool(s), `TRUNCATE dirty_mark`)
+	}
+	replay, err := simulate.Scenario("ardnave-saturday", tb.env.Plan, simulate.PhaseReplay, 42)
+	testdb.Must(b, err, "scenario")
+	replay.ExactClocks = true
+	var rowsRead, recomputes atomic.Int64
+	tb.computer.OnResult = func(r rollup.Request, res rollup.Result) {
+		if r.Reason == rollup.ReasonDirty && !res.Skipped {
+			recomputes.Add(1)
+			rowsRead.Add(res.RowsRead)
+		}
+	}
+	defer func() { tb.computer.OnResult = nil }()
+	dec, wait := simulate.Stream(ctx, replay)
+	const batches = 60
+	per := 2_997_000 / batches
+	now := time.Date(2026, 8, 4, 11, 0, 0, 0, london)
+	var ingested int64
+	start := time.Now()
+	for i := 0; i < batches; i++ {
+		tb.clock.Set(now)
+		sum, err := tb.in.Ingest(ctx, "replay", &chunk{dec: dec, left: per})
+		testdb.Must(b, err, "ingest batch %d", i)
+		ingested += sum.Accepted
+		_, err = tb.drainer.Drain(ctx, tb.client)
+		testdb.Must(b, err, "drain")
+		now = now.Add(time.Second)
+	}
+	_, err = wait()
+	testdb.Must(b, err, "simulate")
+	tb.clock.Set(now.Add(11 * time.Second))
+	_, err = tb.drainer.Drain(ctx, tb.client)
+	testdb.Must(b, err, "final drain")
+	tb.waitIdle(b)
+	report("replay  the hole (%d rows) in %d batches with the drain running: %d recomputes over 3 farm-day-shards (%.1f each), %d rows read = %.2f per row ingested (%.1f s)",
+		ingested, batches, recomputes.Load(), float64(recomputes.Load())/3, rowsRead.Load(), float64(rowsRead.Load())/float64(ingested), time.Since(start).Seconds())
+	b.ReportMetric(float64(rowsRead.Load())/float64(ingested), "replay-rows-read-per-row")
+}
+
+// chunk reads at most left records of dec, then says io.EOF (dec goes on
+// in the next chunk).
+type chunk struct {
+	dec  reading.Decoder
+	left int
+}
+
+func (c *chunk) Next() (*reading.Record, error) {
+	if c.left == 0 {
+		return nil, io.EOF
+	}
+	c.left--
+	return c.dec.Next()
 }
 
 // bareSQL runs TurbineDayCompute (the job's own query) directly on each

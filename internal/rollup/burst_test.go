@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -19,7 +21,8 @@ import (
 // the final rows must count the whole hole.
 func TestABurstIsRecomputedOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.ArdnaveFleet, options{})
+	var rowsRead atomic.Int64
+	b := setup(t, testdb.ArdnaveFleet, options{onResult: func(_ rollup.Request, r rollup.Result) { rowsRead.Add(r.RowsRead) }})
 	var turbines []string
 	for _, base := range []int{0, 100, 200} {
 		for i := 1; i <= 10; i++ {
@@ -62,5 +65,13 @@ func TestABurstIsRecomputedOnce(t *testing.T) {
 	}
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE day = '2026-08-01' AND received = 9990`); n != 30 {
 		t.Fatalf("%d turbines of 30 count the whole hole (9,990) after the burst", n)
+	}
+	// The work: rows the recomputes read per row ingested. Each of at most
+	// two recomputes per farm-day-shard reads at most what was ingested.
+	ingested := int64(readings * len(turbines))
+	ratio := float64(rowsRead.Load()) / float64(ingested)
+	t.Logf("replay of %d rows in %d batches: recomputes read %d rows = %.2f per row ingested", ingested, batches, rowsRead.Load(), ratio)
+	if ratio > 2 || rowsRead.Load() < ingested {
+		t.Fatalf("recomputes read %.2f rows per row ingested, want between 1 and 2", ratio)
 	}
 }

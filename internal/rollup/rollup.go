@@ -55,6 +55,9 @@ type Result struct {
 	Turbines int
 	// Full is true when every turbine of the farm on the shard was recomputed.
 	Full bool
+	// RowsRead is how many readings the shard statement aggregated (every
+	// reading of the recomputed turbines' day): the recompute's work.
+	RowsRead int64
 	// Skipped is true when a dirty request had already been taken by
 	// another recompute whose snapshot is newer than the marks: nothing to do.
 	Skipped bool
@@ -72,6 +75,9 @@ type Computer struct {
 	Control *pgxpool.Pool
 	Shards  *fleet.Shards
 	Now     func() time.Time
+	// OnResult, if set, sees every finished recompute (tests and benchmarks
+	// add up the work with it).
+	OnResult func(Request, Result)
 	// AfterCompute, if set, runs after the shard query and before the upsert,
 	// with the lock held (tests hold a recompute mid-way with it).
 	AfterCompute func(Request)
@@ -101,6 +107,9 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
+	}
+	if c.OnResult != nil {
+		c.OnResult(req, res)
 	}
 	return res, nil
 }
@@ -188,7 +197,11 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 	if err != nil {
 		return Result{}, fmt.Errorf("upsert: %w", err)
 	}
-	return Result{Turbines: int(n), Full: only == nil}, nil
+	res := Result{Turbines: int(n), Full: only == nil}
+	for _, r := range rows {
+		res.RowsRead += int64(r.Received) + int64(r.BeyondCadence) + int64(r.OutOfService)
+	}
+	return res, nil
 }
 
 // ComputeParams builds the shard statement's arguments for the turbines of

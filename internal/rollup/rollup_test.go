@@ -56,6 +56,7 @@ type options struct {
 	workersPerShard int
 	noStart         bool
 	afterCompute    func(rollup.Request)
+	onResult        func(rollup.Request, rollup.Result)
 }
 
 func setup(t testing.TB, fleetYAML string, opts options) *bundle {
@@ -68,7 +69,7 @@ func setup(t testing.TB, fleetYAML string, opts options) *bundle {
 	b.in = ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, b.clock.Now, nil)
 	b.in.Start(ctx)
 	t.Cleanup(b.in.Close)
-	b.computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now, AfterCompute: opts.afterCompute}
+	b.computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now, AfterCompute: opts.afterCompute, OnResult: opts.onResult}
 	b.drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now}
 	cfg := jobs.DefaultConfig()
 	cfg.Periodic = false // the tests drain explicitly: time is data here
