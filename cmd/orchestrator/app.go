@@ -65,7 +65,8 @@ type Main struct {
 	controlDSN  string
 	control     *pgxpool.Pool
 	shards      *fleet.Shards
-	provisioned *schema.Result // set once provisioned in this process
+	provisioned *schema.Result  // set once provisioned in this process
+	retired     []*fleet.Shards // replaced by a later provisioning; closed by Close
 }
 
 // NewMain returns a Main configured from the environment.
@@ -163,9 +164,10 @@ func (m *Main) provision(ctx context.Context, plan *fleet.Plan, source string) (
 	if err != nil {
 		return res, err
 	}
-	// The shards as they are now (a fleet apply may have added some).
+	// The shards as they are now (a fleet apply may have added some). Pools
+	// handed out before stay open until Close.
 	if m.shards != nil {
-		m.shards.Close()
+		m.retired = append(m.retired, m.shards)
 	}
 	m.shards, m.provisioned = res.Shards, &res.Schema
 	return res, nil
@@ -181,6 +183,10 @@ func (m *Main) Close() {
 		m.shards.Close()
 		m.shards = nil
 	}
+	for _, s := range m.retired {
+		s.Close()
+	}
+	m.retired = nil
 	if m.control != nil {
 		m.control.Close()
 		m.control = nil

@@ -39,6 +39,9 @@ func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
 	}
 	in := ingest.New(cfg, control, shards, routes, m.Now, nil)
 	in.Start(ctx)
+	// A long stream (stdin) follows fleet applies made meanwhile: new
+	// turbines, changed rules.
+	go in.KeepRoutes(ctx, control, m.Now, m.Config.RetentionDays, 10*time.Second)
 	return in, nil
 }
 

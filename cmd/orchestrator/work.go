@@ -179,15 +179,9 @@ func (m *Main) rollupCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var ids []int64
-			for _, f := range farms {
-				for d := d0; !d.After(d1); d = d.AddDate(0, 0, 1) {
-					got, err := jobs.EnqueueFarmDay(ctx, m.control, client, f, d.Format(time.DateOnly), rollup.ReasonManual, jobs.PriorityManual)
-					if err != nil {
-						return err
-					}
-					ids = append(ids, got...)
-				}
+			ids, err := jobs.EnqueueFarmDays(ctx, m.control, client, farms, d0, d1, rollup.ReasonManual, jobs.PriorityManual)
+			if err != nil {
+				return err
 			}
 			fmt.Printf("enqueued %d rollup_day job(s) for %d farm(s), %s to %s\n", len(ids), len(farms), d0.Format(time.DateOnly), d1.Format(time.DateOnly))
 			if !wait {
@@ -245,10 +239,6 @@ func (m *Main) workJobs(ctx context.Context, client *river.Client[pgx.Tx], ids [
 	}
 	return nil
 }
-
-type ioDiscard struct{}
-
-func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
 
 func (m *Main) printFarmDays(ctx context.Context, farms []string, d0, d1 time.Time) error {
 	rows, err := rollup.FarmDays(ctx, m.control, farms, d0, d1)

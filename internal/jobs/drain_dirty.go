@@ -100,6 +100,7 @@ type DrainResult struct {
 	Deleted  int // marks deleted (the rest were widened meanwhile and stay)
 	Orphans  int // requests whose job was cancelled or lost, given a new job
 	Deferred int // marks left to settle (a burst still arriving)
+	Busy     int // shards skipped: another drain was on them
 }
 
 // Drain processes every shard's marks once, the shards in parallel, each
@@ -133,7 +134,7 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, cmp.Or(d.ShardTimeout, 30*time.Second))
 			defer cancel()
-			res, err := d.drainShard(sctx, client, shard, zones, immediate)
+			res, err := d.drainShardLocked(sctx, client, shard, zones, immediate)
 			mu.Lock()
 			defer mu.Unlock()
 			total.Marks += res.Marks
@@ -142,6 +143,7 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 			total.OpenDays += res.OpenDays
 			total.Deleted += res.Deleted
 			total.Deferred += res.Deferred
+			total.Busy += res.Busy
 			if err != nil {
 				errs = append(errs, fmt.Errorf("drain shard %s: %w", shard, err))
 			}
@@ -165,6 +167,25 @@ func (d *Drainer) zones(ctx context.Context) (map[string]*time.Location, error) 
 		zones[f.ID] = loc
 	}
 	return zones, nil
+}
+
+// drainShardLocked drains one shard unless another drain (another process,
+// or a periodic and an immediate drain at once) is on it: one drain per
+// shard at a time, so the same marks are never turned into jobs twice.
+func (d *Drainer) drainShardLocked(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location, immediate bool) (DrainResult, error) {
+	conn, err := d.Control.Acquire(ctx)
+	if err != nil {
+		return DrainResult{}, err
+	}
+	defer conn.Release()
+	q := controldb.New(conn)
+	key := "galewatch.drain/" + shard
+	locked, err := q.AdvisoryTryLockKey(ctx, key)
+	if err != nil || !locked {
+		return DrainResult{Busy: 1}, err
+	}
+	defer func() { _ = q.AdvisoryUnlockKey(context.WithoutCancel(ctx), key) }()
+	return d.drainShard(ctx, client, shard, zones, immediate)
 }
 
 func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location, immediate bool) (DrainResult, error) {
@@ -225,9 +246,14 @@ type pendingKey struct {
 	shard string
 }
 
-// settled says a mark (first written at created, last widened at updated)
-// may become a new job now.
+// settled says a mark (first written at created, last widened at updated,
+// both by the writer's clock) may become a new job now. A mark stamped
+// ahead of the drainer's clock (clock skew between hosts) cannot be judged
+// and counts as settled: skew may cost a merge, never a delay.
 func (d *Drainer) settled(created, updated, now time.Time) bool {
+	if updated.After(now) || created.After(now) {
+		return true
+	}
 	return now.Sub(updated) >= cmp.Or(d.Settle, 10*time.Second) || now.Sub(created) >= cmp.Or(d.MaxWait, time.Minute)
 }
 

@@ -61,3 +61,47 @@ func TestDrainDoesNotWaitForASlowShard(t *testing.T) {
 		t.Fatalf("drain: %+v, want 2 jobs enqueued and 2 marks deleted once s1 was released", r.res)
 	}
 }
+
+// TestDrainsDoNotDoubleEnqueue: a periodic drain and an immediate one (as
+// `work --until-idle` beside `serve` makes) running at once turn each mark
+// into exactly one job: one drain per shard at a time.
+func TestDrainsDoNotDoubleEnqueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	for day := 1; day <= 20; day++ {
+		testdb.Exec(t, env.Shards.Pool("s4"), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
+			VALUES ('kilmore-sands', make_date(2026, 8, $1::int), ARRAY['KS-001'], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1, '2026-08-25T00:00:00Z', '2026-08-25T00:00:00Z')`, day)
+	}
+	client := newClient(t, env)
+	now := func() time.Time { return time.Date(2026, 8, 25, 1, 0, 0, 0, time.UTC) } // every mark settled long ago
+	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: now}
+	errs := make(chan error, 2)
+	go func() { _, err := d.Drain(ctx, client); errs <- err }()
+	go func() { _, err := d.DrainImmediate(ctx, client); errs <- err }()
+	testdb.Must(t, <-errs, "drain")
+	testdb.Must(t, <-errs, "drain")
+	// Whatever one of them skipped, a further drain finds nothing new.
+	_, err := d.Drain(ctx, client)
+	testdb.Must(t, err, "drain again")
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day'`); n != 20 {
+		t.Fatalf("%d rollup_day jobs for 20 marks drained by two drains at once, want 20", n)
+	}
+}
+
+// TestSkewedMarkIsNotHeldBack: a mark stamped by a writer whose clock is
+// ten minutes ahead of the drainer's cannot be judged as settling; it is
+// drained at once rather than held for ten minutes.
+func TestSkewedMarkIsNotHeldBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	testdb.Exec(t, env.Shards.Pool("s4"), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
+		VALUES ('kilmore-sands', '2026-08-01', ARRAY['KS-001'], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1, '2026-08-03T12:10:00Z', '2026-08-03T12:10:00Z')`)
+	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 3, 12, 0, 0, 0, time.UTC) }}
+	res, err := d.Drain(ctx, newClient(t, env))
+	testdb.Must(t, err, "drain")
+	if res.Enqueued != 1 || res.Deferred != 0 {
+		t.Fatalf("drain of a mark from a clock 10 min ahead: %+v, want it enqueued, not deferred", res)
+	}
+}

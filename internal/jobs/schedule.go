@@ -69,6 +69,22 @@ func EnqueueFarmDay(ctx context.Context, control *pgxpool.Pool, client *river.Cl
 	return ids, nil
 }
 
+// EnqueueFarmDays enqueues the rollup of every farm-day from `from` to `to`
+// (inclusive dates) on every shard of each farm, and returns the jobs' ids.
+func EnqueueFarmDays(ctx context.Context, control *pgxpool.Pool, client *river.Client[pgx.Tx], farms []string, from, to time.Time, reason string, priority int) ([]int64, error) {
+	var ids []int64
+	for _, f := range farms {
+		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+			got, err := EnqueueFarmDay(ctx, control, client, f, d.Format(time.DateOnly), reason, priority)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, got...)
+		}
+	}
+	return ids, nil
+}
+
 // DailyAt is a periodic schedule firing once a day at a local wall-clock
 // time in a farm's zone (02:00 by default), DST included.
 type DailyAt struct {

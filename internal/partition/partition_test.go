@@ -123,3 +123,18 @@ farms:
 		t.Fatalf("retention 0: horizon %v, %v; want nil (keep everything)", h, err)
 	}
 }
+
+// TestRetentionDayIsTheDayHoldingNow: at 04:30Z on 1 November 2026 Havana's
+// clock reads 00:30 on 1 November, but that hour repeats (the clocks fall
+// back at 01:00 to midnight) and belongs to 31 October by the day bounds
+// used everywhere; so "today" is 31 October and one kept day starts at
+// 30 October's start.
+func TestRetentionDayIsTheDayHoldingNow(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: havana, timezone: America/Havana, turbines: [{id: H-1, shard: s1}]}]\n")
+	keep, err := partition.KeepFrom(context.Background(), env.Control, time.Date(2026, 11, 1, 4, 30, 0, 0, time.UTC), 1)
+	testdb.Must(t, err, "keep from")
+	if want := time.Date(2026, 10, 30, 4, 0, 0, 0, time.UTC); !keep["havana"].Equal(want) {
+		t.Fatalf("havana keeps from %s, want %s (the start of 30 October)", keep["havana"].UTC(), want)
+	}
+}

@@ -19,12 +19,35 @@ func (q *Queries) AdvisoryLock(ctx context.Context, key int64) error {
 	return err
 }
 
+const advisoryTryLockKey = `-- name: AdvisoryTryLockKey :one
+SELECT pg_try_advisory_lock(hashtextextended($1::text, 0)) AS locked
+`
+
+// Session-level advisory lock keyed by text, taken without waiting: one
+// drain per shard at a time, across processes (released by
+// AdvisoryUnlockKey or the end of the session).
+func (q *Queries) AdvisoryTryLockKey(ctx context.Context, key string) (bool, error) {
+	row := q.db.QueryRow(ctx, advisoryTryLockKey, key)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
 const advisoryUnlock = `-- name: AdvisoryUnlock :exec
 SELECT pg_advisory_unlock($1::bigint)
 `
 
 func (q *Queries) AdvisoryUnlock(ctx context.Context, key int64) error {
 	_, err := q.db.Exec(ctx, advisoryUnlock, key)
+	return err
+}
+
+const advisoryUnlockKey = `-- name: AdvisoryUnlockKey :exec
+SELECT pg_advisory_unlock(hashtextextended($1::text, 0))
+`
+
+func (q *Queries) AdvisoryUnlockKey(ctx context.Context, key string) error {
+	_, err := q.db.Exec(ctx, advisoryUnlockKey, key)
 	return err
 }
 

@@ -97,8 +97,10 @@ func (q *Queries) FarmList(ctx context.Context) ([]FarmListRow, error) {
 
 const farmRetention = `-- name: FarmRetention :many
 SELECT f.id,
-       (((($1::timestamptz) AT TIME ZONE f.timezone)::date - $2::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
+       (((CASE WHEN (d.wall::timestamp AT TIME ZONE f.timezone) > $1::timestamptz THEN d.wall - 1 ELSE d.wall END)
+         - $2::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
 FROM farm f
+CROSS JOIN LATERAL (SELECT ($1::timestamptz AT TIME ZONE f.timezone)::date AS wall) AS d
 ORDER BY f.id
 `
 
@@ -113,8 +115,10 @@ type FarmRetentionRow struct {
 }
 
 // FarmRetention gives, per farm, the start of the oldest farm-local day that
-// retention keeps: the local date of @now minus @days days, at local
-// midnight in the farm's zone (Postgres's zone rules, like every day bound).
+// retention keeps: the day holding @now minus @days days, at its start in
+// the farm's zone. "The day holding @now" is the one whose bounds hold it
+// (not always its wall-clock date: in a fall back over midnight the
+// repeated hour belongs to the day before), as everywhere else.
 func (q *Queries) FarmRetention(ctx context.Context, arg FarmRetentionParams) ([]FarmRetentionRow, error) {
 	rows, err := q.db.Query(ctx, farmRetention, arg.Now, arg.Days)
 	if err != nil {

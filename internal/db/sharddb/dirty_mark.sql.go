@@ -42,10 +42,13 @@ func (q *Queries) DirtyMarkDelete(ctx context.Context, arg DirtyMarkDeleteParams
 const dirtyMarkList = `-- name: DirtyMarkList :many
 SELECT id, farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, version, created_at, updated_at
 FROM dirty_mark
-ORDER BY farm_id, day
+ORDER BY updated_at, id
 LIMIT $1
 `
 
+// DirtyMarkList lists the marks least recently widened first, so marks
+// still settling (a burst going on) cannot keep settled ones out of a
+// limited list.
 func (q *Queries) DirtyMarkList(ctx context.Context, maxMarks int32) ([]DirtyMark, error) {
 	rows, err := q.db.Query(ctx, dirtyMarkList, maxMarks)
 	if err != nil {

@@ -105,12 +105,16 @@ SELECT (SELECT count(*) FROM shard)::bigint AS shards,
 SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names WHERE name = @name::text) AS known;
 
 -- FarmRetention gives, per farm, the start of the oldest farm-local day that
--- retention keeps: the local date of @now minus @days days, at local
--- midnight in the farm's zone (Postgres's zone rules, like every day bound).
+-- retention keeps: the day holding @now minus @days days, at its start in
+-- the farm's zone. "The day holding @now" is the one whose bounds hold it
+-- (not always its wall-clock date: in a fall back over midnight the
+-- repeated hour belongs to the day before), as everywhere else.
 -- name: FarmRetention :many
 SELECT f.id,
-       ((((@now::timestamptz) AT TIME ZONE f.timezone)::date - @days::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
+       (((CASE WHEN (d.wall::timestamp AT TIME ZONE f.timezone) > sqlc.arg(now)::timestamptz THEN d.wall - 1 ELSE d.wall END)
+         - sqlc.arg(days)::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
 FROM farm f
+CROSS JOIN LATERAL (SELECT (sqlc.arg(now)::timestamptz AT TIME ZONE f.timezone)::date AS wall) AS d
 ORDER BY f.id;
 
 -- LocalDayStarts is when each of @days dates from @first begins in @zone,

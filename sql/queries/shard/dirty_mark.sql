@@ -13,10 +13,13 @@ SET turbine_ids = ARRAY(SELECT DISTINCT u FROM unnest(dirty_mark.turbine_ids || 
     version = dirty_mark.version + 1,
     updated_at = greatest(dirty_mark.updated_at, EXCLUDED.updated_at);
 
+-- DirtyMarkList lists the marks least recently widened first, so marks
+-- still settling (a burst going on) cannot keep settled ones out of a
+-- limited list.
 -- name: DirtyMarkList :many
 SELECT id, farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, version, created_at, updated_at
 FROM dirty_mark
-ORDER BY farm_id, day
+ORDER BY updated_at, id
 LIMIT @max_marks;
 
 -- DirtyMarkDelete removes a mark only if it was not widened since it was read.
