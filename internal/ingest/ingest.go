@@ -20,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
-	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/reading"
 )
@@ -289,13 +288,13 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		if lane == Backfill {
 			size = s.in.cfg.BackfillBatch
 		}
-		b = &batch{lane: lane, src: s.tr, rows: make([]sharddb.ReadingsCopyParams, 0, size), routes: make([]*Route, 0, size), lines: make([]int64, 0, size)}
+		b = &batch{lane: lane, src: s.tr, rows: make([]row, 0, size), routes: make([]*Route, 0, size), lines: make([]int64, 0, size)}
 		slots[lane] = b
 		if lane == Live {
 			s.liveSince = now
 		}
 	}
-	b.rows = append(b.rows, sharddb.ReadingsCopyParams{
+	b.rows = append(b.rows, row{
 		TurbineID: route.TurbineID, RecordedAt: r.RecordedAt, ReceivedAt: r.ReceivedAt,
 		Available: r.Available, PowerKw: r.PowerKW, WindMs: r.WindMS,
 	})

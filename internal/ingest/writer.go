@@ -37,7 +37,7 @@ func (l Lane) String() string {
 // batch is a run of readings for one shard and lane, from one source.
 type batch struct {
 	lane   Lane
-	rows   []sharddb.ReadingsCopyParams
+	rows   []row
 	routes []*Route // routes[i] is rows[i]'s turbine
 	lines  []int64  // lines[i] is rows[i]'s line in its source
 	src    *tracker
@@ -165,7 +165,7 @@ func (w *shardWriter) copyBatch(ctx context.Context, b *batch, writeTime time.Ti
 		if err := w.setTimeout(ctx, q); err != nil {
 			return err
 		}
-		n, err := q.ReadingsCopy(ctx, b.rows)
+		n, err := tx.CopyFrom(ctx, readingsTable, readingsColumns, newCopySource(b.rows))
 		if err != nil {
 			return err
 		}
@@ -194,13 +194,11 @@ func (w *shardWriter) stageBatch(ctx context.Context, b *batch, writeTime time.T
 		if err := q.ReadingsStagingCreate(ctx); err != nil {
 			return err
 		}
-		staged := make([]sharddb.ReadingsStagingCopyParams, len(b.rows))
 		byID := make(map[string]*Route, 128)
-		for i, r := range b.rows {
-			staged[i] = sharddb.ReadingsStagingCopyParams(r)
-			byID[r.TurbineID] = b.routes[i]
+		for i := range b.rows {
+			byID[b.rows[i].TurbineID] = b.routes[i]
 		}
-		if _, err := q.ReadingsStagingCopy(ctx, staged); err != nil {
+		if _, err := tx.CopyFrom(ctx, stagingTable, readingsColumns, newCopySource(b.rows)); err != nil {
 			return err
 		}
 		inserted, err := q.ReadingsInsertFromStaging(ctx)
@@ -244,7 +242,7 @@ func (w *shardWriter) beforeCommit(lane Lane) error {
 	return nil
 }
 
-func batchDays(rows []sharddb.ReadingsCopyParams) []time.Time {
+func batchDays(rows []row) []time.Time {
 	var days []time.Time
 	var last time.Time
 	for i := range rows {

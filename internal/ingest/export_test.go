@@ -1,0 +1,7 @@
+package ingest
+
+// For the benchmark's floors (package ingest_test): the writer's row and
+// its allocation-free COPY source.
+type Row = row
+
+var NewCopySource = newCopySource
