@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -31,7 +32,8 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 	}
 	return jobs.NewClient(ctx, cfg, jobs.Deps{
 		Control: control, Shards: shards, Computer: computer, Now: m.Now,
-		Drainer: &jobs.Drainer{Control: control, Shards: shards, Now: m.Now},
+		Drainer:   &jobs.Drainer{Control: control, Shards: shards, Now: m.Now},
+		Publisher: &fastpath.Publisher{Control: control, Shards: shards, Now: m.Now},
 		Partitions: func(ctx context.Context) error {
 			return m.maintainPartitions(ctx, shards)
 		},

@@ -140,7 +140,7 @@ func farmRules(ctx context.Context, q *controldb.Queries) (map[string]Rules, err
 	}
 	out := make(map[string]Rules, len(rows))
 	for _, r := range rows {
-		out[r.FarmID] = RulesFromRow(r.LaneThresholdMs, r.EarlyToleranceMs, r.FutureLimitS, r.MaxAgeDays, r.WindowS, r.MarkMarginS)
+		out[r.FarmRule.FarmID] = RulesFromRow(r.FarmRule)
 	}
 	return out, nil
 }

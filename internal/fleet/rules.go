@@ -26,9 +26,20 @@ type Rules struct {
 	FutureLimit time.Duration
 	// MaxAge: a reading recorded longer ago than this is rejected at ingest.
 	MaxAge time.Duration
-	// Window and MarkMargin define the dirty-mark rule (docs/dirty-marks.md).
+	// Window is the event-time window of the fast path and of corrections,
+	// counted from farm-local midnight; MarkMargin is the write bound of the
+	// dirty-mark rule (docs/dirty-marks.md).
 	Window     time.Duration
 	MarkMargin time.Duration
+	// AllowedLateness: the fast path publishes a window once its end + this
+	// has passed (the watermark is now - AllowedLateness).
+	AllowedLateness time.Duration
+	// DivergenceAlertPM: fast vs final above this many per mille of the
+	// final raises an alert.
+	DivergenceAlertPM int
+	// CompletenessAlertPM: a closed farm-day received short of expected by
+	// more than this many per mille raises an alert.
+	CompletenessAlertPM int
 }
 
 // DefaultRules are the built-in fleet-wide defaults (the fleet_rules
@@ -39,14 +50,19 @@ func DefaultRules() Rules {
 		EarlyTolerance: 2 * time.Second,
 		FutureLimit:    24 * time.Hour,
 		MaxAge:         400 * 24 * time.Hour,
-		Window:         10 * time.Minute,
-		MarkMargin:     5 * time.Minute,
+		Window:         time.Minute,
+		MarkMargin:     30 * time.Second,
+
+		AllowedLateness:     time.Minute,
+		DivergenceAlertPM:   30,
+		CompletenessAlertPM: 10,
 	}
 }
 
-// MinMarkMargin: a write transaction is bounded (ingest's TxTimeout, 50 s)
-// well below the mark margin; the database refuses less than this too.
-const MinMarkMargin = 2 * time.Minute
+// MinMarkMargin: a write transaction is bounded (ingest's TxTimeout, 20 s)
+// below the mark margin, with room for clock skew between hosts; the
+// database refuses less than this too.
+const MinMarkMargin = 30 * time.Second
 
 // RulesSpec is the fleet file's form of Rules: every field optional, as a
 // duration ("60s", "24h", or whole days "400d").
@@ -57,6 +73,10 @@ type RulesSpec struct {
 	MaxAge         *Duration `yaml:"max_age"`
 	Window         *Duration `yaml:"window"`
 	MarkMargin     *Duration `yaml:"mark_margin"`
+
+	AllowedLateness     *Duration `yaml:"allowed_lateness"`
+	DivergenceAlertPM   *int      `yaml:"divergence_alert_per_mille"`
+	CompletenessAlertPM *int      `yaml:"completeness_alert_per_mille"`
 }
 
 // Duration is a YAML duration: Go's syntax, or a whole number of days ("400d").
@@ -105,6 +125,13 @@ func (spec RulesSpec) over(r Rules) Rules {
 	set(&r.MaxAge, spec.MaxAge)
 	set(&r.Window, spec.Window)
 	set(&r.MarkMargin, spec.MarkMargin)
+	set(&r.AllowedLateness, spec.AllowedLateness)
+	if spec.DivergenceAlertPM != nil {
+		r.DivergenceAlertPM = *spec.DivergenceAlertPM
+	}
+	if spec.CompletenessAlertPM != nil {
+		r.CompletenessAlertPM = *spec.CompletenessAlertPM
+	}
 	return r
 }
 
@@ -139,6 +166,16 @@ func (r Rules) validate(at string, bad func(string, ...any)) {
 		bad("%s.mark_margin: %s must be at least %s (a write transaction must end well within it)", at, r.MarkMargin, MinMarkMargin)
 	}
 	whole("mark_margin", r.MarkMargin, time.Second, "seconds")
+	if r.AllowedLateness < 0 || r.AllowedLateness > 24*time.Hour {
+		bad("%s.allowed_lateness: %s must be between 0s and 24h", at, r.AllowedLateness)
+	}
+	whole("allowed_lateness", r.AllowedLateness, time.Second, "seconds")
+	if r.DivergenceAlertPM <= 0 || r.DivergenceAlertPM > 1000 {
+		bad("%s.divergence_alert_per_mille: %d must be between 1 and 1000", at, r.DivergenceAlertPM)
+	}
+	if r.CompletenessAlertPM <= 0 || r.CompletenessAlertPM > 1000 {
+		bad("%s.completeness_alert_per_mille: %d must be between 1 and 1000", at, r.CompletenessAlertPM)
+	}
 	const maxInt32 = 1<<31 - 1
 	if r.LaneThreshold.Milliseconds() > maxInt32 || r.EarlyTolerance.Milliseconds() > maxInt32 ||
 		r.FutureLimit/time.Second > maxInt32 || r.MarkMargin/time.Second > maxInt32 || r.MaxAge/(24*time.Hour) > 100_000 {
@@ -146,15 +183,18 @@ func (r Rules) validate(at string, bad func(string, ...any)) {
 	}
 }
 
-// RulesFromRow converts the control database's columns (farm_rules).
-func RulesFromRow(laneMs, earlyMs, futureS, maxAgeDays, windowS, marginS int32) Rules {
+// RulesFromRow converts the control database's row (farm_rules).
+func RulesFromRow(r controldb.FarmRule) Rules {
 	return Rules{
-		LaneThreshold:  time.Duration(laneMs) * time.Millisecond,
-		EarlyTolerance: time.Duration(earlyMs) * time.Millisecond,
-		FutureLimit:    time.Duration(futureS) * time.Second,
-		MaxAge:         time.Duration(maxAgeDays) * 24 * time.Hour,
-		Window:         time.Duration(windowS) * time.Second,
-		MarkMargin:     time.Duration(marginS) * time.Second,
+		LaneThreshold:       time.Duration(r.LaneThresholdMs) * time.Millisecond,
+		EarlyTolerance:      time.Duration(r.EarlyToleranceMs) * time.Millisecond,
+		FutureLimit:         time.Duration(r.FutureLimitS) * time.Second,
+		MaxAge:              time.Duration(r.MaxAgeDays) * 24 * time.Hour,
+		Window:              time.Duration(r.WindowS) * time.Second,
+		MarkMargin:          time.Duration(r.MarkMarginS) * time.Second,
+		AllowedLateness:     time.Duration(r.AllowedLatenessS) * time.Second,
+		DivergenceAlertPM:   int(r.DivergenceAlertPm),
+		CompletenessAlertPM: int(r.CompletenessAlertPm),
 	}
 }
 
@@ -163,13 +203,16 @@ func (r Rules) fleetParams() controldb.FleetRulesPutParams {
 		LaneThresholdMs: int32(r.LaneThreshold.Milliseconds()), EarlyToleranceMs: int32(r.EarlyTolerance.Milliseconds()),
 		FutureLimitS: int32(r.FutureLimit / time.Second), MaxAgeDays: int32(r.MaxAge / (24 * time.Hour)),
 		WindowS: int32(r.Window / time.Second), MarkMarginS: int32(r.MarkMargin / time.Second),
+		AllowedLatenessS: int32(r.AllowedLateness / time.Second), DivergenceAlertPm: int32(r.DivergenceAlertPM),
+		CompletenessAlertPm: int32(r.CompletenessAlertPM),
 	}
 }
 
 // String names every rule and its value, as the fleet file writes them.
 func (r Rules) String() string {
-	return fmt.Sprintf("lane_threshold %s, early_tolerance %s, future_limit %s, max_age %dd, window %s, mark_margin %s",
-		r.LaneThreshold, r.EarlyTolerance, r.FutureLimit, int(r.MaxAge/(24*time.Hour)), r.Window, r.MarkMargin)
+	return fmt.Sprintf("lane_threshold %s, early_tolerance %s, future_limit %s, max_age %dd, window %s, mark_margin %s, allowed_lateness %s, divergence_alert_per_mille %d, completeness_alert_per_mille %d",
+		r.LaneThreshold, r.EarlyTolerance, r.FutureLimit, int(r.MaxAge/(24*time.Hour)), r.Window, r.MarkMargin,
+		r.AllowedLateness, r.DivergenceAlertPM, r.CompletenessAlertPM)
 }
 
 // overrideParams fills a farm upsert's override columns from its spec
@@ -192,6 +235,15 @@ func (spec RulesSpec) overrideParams(p *controldb.FarmUpsertParams) {
 	p.LaneThresholdMs, p.EarlyToleranceMs = ms(spec.LaneThreshold), ms(spec.EarlyTolerance)
 	p.FutureLimitS, p.MaxAgeDays = per(spec.FutureLimit, time.Second), per(spec.MaxAge, 24*time.Hour)
 	p.WindowS, p.MarkMarginS = per(spec.Window, time.Second), per(spec.MarkMargin, time.Second)
+	p.AllowedLatenessS = per(spec.AllowedLateness, time.Second)
+	pm := func(v *int) *int32 {
+		if v == nil {
+			return nil
+		}
+		x := int32(*v)
+		return &x
+	}
+	p.DivergenceAlertPm, p.CompletenessAlertPm = pm(spec.DivergenceAlertPM), pm(spec.CompletenessAlertPM)
 }
 
 // Changes lists the rules that differ from r to o, as "name old → new".
@@ -208,6 +260,13 @@ func (r Rules) Changes(o Rules) []string {
 	add("max_age", r.MaxAge, o.MaxAge)
 	add("window", r.Window, o.Window)
 	add("mark_margin", r.MarkMargin, o.MarkMargin)
+	add("allowed_lateness", r.AllowedLateness, o.AllowedLateness)
+	if r.DivergenceAlertPM != o.DivergenceAlertPM {
+		out = append(out, fmt.Sprintf("divergence_alert_per_mille %d → %d", r.DivergenceAlertPM, o.DivergenceAlertPM))
+	}
+	if r.CompletenessAlertPM != o.CompletenessAlertPM {
+		out = append(out, fmt.Sprintf("completeness_alert_per_mille %d → %d", r.CompletenessAlertPM, o.CompletenessAlertPM))
+	}
 	return out
 }
 
@@ -222,8 +281,15 @@ func (c RuleChange) Consequence() string {
 	if c.From.FutureLimit != c.To.FutureLimit || c.From.MaxAge != c.To.MaxAge {
 		notes = append(notes, "the ingest limits apply to readings arriving from now on; stored readings stay")
 	}
-	if c.From.Window != c.To.Window || c.From.MarkMargin != c.To.MarkMargin {
-		notes = append(notes, "the dirty-mark rule applies to writes from now on; marks already written stay")
+	if c.From.MarkMargin != c.To.MarkMargin || c.From.AllowedLateness != c.To.AllowedLateness {
+		notes = append(notes, "the dirty-mark rule and the fast path's watermark apply from now on: windows already published keep their fast rows, marks already written stay")
+	}
+	if c.From.Window != c.To.Window {
+		notes = append(notes, "windows are cut at the new length from the next window the fast path publishes; windows already published keep their rows; "+
+			"the day in progress is re-cut on the new grid from the readings by its day rollup, so its turbine_day rows still add up from one grid")
+	}
+	if c.From.DivergenceAlertPM != c.To.DivergenceAlertPM || c.From.CompletenessAlertPM != c.To.CompletenessAlertPM {
+		notes = append(notes, "alert thresholds apply to measurements from now on; alerts already raised stay")
 	}
 	return strings.Join(notes, "; ")
 }

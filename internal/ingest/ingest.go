@@ -44,7 +44,7 @@ type Config struct {
 // DefaultConfig returns the defaults described on each field.
 func DefaultConfig() Config {
 	return Config{
-		TxTimeout:     50 * time.Second,
+		TxTimeout:     20 * time.Second,
 		LiveBatch:     20_000,
 		BackfillBatch: 50_000,
 		LiveQueue:     2,
@@ -149,6 +149,11 @@ var ErrClosed = errors.New("ingest pipeline is shut down")
 // New builds an ingestor over the registry's shards. now is the clock
 // (stamps missing received_at, dates rejects, drives the mark rule).
 func New(cfg Config, control *pgxpool.Pool, shards *fleet.Shards, routes *Routes, now func() time.Time, hooks *Hooks) *Ingestor {
+	// The mark rule is safe only while a write transaction ends within the
+	// smallest margin a farm may have, less room for clock skew.
+	if bound := fleet.MinMarkMargin - 10*time.Second; cfg.TxTimeout <= 0 || cfg.TxTimeout > bound {
+		cfg.TxTimeout = bound
+	}
 	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}}
 	in.routes.Store(routes)
 	for _, name := range shards.Names() {

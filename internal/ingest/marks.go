@@ -8,19 +8,25 @@ import (
 	"github.com/galewatch/galewatch/internal/localday"
 )
 
-// MarkRule decides which inserted readings dirty their farm-day (the exact
-// rule, and why it is safe, is in docs/dirty-marks.md).
+// MarkRule decides which inserted readings dirty a window (the exact rule,
+// and why it is safe, is in docs/dirty-marks.md).
 //
-// A reading is dirty when it is written at or after (end of its window −
-// Margin), where windows are Window long, counted from the farm-local
-// midnight of the reading's day (the last one ends at the day's end, so a
-// 23 h or 25 h day is covered). Anything that computes a window or a day
-// only after that window (or day) has ended therefore sees every reading
-// that did not leave a mark, provided a write transaction lasts less than
-// Margin (the writer enforces that with TxTimeout < Margin).
+// Windows are Window long, counted from the farm-local midnight of the
+// reading's day (the last one ends at the day's end). The fast path
+// publishes a window once its end + Lateness has passed, reading what has
+// committed by then. A reading may count towards the window in which its
+// cadence slot starts, which can be the window before its own (a slot that
+// straddles the boundary, or a day's last slot, which runs on to the end of
+// service: at most two cadences back). It marks each such window w when it
+// is written at or after end(w) + Lateness − Margin: a reading written
+// earlier commits (the writer bounds a transaction by TxTimeout < Margin)
+// before the window is published, so the publication reads it; anything
+// later may be missed by it and is corrected by the mark. Live readings in
+// open windows (lag well under Lateness − Margin) do not mark.
 type MarkRule struct {
-	Window time.Duration
-	Margin time.Duration
+	Window   time.Duration
+	Lateness time.Duration
+	Margin   time.Duration
 }
 
 // localDay is one farm-local day: its calendar date and its bounds.
@@ -39,14 +45,15 @@ func dayOf(t time.Time, loc *time.Location) localDay {
 
 func (ld localDay) contains(t time.Time) bool { return !t.Before(ld.start) && t.Before(ld.end) }
 
-// windowEnd is the end of the window holding t (t within ld).
-func (r MarkRule) windowEnd(ld localDay, t time.Time) time.Time {
+// window returns the bounds of the window of ld holding t (t within ld).
+func (r MarkRule) window(ld localDay, t time.Time) (start, end time.Time) {
 	n := t.Sub(ld.start) / r.Window
-	end := ld.start.Add((n + 1) * r.Window)
+	start = ld.start.Add(n * r.Window)
+	end = start.Add(r.Window)
 	if end.After(ld.end) {
-		return ld.end
+		end = ld.end
 	}
-	return end
+	return start, end
 }
 
 // markKey is one farm-day; the shard is implicit (marks live on the shard).
@@ -61,17 +68,28 @@ type markAgg struct {
 	readings    int64
 }
 
-// markSet gathers the marks of one batch. days caches the current local
-// day per farm so the common case costs one comparison per row. Each
-// reading is judged by its own farm's rule (Route.Rules).
+// windowKey is one dirty turbine-window.
+type windowKey struct {
+	farm    string
+	day     time.Time
+	turbine string
+	start   time.Time
+}
+
+// markSet gathers the marks of one batch: per farm-day (dirty_mark, which
+// drives the drain) and per turbine-window (dirty_window, what a correction
+// recomputes). days caches the current local day per farm so the common
+// case costs one comparison per row. Each reading is judged by its own
+// farm's rule (Route.Rules).
 type markSet struct {
 	writeTime time.Time
 	marks     map[markKey]*markAgg
+	windows   map[windowKey]time.Time // → window end
 	days      map[string]localDay
 }
 
 func newMarkSet(writeTime time.Time) *markSet {
-	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, days: map[string]localDay{}}
+	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[windowKey]time.Time{}, days: map[string]localDay{}}
 }
 
 // add considers one inserted reading.
@@ -81,9 +99,25 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 		ld = dayOf(recordedAt, route.Location)
 		s.days[route.FarmID] = ld
 	}
-	rule := MarkRule{Window: route.Rules.Window, Margin: route.Rules.MarkMargin}
-	if s.writeTime.Add(rule.Margin).Before(rule.windowEnd(ld, recordedAt)) {
-		return // its window is still open: whatever computes it later will see it
+	rule := MarkRule{Window: route.Rules.Window, Lateness: route.Rules.AllowedLateness, Margin: route.Rules.MarkMargin}
+	// The earliest window the reading can count towards: the one holding
+	// its slot's start, at most two cadences back (never before the day).
+	from := recordedAt.Add(-2 * max(route.Cadence, time.Second))
+	if from.Before(ld.start) {
+		from = ld.start
+	}
+	marked := false
+	for ws, we := rule.window(ld, from); !ws.After(recordedAt); ws, we = rule.window(ld, we) {
+		if !s.writeTime.Before(we.Add(rule.Lateness - rule.Margin)) {
+			s.windows[windowKey{farm: route.FarmID, day: ld.date, turbine: route.TurbineID, start: ws}] = we
+			marked = true
+		}
+		if !we.Before(ld.end) {
+			break
+		}
+	}
+	if !marked {
+		return
 	}
 	k := markKey{farm: route.FarmID, day: ld.date}
 	m := s.marks[k]
@@ -122,5 +156,39 @@ func (s *markSet) params() []sharddb.DirtyMarkUpsertParams {
 		}
 		return out[i].Day.Before(out[j].Day)
 	})
+	return out
+}
+
+// windowParams returns the dirty turbine-windows, one insert per farm,
+// sorted by (farm, day, turbine, window) so concurrent writers meet in the
+// same order.
+func (s *markSet) windowParams() []sharddb.DirtyWindowInsertParams {
+	keys := make([]windowKey, 0, len(s.windows))
+	for k := range s.windows {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		switch {
+		case a.farm != b.farm:
+			return a.farm < b.farm
+		case !a.day.Equal(b.day):
+			return a.day.Before(b.day)
+		case a.turbine != b.turbine:
+			return a.turbine < b.turbine
+		}
+		return a.start.Before(b.start)
+	})
+	var out []sharddb.DirtyWindowInsertParams
+	for _, k := range keys {
+		if len(out) == 0 || out[len(out)-1].FarmID != k.farm {
+			out = append(out, sharddb.DirtyWindowInsertParams{FarmID: k.farm, MarkedAt: s.writeTime})
+		}
+		p := &out[len(out)-1]
+		p.Days = append(p.Days, k.day)
+		p.TurbineIds = append(p.TurbineIds, k.turbine)
+		p.WindowStarts = append(p.WindowStarts, k.start)
+		p.WindowEnds = append(p.WindowEnds, s.windows[k])
+	}
 	return out
 }

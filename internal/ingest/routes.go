@@ -22,6 +22,8 @@ type Route struct {
 	Location         *time.Location
 	CommissionedAt   *time.Time
 	DecommissionedAt *time.Time
+	// Cadence is the turbine's registered reporting interval.
+	Cadence time.Duration
 	// Rules are the farm's rules in force (control database, farm_rules).
 	Rules fleet.Rules
 	// KeepFrom, when set, is the start of the oldest farm-local day
@@ -60,7 +62,8 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, reten
 		r.byID[row.ID] = &Route{
 			TurbineID: row.ID, FarmID: row.FarmID, Shard: row.ShardName, Location: loc,
 			CommissionedAt: row.CommissionedAt, DecommissionedAt: row.DecommissionedAt,
-			Rules: fleet.RulesFromRow(row.LaneThresholdMs, row.EarlyToleranceMs, row.FutureLimitS, row.MaxAgeDays, row.WindowS, row.MarkMarginS),
+			Cadence: time.Duration(row.CadenceSeconds) * time.Second,
+			Rules: fleet.RulesFromRow(row.FarmRule),
 		}
 		if k, ok := keep[row.FarmID]; ok {
 			r.byID[row.ID].KeepFrom = &k

@@ -232,6 +232,11 @@ func (w *shardWriter) writeMarks(ctx context.Context, q *sharddb.Queries, marks 
 		}
 		keys = append(keys, markKey{farm: p.FarmID, day: p.Day})
 	}
+	for _, p := range marks.windowParams() {
+		if err := q.DirtyWindowInsert(ctx, p); err != nil {
+			return nil, fmt.Errorf("dirty windows of %s: %w", p.FarmID, err)
+		}
+	}
 	return keys, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -32,6 +33,8 @@ type Config struct {
 	// PartitionsEvery is how often partitions ahead are created (and
 	// retention applied).
 	PartitionsEvery time.Duration
+	// PublishEvery is how often the fast path looks for windows to publish.
+	PublishEvery time.Duration
 	// Periodic turns the periodic jobs on (serve, work) or off (one-shot
 	// commands and tests that drive the drain themselves).
 	Periodic bool
@@ -42,7 +45,7 @@ type Config struct {
 
 // DefaultConfig: 2 rollups per shard, drain every 5 s, nightly at 02:00.
 func DefaultConfig() Config {
-	return Config{WorkersPerShard: 2, DrainEvery: 5 * time.Second, ScheduleHour: 2, PartitionsEvery: time.Hour, Periodic: true}
+	return Config{WorkersPerShard: 2, DrainEvery: 5 * time.Second, ScheduleHour: 2, PartitionsEvery: time.Hour, PublishEvery: 2 * time.Second, Periodic: true}
 }
 
 // Deps are what the workers need.
@@ -54,6 +57,8 @@ type Deps struct {
 	Now      func() time.Time
 	// Partitions, when set, keeps partitions ahead on every shard.
 	Partitions func(context.Context) error
+	// Publisher, when set, is the fast path.
+	Publisher *fastpath.Publisher
 }
 
 // NewClient builds the River client with every worker, a queue per shard and
@@ -65,10 +70,12 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 	river.AddWorker(workers, &DrainDirtyWorker{Drainer: deps.Drainer})
 	river.AddWorker(workers, &RollupScheduleWorker{Control: deps.Control})
 	river.AddWorker(workers, &PartitionsWorker{Maintain: deps.Partitions})
+	river.AddWorker(workers, &PublishWindowsWorker{Publisher: deps.Publisher})
 
 	queues := map[string]river.QueueConfig{
 		river.QueueDefault: {MaxWorkers: 1},
 		ControlQueue:       {MaxWorkers: 2},
+		FastQueue:          {MaxWorkers: 1},
 	}
 	for _, s := range deps.Shards.Names() {
 		queues[RollupQueue(s)] = river.QueueConfig{MaxWorkers: max(1, cfg.WorkersPerShard)}
@@ -102,6 +109,11 @@ func periodicJobs(cfg Config, deps Deps) []*river.PeriodicJob {
 		river.NewPeriodicJob(river.PeriodicInterval(cfg.DrainEvery),
 			func() (river.JobArgs, *river.InsertOpts) { return DrainDirtyArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true, ID: "drain_dirty"}),
+	}
+	if deps.Publisher != nil {
+		jobs = append(jobs, river.NewPeriodicJob(river.PeriodicInterval(cfg.PublishEvery),
+			func() (river.JobArgs, *river.InsertOpts) { return PublishWindowsArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true, ID: "publish_windows"}))
 	}
 	if deps.Partitions != nil {
 		jobs = append(jobs, river.NewPeriodicJob(river.PeriodicInterval(cfg.PartitionsEvery),

@@ -67,26 +67,22 @@ func (w *DrainDirtyWorker) Work(ctx context.Context, job *river.Job[DrainDirtyAr
 // mark, and only at the version that was read. A crash in between leaves the
 // mark, which costs a second recompute, never a lost one.
 //
-// A mark of a day that has not ended yet gets its job scheduled for the
-// day's end plus OpenDayDelay: recomputing a day in progress would be read
-// again by the next late reading anyway, and readings still arriving in open
-// windows do not mark (docs/dirty-marks.md).
+// A mark of a day still in progress is drained like any other: its job
+// corrects the windows already published (readings still arriving in open
+// windows do not mark, docs/dirty-marks.md); the day's turbine_day rows are
+// written once the whole day is past the watermark.
 type Drainer struct {
 	Control *pgxpool.Pool
 	Shards  *fleet.Shards
 	Now     func() time.Time
-	// OpenDayDelay is how long after a day's end its recompute runs when
-	// the day was dirtied before it ended (default 5 minutes: longer than
-	// the mark rule's margin).
-	OpenDayDelay time.Duration
 	// ShardTimeout bounds the drain of one shard, so an unreachable shard
 	// delays only its own marks (default 30 s).
 	ShardTimeout time.Duration
-	// Settle and MaxWait make a burst of marks one recompute: a mark of an
-	// ended day becomes a new job once it has been quiet (not widened) for
-	// Settle (default 10 s), or once it is MaxWait old (default 60 s) while
-	// writes keep widening it, so a correction still lands within a
-	// minute. A mark whose request has a job still waiting is merged at
+	// Settle and MaxWait make a burst of marks one recompute: a mark
+	// becomes a new job once it has been quiet (not widened) for Settle
+	// (default 10 s), or once it is MaxWait old (default 40 s) while writes
+	// keep widening it, so a correction still lands within a minute of the
+	// reading's arrival (MaxWait + the drain's period + the job). A mark whose request has a job still waiting is merged at
 	// once (that costs nothing).
 	Settle, MaxWait time.Duration
 }
@@ -96,7 +92,7 @@ type DrainResult struct {
 	Marks    int // marks read
 	Enqueued int // new rollup_day jobs
 	Merged   int // marks folded into a request whose job is still waiting
-	OpenDays int // marks of days not yet ended (their jobs run after the day ends)
+	OpenDays int // marks of days not yet ended (their windows are corrected now; the day's rows come when it ends)
 	Deleted  int // marks deleted (the rest were widened meanwhile and stay)
 	Orphans  int // requests whose job was cancelled or lost, given a new job
 	Deferred int // marks left to settle (a burst still arriving)
@@ -123,7 +119,7 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 	if err != nil {
 		return total, err
 	}
-	if total.Orphans, err = d.adoptOrphans(ctx, client, zones); err != nil {
+	if total.Orphans, err = d.adoptOrphans(ctx, client); err != nil {
 		errs = append(errs, fmt.Errorf("orphaned requests: %w", err))
 	}
 	var mu sync.Mutex
@@ -198,13 +194,12 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 	now := d.Now()
 	for _, m := range marks {
 		res.Marks++
-		runAt := d.runAt(zones, m.FarmID, m.Day, now)
-		if runAt.After(now) {
+		if d.dayOpen(zones, m.FarmID, m.Day, now) {
 			res.OpenDays++
 		}
-		// A new job for an ended day only once the burst has settled.
-		mayEnqueue := immediate || runAt.After(now) || d.settled(m.CreatedAt, m.UpdatedAt, now)
-		outcome, err := d.request(ctx, client, pendingKey{farm: m.FarmID, day: m.Day, shard: shard}, m.TurbineIds, runAt, now, mayEnqueue)
+		// A new job only once the burst has settled.
+		mayEnqueue := immediate || d.settled(m.CreatedAt, m.UpdatedAt, now)
+		outcome, err := d.request(ctx, client, pendingKey{farm: m.FarmID, day: m.Day, shard: shard}, m.TurbineIds, now, mayEnqueue)
 		if err != nil {
 			return res, err
 		}
@@ -226,18 +221,14 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 	return res, nil
 }
 
-// runAt is when a recompute of the farm-day may run: now if the day has
-// ended, else just after it ends.
-func (d *Drainer) runAt(zones map[string]*time.Location, farm string, day, now time.Time) time.Time {
+// dayOpen says whether the farm-local day has not ended at now.
+func (d *Drainer) dayOpen(zones map[string]*time.Location, farm string, day, now time.Time) bool {
 	loc := zones[farm]
 	if loc == nil {
 		loc = time.UTC // a farm no longer in the registry: its day in UTC is the best guess
 	}
 	_, dayEnd := localday.Bounds(localday.DateOf(day), loc)
-	if now.Before(dayEnd) {
-		return dayEnd.Add(cmp.Or(d.OpenDayDelay, 5*time.Minute))
-	}
-	return now
+	return now.Before(dayEnd)
 }
 
 type pendingKey struct {
@@ -254,7 +245,7 @@ func (d *Drainer) settled(created, updated, now time.Time) bool {
 	if updated.After(now) || created.After(now) {
 		return true
 	}
-	return now.Sub(updated) >= cmp.Or(d.Settle, 10*time.Second) || now.Sub(created) >= cmp.Or(d.MaxWait, time.Minute)
+	return now.Sub(updated) >= cmp.Or(d.Settle, 10*time.Second) || now.Sub(created) >= cmp.Or(d.MaxWait, 40*time.Second)
 }
 
 type requestOutcome int
@@ -268,7 +259,7 @@ const (
 // request records a recompute of some turbines (nil = all) of a
 // farm-day-shard in the control database: merged into the request of a job
 // still waiting, or with a new job (when mayEnqueue).
-func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k pendingKey, turbines []string, runAt, now time.Time, mayEnqueue bool) (requestOutcome, error) {
+func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k pendingKey, turbines []string, now time.Time, mayEnqueue bool) (requestOutcome, error) {
 	outcome := deferred
 	err := pgx.BeginFunc(ctx, d.Control, func(tx pgx.Tx) error {
 		q := controldb.New(tx)
@@ -288,11 +279,7 @@ func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k p
 		// No request, or one whose job has started (it may not have claimed
 		// yet: the Put widens, never replaces) or will never run.
 		args := RollupDayArgs{FarmID: k.farm, Day: k.day.Format(time.DateOnly), Shard: k.shard, Reason: rollup.ReasonDirty}
-		opts := &river.InsertOpts{Priority: PriorityDirty}
-		if runAt.After(now) {
-			opts.ScheduledAt = runAt
-		}
-		job, err := client.InsertTx(ctx, tx, args, opts)
+		job, err := client.InsertTx(ctx, tx, args, &river.InsertOpts{Priority: PriorityDirty})
 		if err != nil {
 			return err
 		}
@@ -306,7 +293,7 @@ func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k p
 
 // adoptOrphans gives a new job to every request whose job will never claim
 // it (an operator cancelled it, or it was discarded after its attempts).
-func (d *Drainer) adoptOrphans(ctx context.Context, client *river.Client[pgx.Tx], zones map[string]*time.Location) (int, error) {
+func (d *Drainer) adoptOrphans(ctx context.Context, client *river.Client[pgx.Tx]) (int, error) {
 	orphans, err := controldb.New(d.Control).RollupPendingOrphans(ctx)
 	if err != nil {
 		return 0, err
@@ -314,7 +301,7 @@ func (d *Drainer) adoptOrphans(ctx context.Context, client *river.Client[pgx.Tx]
 	now := d.Now()
 	for _, o := range orphans {
 		k := pendingKey{farm: o.FarmID, day: o.Day, shard: o.ShardName}
-		if _, err := d.request(ctx, client, k, o.TurbineIds, d.runAt(zones, o.FarmID, o.Day, now), now, true); err != nil {
+		if _, err := d.request(ctx, client, k, o.TurbineIds, now, true); err != nil {
 			return 0, err
 		}
 	}

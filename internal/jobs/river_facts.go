@@ -17,6 +17,7 @@ const (
 	KindDrainDirty     = "drain_dirty"
 	KindRollupSchedule = "rollup_schedule"
 	KindPartitions     = "partitions"
+	KindPublishWindows = "publish_windows"
 )
 
 // Argument keys of rollup_day jobs (the JSON tags of RollupDayArgs, which
@@ -32,6 +33,8 @@ const (
 const (
 	// ControlQueue runs the jobs that touch only the control database.
 	ControlQueue = "control"
+	// FastQueue runs the fast path's publications, alone.
+	FastQueue = "fast"
 	// rollupQueuePrefix + shard is the queue of one shard's rollups.
 	rollupQueuePrefix = "rollup_"
 )

@@ -11,8 +11,10 @@ package rollup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,12 +53,21 @@ func (r Request) key() string {
 
 // Result says what a recompute did.
 type Result struct {
-	// Turbines is how many turbine_day rows were written.
+	// Turbines is how many turbine_day rows were written (0 while the day
+	// has not ended: a day in progress has no turbine_day rows).
 	Turbines int
-	// Full is true when every turbine of the farm on the shard was recomputed.
+	// Full is true when every window of every turbine of the farm on the
+	// shard was recomputed from the readings.
 	Full bool
-	// RowsRead is how many readings the shard statement aggregated (every
-	// reading of the recomputed turbines' day): the recompute's work.
+	// Windows is how many turbine_window rows were recomputed from the
+	// readings; Claimed how many dirty turbine-windows were taken.
+	Windows int64
+	Claimed int
+	// FinalWindows is how many farm windows got a final row (written or
+	// rewritten).
+	FinalWindows int
+	// RowsRead is how many readings the shard statement counted: the
+	// recompute's work.
 	RowsRead int64
 	// Skipped is true when a dirty request had already been taken by
 	// another recompute whose snapshot is newer than the marks: nothing to do.
@@ -65,6 +76,9 @@ type Result struct {
 	// dropped some of its readings): the stored rows were left as they are
 	// and any request for the day was taken, since no job could serve it.
 	Refused error
+	// Alarms lists the bug alarms raised (a day whose windows do not add up
+	// to its turbine_day rows).
+	Alarms []string
 }
 
 // ErrReadingsDropped says a farm-day's readings are no longer all there.
@@ -88,25 +102,38 @@ var (
 	serviceEnd   = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
-// Recompute recomputes one farm-day-shard and upserts its rows.
+// Recompute recomputes one farm-day-shard and writes its rows.
 //
-// Everything on the control side happens in one transaction: the advisory
-// lock, the claim of the pending request, and the upsert. If the recompute
-// fails anywhere (shard down, process killed, job cancelled), the claim
-// rolls back with it and the request is still there for the next job.
+// The control side (advisory lock, claim of the pending request, every
+// write) is one transaction; the shard side (window lock, claim of the dirty
+// turbine-windows, turbine_window upserts) another, committed after the
+// control one. If the recompute fails anywhere, both claims roll back and
+// the request and its marks are still there for the next job; if only the
+// shard commit fails, the marks stay and the next recompute repeats the
+// same work (never a lost correction).
 func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	pool := c.Shards.Pool(req.Shard)
 	if pool == nil {
 		return Result{}, fmt.Errorf("rollup %s: shard %q is not registered", req.key(), req.Shard)
 	}
+	stx, err := pool.Begin(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollup %s: shard %s: %w", req.key(), req.Shard, err)
+	}
+	defer func() { _ = stx.Rollback(context.WithoutCancel(ctx)) }()
 	var res Result
-	err := pgx.BeginFunc(ctx, c.Control, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, c.Control, func(tx pgx.Tx) error {
 		var err error
-		res, err = c.recompute(ctx, controldb.New(tx), pool, req)
+		res, err = c.recompute(ctx, controldb.New(tx), stx, req)
 		return err
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
+	}
+	if res.Refused == nil && !res.Skipped {
+		if err := stx.Commit(ctx); err != nil {
+			return Result{}, fmt.Errorf("rollup %s: commit shard %s (the control side committed; the marks stay and the next recompute repeats this one): %w", req.key(), req.Shard, err)
+		}
 	}
 	if c.OnResult != nil {
 		c.OnResult(req, res)
@@ -114,71 +141,209 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pgxpool.Pool, req Request) (Result, error) {
+func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.Tx, req Request) (Result, error) {
 	// The lock is taken before the shard snapshot opens and released by the
-	// commit after the upsert: the newer snapshot always writes last.
+	// commit after the writes: the newer snapshot always writes last.
 	if err := q.AdvisoryXactLockKey(ctx, req.key()); err != nil {
 		return Result{}, fmt.Errorf("lock: %w", err)
 	}
 	// Claim any dirty request before the snapshot: marks that reach the
 	// control database after this point get a job of their own (which
 	// waits on the lock).
-	claim, err := q.RollupPendingClaim(ctx, controldb.RollupPendingClaimParams{FarmID: req.FarmID, Day: req.Day, ShardName: req.Shard})
+	_, err := q.RollupPendingClaim(ctx, controldb.RollupPendingClaimParams{FarmID: req.FarmID, Day: req.Day, ShardName: req.Shard})
 	claimed := err == nil
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return Result{}, fmt.Errorf("claim: %w", err)
 	}
-	var only []string // nil = every turbine
-	switch {
-	case req.Reason == ReasonDirty && req.Attempt <= 1 && !claimed:
+	if req.Reason == ReasonDirty && req.Attempt <= 1 && !claimed {
 		// Another recompute claimed this request after its marks' rows
 		// had committed, so its snapshot holds them.
 		return Result{Skipped: true}, nil
-	case req.Reason == ReasonDirty && req.Attempt <= 1:
-		only = claim.TurbineIds
 	}
-
 	farm, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: req.FarmID, Day: req.Day})
 	if err != nil {
 		return Result{}, fmt.Errorf("farm: %w", err)
 	}
-	turbines, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: req.FarmID, ShardName: req.Shard, OnlyIds: only})
+	rules := fleet.RulesFromRow(farm.FarmRule)
+	rows, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: req.FarmID, ShardName: req.Shard})
 	if err != nil {
 		return Result{}, fmt.Errorf("turbines: %w", err)
 	}
+	turbines := TurbinesOf(rows)
+	full := req.Reason == ReasonManual || req.Attempt > 1
 	if len(turbines) == 0 {
-		return Result{Full: only == nil}, nil
+		return Result{Full: full}, nil
 	}
-	// Compute, then ask whether retention has cut the day, in one shard
-	// transaction: the compute's locks on the partitions it read make a
-	// concurrent DROP wait until the check has run, and a DROP that came
-	// first has recorded itself by then (same transaction as the DROP).
-	var rows []sharddb.TurbineDayComputeRow
-	var lost sharddb.ReadingsDayLostRow
-	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		sq := sharddb.New(tx)
-		var err error
-		if rows, err = sq.TurbineDayCompute(ctx, ComputeParams(farm, turbines)); err != nil {
-			return err
+	published, err := q.FarmPublishedThrough(ctx, req.FarmID)
+	if err != nil {
+		return Result{}, fmt.Errorf("published windows: %w", err)
+	}
+	now := c.Now()
+	g := Grid{FarmID: req.FarmID, Day: req.Day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	closed := g.Closed(now, rules.AllowedLateness) // windows past the watermark: the only ones given final rows
+	// turbine_day rows are written only once every window of the day is
+	// past the watermark: a day adds up from all its windows.
+	dayEnded := closed == g.Len()
+	// A dirty recompute corrects the windows already published; the close
+	// of a day (scheduled, manual, retried) takes every dirty window of the
+	// day past the watermark and fills in any window never computed.
+	closeDay := req.Reason != ReasonDirty || req.Attempt > 1
+	claimBefore := published
+	if closeDay {
+		claimBefore, _ = g.Bounds(closed)
+		if closed == g.Len() {
+			claimBefore = farm.DayEnd
 		}
-		lost, err = sq.ReadingsDayLost(ctx, farm.DayStart)
-		return err
+	}
+
+	sq := sharddb.New(stx)
+	if err := sq.WindowLock(ctx, sharddb.WindowLockParams{FarmID: req.FarmID, Day: req.Day}); err != nil {
+		return Result{}, fmt.Errorf("shard %s: window lock: %w", req.Shard, err)
+	}
+	pairs := Pairs{}
+	dirty, err := sq.DirtyWindowClaim(ctx, sharddb.DirtyWindowClaimParams{
+		FarmID: req.FarmID, Day: req.Day, Before: claimBefore, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second),
 	})
+	if err != nil {
+		return Result{}, fmt.Errorf("shard %s: claim dirty windows: %w", req.Shard, err)
+	}
+	for _, d := range dirty {
+		if int(d.WindowIndex) < closed || !closeDay {
+			pairs.Add(d.TurbineID, int(d.WindowIndex))
+		}
+	}
+	ids := make([]string, len(turbines))
+	for i, t := range turbines {
+		ids[i] = t.ID
+	}
+	var finalWindows []int
+	switch {
+	case full:
+		if _, err := sq.TurbineWindowOffGridDelete(ctx, sharddb.TurbineWindowOffGridDeleteParams{
+			FarmID: req.FarmID, Day: req.Day, TurbineIds: ids, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second), DayEnd: farm.DayEnd,
+		}); err != nil {
+			return Result{}, fmt.Errorf("shard %s: off-grid windows: %w", req.Shard, err)
+		}
+		pairs.AddRange(turbines, 0, closed)
+		finalWindows = rangeOf(0, closed)
+	case closeDay || dayEnded:
+		// Fill in every window past the watermark that was never computed
+		// (the fast path was away, or a turbine was added), so the day
+		// adds up from its windows.
+		if _, err := sq.TurbineWindowOffGridDelete(ctx, sharddb.TurbineWindowOffGridDeleteParams{
+			FarmID: req.FarmID, Day: req.Day, TurbineIds: ids, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second), DayEnd: farm.DayEnd,
+		}); err != nil {
+			return Result{}, fmt.Errorf("shard %s: off-grid windows: %w", req.Shard, err)
+		}
+		missing, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
+			TurbineIds: ids, DayEnd: farm.DayEnd, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second),
+		})
+		if err != nil {
+			return Result{}, fmt.Errorf("shard %s: missing windows: %w", req.Shard, err)
+		}
+		for _, m := range missing {
+			if int(m.WindowIndex) < closed {
+				pairs.Add(m.TurbineID, int(m.WindowIndex))
+			}
+		}
+		if closeDay {
+			finalWindows = rangeOf(0, closed)
+		} else {
+			finalWindows = pairs.Windows()
+		}
+	default:
+		finalWindows = pairs.Windows()
+	}
+	work, err := ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, now)
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
 	}
+	res := Result{Full: full, Windows: work.Windows, Claimed: len(dirty), RowsRead: work.RowsRead}
+	var dayRows []sharddb.TurbineDayFromWindowsRow
+	if dayEnded {
+		if dayRows, err = sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{
+			DayStart: farm.DayStart, FarmID: req.FarmID, Day: req.Day, TurbineIds: ids,
+		}); err != nil {
+			return Result{}, fmt.Errorf("shard %s: day from windows: %w", req.Shard, err)
+		}
+	}
+	// Has retention cut the day? Asked in the same shard transaction as the
+	// reads: the compute's locks on the partitions it read make a
+	// concurrent DROP wait until the check has run, and a DROP that came
+	// first has recorded itself by then (same transaction as the DROP).
+	lost, err := sq.ReadingsDayLost(ctx, farm.DayStart)
+	if err != nil {
+		return Result{}, fmt.Errorf("shard %s: retention: %w", req.Shard, err)
+	}
 	if lost.Lost {
 		// Overwriting the stored rows would replace good counts with
-		// partial ones. Commit the claim (nothing can serve the request)
-		// and say why.
+		// partial ones. Commit the claim (nothing can serve the request),
+		// roll the shard back, and say why.
 		return Result{Refused: fmt.Errorf("%w: shard %s keeps readings from %s on, and the farm-local day %s starts before that; its stored rows are kept as they are",
 			ErrReadingsDropped, req.Shard, lost.DroppedBefore.UTC().Format(time.RFC3339), req.Day.Format(time.DateOnly))}, nil
 	}
 	if c.AfterCompute != nil {
 		c.AfterCompute(req)
 	}
+
+	// The control side: parts, final rows, reconciliation, alerts, and the
+	// day's turbine_day rows once it has ended.
+	if len(work.Sums) > 0 {
+		if err := q.FarmWindowPartUpsert(ctx, PartParams(req.FarmID, req.Shard, work.Sums, now)); err != nil {
+			return Result{}, fmt.Errorf("window parts: %w", err)
+		}
+		if err := q.FarmWindowFinalLock(ctx, controldb.FarmWindowFinalLockParams{FarmID: req.FarmID, Day: req.Day}); err != nil {
+			return Result{}, fmt.Errorf("final lock: %w", err)
+		}
+		starts := make([]time.Time, len(work.Sums))
+		for i, s := range work.Sums {
+			starts[i] = s.WindowStart
+		}
+		written, err := q.FarmWindowFinalWrite(ctx, controldb.FarmWindowFinalWriteParams{
+			FarmID: req.FarmID, WindowStarts: starts, ComputedAt: now, JobID: req.JobID,
+		})
+		if err != nil {
+			return Result{}, fmt.Errorf("final windows: %w", err)
+		}
+		res.FinalWindows = len(written)
+		if len(written) > 0 {
+			ws := make([]time.Time, len(written))
+			for i, w := range written {
+				ws[i] = w.WindowStart
+			}
+			if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: req.FarmID, WindowStarts: ws, MeasuredAt: now}); err != nil {
+				return Result{}, fmt.Errorf("reconcile: %w", err)
+			}
+			if _, err := q.DivergenceAlertsRaise(ctx, controldb.DivergenceAlertsRaiseParams{FarmID: req.FarmID, Days: []time.Time{req.Day}, RaisedAt: now}); err != nil {
+				return Result{}, fmt.Errorf("divergence alerts: %w", err)
+			}
+		}
+	}
+	if dayEnded && len(dayRows) > 0 {
+		n, err := c.writeDay(ctx, q, req, dayRows, now)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Turbines = n
+		if res.Alarms, err = c.checkDay(ctx, q, req, now, closeDay); err != nil {
+			return Result{}, err
+		}
+	}
+	return res, nil
+}
+
+func rangeOf(from, to int) []int {
+	out := make([]int, 0, max(0, to-from))
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// writeDay upserts the day's turbine_day rows, added up from its windows.
+func (c *Computer) writeDay(ctx context.Context, q *controldb.Queries, req Request, rows []sharddb.TurbineDayFromWindowsRow, now time.Time) (int, error) {
 	up := controldb.TurbineDayUpsertParams{
-		Day: req.Day, FarmID: req.FarmID, ShardName: req.Shard, ComputedAt: c.Now(), JobID: req.JobID,
+		Day: req.Day, FarmID: req.FarmID, ShardName: req.Shard, ComputedAt: now, JobID: req.JobID,
 	}
 	for _, r := range rows {
 		up.TurbineIds = append(up.TurbineIds, r.TurbineID)
@@ -192,41 +357,64 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, pool *pg
 		up.MinLagMs = append(up.MinLagMs, r.MinLagMs)
 		up.MaxLagMs = append(up.MaxLagMs, r.MaxLagMs)
 		up.LastReceivedAt = append(up.LastReceivedAt, r.LastReceivedAt)
+		up.SilentHours = append(up.SilentHours, intArrayLiteral(r.SilentHours))
 	}
 	n, err := q.TurbineDayUpsert(ctx, up)
 	if err != nil {
-		return Result{}, fmt.Errorf("upsert: %w", err)
+		return 0, fmt.Errorf("upsert turbine_day: %w", err)
 	}
-	res := Result{Turbines: int(n), Full: only == nil}
-	for _, r := range rows {
-		res.RowsRead += int64(r.Received) + int64(r.BeyondCadence) + int64(r.OutOfService)
-	}
-	return res, nil
+	return int(n), nil
 }
 
-// ComputeParams builds the shard statement's arguments for the turbines of
-// one farm-local day: the day's bounds and the farm's rules in force (which
-// classify late and early) as the control database gives them, and the
-// turbines' cadences and service intervals as arrays, so expected and
-// received are computed side by side.
-func ComputeParams(farm controldb.FarmDayGetRow, turbines []controldb.RollupTurbinesRow) sharddb.TurbineDayComputeParams {
-	rules := fleet.RulesFromRow(farm.LaneThresholdMs, farm.EarlyToleranceMs, farm.FutureLimitS, farm.MaxAgeDays, farm.WindowS, farm.MarkMarginS)
-	args := sharddb.TurbineDayComputeParams{
-		DayStart: farm.DayStart, DayEnd: farm.DayEnd,
-		LaneThresholdSeconds: rules.LaneThreshold.Seconds(), EarlyToleranceSeconds: rules.EarlyTolerance.Seconds(),
-	}
-	for _, t := range turbines {
-		from, to := serviceStart, serviceEnd
-		if t.CommissionedAt != nil {
-			from = *t.CommissionedAt
+// intArrayLiteral writes a Postgres integer[] literal ({1,2,3}).
+func intArrayLiteral(v []int32) string {
+	b := []byte{'{'}
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		if t.DecommissionedAt != nil {
-			to = *t.DecommissionedAt
-		}
-		args.TurbineIds = append(args.TurbineIds, t.ID)
-		args.CadenceSeconds = append(args.CadenceSeconds, t.CadenceSeconds)
-		args.ServiceFrom = append(args.ServiceFrom, from)
-		args.ServiceTo = append(args.ServiceTo, to)
+		b = strconv.AppendInt(b, int64(x), 10)
 	}
-	return args
+	return string(append(b, '}'))
 }
+
+// checkDay runs the day's checks once its turbine_day rows are written: the
+// bug alarm (the shard's final window parts against its turbine_day rows,
+// two groupings of the same windows) and, when closing the day, the
+// completeness alert (received short of expected by more than the farm's
+// threshold, naming the silent turbines and hours).
+func (c *Computer) checkDay(ctx context.Context, q *controldb.Queries, req Request, now time.Time, closeDay bool) ([]string, error) {
+	var alarms []string
+	sum, err := q.WindowSumCheck(ctx, controldb.WindowSumCheckParams{FarmID: req.FarmID, Day: req.Day, ShardName: req.Shard})
+	if err != nil {
+		return nil, fmt.Errorf("window sum check: %w", err)
+	}
+	farm, err := q.CompletenessCheck(ctx, controldb.CompletenessCheckParams{FarmID: req.FarmID, Day: req.Day})
+	if err != nil {
+		return nil, fmt.Errorf("completeness check: %w", err)
+	}
+	if closeDay && (sum.WindowsExpected != sum.DaysExpected || sum.WindowsReceived != sum.DaysReceived || sum.WindowsAvailable != sum.DaysAvailable) {
+		msg := fmt.Sprintf("BUG: %s shard %s: the day's final windows add up to expected/received/available %d/%d/%d but its turbine_day rows to %d/%d/%d",
+			req.key(), req.Shard, sum.WindowsExpected, sum.WindowsReceived, sum.WindowsAvailable, sum.DaysExpected, sum.DaysReceived, sum.DaysAvailable)
+		alarms = append(alarms, msg)
+		detail, _ := json.Marshal(sum)
+		if err := q.AlertRaise(ctx, controldb.AlertRaiseParams{
+			Kind: "window_sum", FarmID: req.FarmID, Scope: "day", PeriodStart: farm.DayStart, Day: req.Day, RaisedAt: now,
+			Detail: detail, Message: msg,
+		}); err != nil {
+			return nil, fmt.Errorf("raise alarm: %w", err)
+		}
+	}
+	if closeDay && farm.Expected > 0 && (farm.Expected-farm.Received)*1000 > int64(farm.ThresholdPm)*farm.Expected {
+		pm := int32(farm.ThresholdPm)
+		msg := fmt.Sprintf("%s %s: received %d of %d expected readings, short by more than %d per mille", req.FarmID, req.Day.Format(time.DateOnly), farm.Received, farm.Expected, farm.ThresholdPm)
+		if err := q.AlertRaise(ctx, controldb.AlertRaiseParams{
+			Kind: "completeness", FarmID: req.FarmID, Scope: "day", PeriodStart: farm.DayStart, Day: req.Day, RaisedAt: now,
+			ThresholdPm: &pm, Detail: farm.Silent, Message: msg,
+		}); err != nil {
+			return nil, fmt.Errorf("raise completeness alert: %w", err)
+		}
+	}
+	return alarms, nil
+}
+

@@ -11,8 +11,7 @@ import (
 )
 
 const farmDayGet = `-- name: FarmDayGet :one
-SELECT f.id, f.timezone,
-       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s,
+SELECT f.id, f.timezone, r.farm_id, r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s, r.allowed_lateness_s, r.divergence_alert_pm, r.completeness_alert_pm,
        (($1::date)::timestamp AT TIME ZONE f.timezone)::timestamptz     AS day_start,
        (($1::date + 1)::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_end
 FROM farm f JOIN farm_rules r ON r.farm_id = f.id
@@ -25,16 +24,11 @@ type FarmDayGetParams struct {
 }
 
 type FarmDayGetRow struct {
-	ID               string
-	Timezone         string
-	LaneThresholdMs  int32
-	EarlyToleranceMs int32
-	FutureLimitS     int32
-	MaxAgeDays       int32
-	WindowS          int32
-	MarkMarginS      int32
-	DayStart         time.Time
-	DayEnd           time.Time
+	ID       string
+	Timezone string
+	FarmRule FarmRule
+	DayStart time.Time
+	DayEnd   time.Time
 }
 
 // FarmDayGet is what a recompute of one farm-local day needs from the
@@ -47,12 +41,16 @@ func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDay
 	err := row.Scan(
 		&i.ID,
 		&i.Timezone,
-		&i.LaneThresholdMs,
-		&i.EarlyToleranceMs,
-		&i.FutureLimitS,
-		&i.MaxAgeDays,
-		&i.WindowS,
-		&i.MarkMarginS,
+		&i.FarmRule.FarmID,
+		&i.FarmRule.LaneThresholdMs,
+		&i.FarmRule.EarlyToleranceMs,
+		&i.FarmRule.FutureLimitS,
+		&i.FarmRule.MaxAgeDays,
+		&i.FarmRule.WindowS,
+		&i.FarmRule.MarkMarginS,
+		&i.FarmRule.AllowedLatenessS,
+		&i.FarmRule.DivergenceAlertPm,
+		&i.FarmRule.CompletenessAlertPm,
 		&i.DayStart,
 		&i.DayEnd,
 	)
@@ -140,29 +138,36 @@ func (q *Queries) FarmRetention(ctx context.Context, arg FarmRetentionParams) ([
 }
 
 const farmRulesList = `-- name: FarmRulesList :many
-SELECT farm_id, lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s
+SELECT farm_rules.farm_id, farm_rules.lane_threshold_ms, farm_rules.early_tolerance_ms, farm_rules.future_limit_s, farm_rules.max_age_days, farm_rules.window_s, farm_rules.mark_margin_s, farm_rules.allowed_lateness_s, farm_rules.divergence_alert_pm, farm_rules.completeness_alert_pm
 FROM farm_rules
 ORDER BY farm_id
 `
 
+type FarmRulesListRow struct {
+	FarmRule FarmRule
+}
+
 // FarmRulesList is the rules in force for every farm.
-func (q *Queries) FarmRulesList(ctx context.Context) ([]FarmRule, error) {
+func (q *Queries) FarmRulesList(ctx context.Context) ([]FarmRulesListRow, error) {
 	rows, err := q.db.Query(ctx, farmRulesList)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []FarmRule
+	var items []FarmRulesListRow
 	for rows.Next() {
-		var i FarmRule
+		var i FarmRulesListRow
 		if err := rows.Scan(
-			&i.FarmID,
-			&i.LaneThresholdMs,
-			&i.EarlyToleranceMs,
-			&i.FutureLimitS,
-			&i.MaxAgeDays,
-			&i.WindowS,
-			&i.MarkMarginS,
+			&i.FarmRule.FarmID,
+			&i.FarmRule.LaneThresholdMs,
+			&i.FarmRule.EarlyToleranceMs,
+			&i.FarmRule.FutureLimitS,
+			&i.FarmRule.MaxAgeDays,
+			&i.FarmRule.WindowS,
+			&i.FarmRule.MarkMarginS,
+			&i.FarmRule.AllowedLatenessS,
+			&i.FarmRule.DivergenceAlertPm,
+			&i.FarmRule.CompletenessAlertPm,
 		); err != nil {
 			return nil, err
 		}
@@ -176,34 +181,42 @@ func (q *Queries) FarmRulesList(ctx context.Context) ([]FarmRule, error) {
 
 const farmUpsert = `-- name: FarmUpsert :exec
 INSERT INTO farm (id, name, timezone, cadence_seconds,
-                  lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
+                  lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
+                  allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
 VALUES ($1, $2, $3, $4,
         $5, $6, $7,
-        $8, $9, $10)
+        $8, $9, $10,
+        $11, $12, $13)
 ON CONFLICT (id) DO UPDATE
 SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUDED.cadence_seconds,
     lane_threshold_ms = EXCLUDED.lane_threshold_ms, early_tolerance_ms = EXCLUDED.early_tolerance_ms,
     future_limit_s = EXCLUDED.future_limit_s, max_age_days = EXCLUDED.max_age_days,
     window_s = EXCLUDED.window_s, mark_margin_s = EXCLUDED.mark_margin_s,
+    allowed_lateness_s = EXCLUDED.allowed_lateness_s, divergence_alert_pm = EXCLUDED.divergence_alert_pm,
+    completeness_alert_pm = EXCLUDED.completeness_alert_pm,
     updated_at = now()
 WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, farm.early_tolerance_ms,
-       farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s)
+       farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s,
+       farm.allowed_lateness_s, farm.divergence_alert_pm, farm.completeness_alert_pm)
       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds, EXCLUDED.lane_threshold_ms,
        EXCLUDED.early_tolerance_ms, EXCLUDED.future_limit_s, EXCLUDED.max_age_days, EXCLUDED.window_s,
-       EXCLUDED.mark_margin_s)
+       EXCLUDED.mark_margin_s, EXCLUDED.allowed_lateness_s, EXCLUDED.divergence_alert_pm, EXCLUDED.completeness_alert_pm)
 `
 
 type FarmUpsertParams struct {
-	ID               string
-	Name             string
-	Timezone         string
-	CadenceSeconds   int32
-	LaneThresholdMs  *int32
-	EarlyToleranceMs *int32
-	FutureLimitS     *int32
-	MaxAgeDays       *int32
-	WindowS          *int32
-	MarkMarginS      *int32
+	ID                  string
+	Name                string
+	Timezone            string
+	CadenceSeconds      int32
+	LaneThresholdMs     *int32
+	EarlyToleranceMs    *int32
+	FutureLimitS        *int32
+	MaxAgeDays          *int32
+	WindowS             *int32
+	MarkMarginS         *int32
+	AllowedLatenessS    *int32
+	DivergenceAlertPm   *int32
+	CompletenessAlertPm *int32
 }
 
 func (q *Queries) FarmUpsert(ctx context.Context, arg FarmUpsertParams) error {
@@ -218,6 +231,9 @@ func (q *Queries) FarmUpsert(ctx context.Context, arg FarmUpsertParams) error {
 		arg.MaxAgeDays,
 		arg.WindowS,
 		arg.MarkMarginS,
+		arg.AllowedLatenessS,
+		arg.DivergenceAlertPm,
+		arg.CompletenessAlertPm,
 	)
 	return err
 }
@@ -252,18 +268,25 @@ const fleetRulesPut = `-- name: FleetRulesPut :exec
 UPDATE fleet_rules
 SET lane_threshold_ms = $1, early_tolerance_ms = $2,
     future_limit_s = $3, max_age_days = $4,
-    window_s = $5, mark_margin_s = $6, updated_at = now()
-WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
-      IS DISTINCT FROM ($1, $2, $3, $4, $5, $6)
+    window_s = $5, mark_margin_s = $6,
+    allowed_lateness_s = $7, divergence_alert_pm = $8,
+    completeness_alert_pm = $9, updated_at = now()
+WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
+       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
+      IS DISTINCT FROM ($1, $2, $3, $4, $5, $6,
+       $7, $8, $9)
 `
 
 type FleetRulesPutParams struct {
-	LaneThresholdMs  int32
-	EarlyToleranceMs int32
-	FutureLimitS     int32
-	MaxAgeDays       int32
-	WindowS          int32
-	MarkMarginS      int32
+	LaneThresholdMs     int32
+	EarlyToleranceMs    int32
+	FutureLimitS        int32
+	MaxAgeDays          int32
+	WindowS             int32
+	MarkMarginS         int32
+	AllowedLatenessS    int32
+	DivergenceAlertPm   int32
+	CompletenessAlertPm int32
 }
 
 // FleetRulesPut sets the fleet-wide defaults (the fleet file's rules:).
@@ -275,6 +298,9 @@ func (q *Queries) FleetRulesPut(ctx context.Context, arg FleetRulesPutParams) er
 		arg.MaxAgeDays,
 		arg.WindowS,
 		arg.MarkMarginS,
+		arg.AllowedLatenessS,
+		arg.DivergenceAlertPm,
+		arg.CompletenessAlertPm,
 	)
 	return err
 }
@@ -430,8 +456,7 @@ func (q *Queries) TurbineRetire(ctx context.Context, arg TurbineRetireParams) (i
 
 const turbineRoutes = `-- name: TurbineRoutes :many
 SELECT t.id, t.farm_id, t.shard_name, t.cadence_seconds, t.commissioned_at, t.decommissioned_at,
-       f.timezone,
-       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
+       f.timezone, r.farm_id, r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s, r.allowed_lateness_s, r.divergence_alert_pm, r.completeness_alert_pm
 FROM turbine t
 JOIN farm f ON f.id = t.farm_id
 JOIN farm_rules r ON r.farm_id = t.farm_id
@@ -446,12 +471,7 @@ type TurbineRoutesRow struct {
 	CommissionedAt   *time.Time
 	DecommissionedAt *time.Time
 	Timezone         string
-	LaneThresholdMs  int32
-	EarlyToleranceMs int32
-	FutureLimitS     int32
-	MaxAgeDays       int32
-	WindowS          int32
-	MarkMarginS      int32
+	FarmRule         FarmRule
 }
 
 // TurbineRoutes is everything ingest needs to route and validate a reading,
@@ -473,12 +493,16 @@ func (q *Queries) TurbineRoutes(ctx context.Context) ([]TurbineRoutesRow, error)
 			&i.CommissionedAt,
 			&i.DecommissionedAt,
 			&i.Timezone,
-			&i.LaneThresholdMs,
-			&i.EarlyToleranceMs,
-			&i.FutureLimitS,
-			&i.MaxAgeDays,
-			&i.WindowS,
-			&i.MarkMarginS,
+			&i.FarmRule.FarmID,
+			&i.FarmRule.LaneThresholdMs,
+			&i.FarmRule.EarlyToleranceMs,
+			&i.FarmRule.FutureLimitS,
+			&i.FarmRule.MaxAgeDays,
+			&i.FarmRule.WindowS,
+			&i.FarmRule.MarkMarginS,
+			&i.FarmRule.AllowedLatenessS,
+			&i.FarmRule.DivergenceAlertPm,
+			&i.FarmRule.CompletenessAlertPm,
 		); err != nil {
 			return nil, err
 		}

@@ -10,6 +10,20 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// Raised conditions: divergence (fast vs final above divergence_alert_pm), completeness (a closed day short of expected by more than completeness_alert_pm; detail names the silent turbines and hours), window_sum (a bug alarm: a day's windows do not add up to its turbine_day rows).
+type Alert struct {
+	Kind        string
+	FarmID      string
+	Scope       string
+	PeriodStart time.Time
+	Day         time.Time
+	RaisedAt    time.Time
+	ThresholdPm *int32
+	// The counts measured (and for completeness, the silent turbines and their silent hours).
+	Detail  []byte
+	Message string
+}
+
 // A wind farm. Its days are local days in its time zone.
 type Farm struct {
 	// Farm id as written in the fleet file (ardnave-point).
@@ -36,6 +50,12 @@ type Farm struct {
 	WindowS *int32
 	// Override of fleet_rules.mark_margin_s; NULL = the fleet default.
 	MarkMarginS *int32
+	// Override of fleet_rules.allowed_lateness_s; NULL = the fleet default.
+	AllowedLatenessS *int32
+	// Override of fleet_rules.divergence_alert_pm; NULL = the fleet default.
+	DivergenceAlertPm *int32
+	// Override of fleet_rules.completeness_alert_pm; NULL = the fleet default.
+	CompletenessAlertPm *int32
 }
 
 type FarmDay struct {
@@ -101,22 +121,65 @@ type FarmMonth struct {
 	AllTurbinesRolledUp bool
 }
 
-// The rules in force for each farm: its override, else the fleet default. The one place ingest and the rollup read them from.
 type FarmRule struct {
-	// The farm (farm.id).
-	FarmID string
-	// Backfill lane / turbine_day.late threshold in force, ms.
-	LaneThresholdMs int32
-	// Early / turbine_day.early tolerance in force, ms.
+	FarmID           string
+	LaneThresholdMs  int32
 	EarlyToleranceMs int32
-	// Future limit in force at ingest, s.
-	FutureLimitS int32
-	// Maximum age in force at ingest, days.
-	MaxAgeDays int32
-	// Window of the dirty-mark rule in force, s.
-	WindowS int32
-	// Margin of the dirty-mark rule in force, s.
-	MarkMarginS int32
+	FutureLimitS     int32
+	MaxAgeDays       int32
+	WindowS          int32
+	MarkMarginS      int32
+	// Allowed lateness of the fast path in force, s.
+	AllowedLatenessS int32
+	// Divergence alert threshold in force, per mille.
+	DivergenceAlertPm int32
+	// Completeness alert threshold in force, per mille short of expected.
+	CompletenessAlertPm int32
+}
+
+// A farm's counts per event-time window, by path: fast (published once at the watermark) and final (corrected by late readings, rewritten with a new revision). Sum of every turbine of the farm on every shard.
+type FarmWindow struct {
+	FarmID      string
+	WindowStart time.Time
+	// fast: published at window end + allowed lateness, never changed. final: recomputed after late readings or at the close of the day.
+	Path      string
+	WindowEnd time.Time
+	// The farm-local day holding the window.
+	Day time.Time
+	// Cadence slots starting in the window, over the farm's turbines in service.
+	Expected int64
+	// Of those, slots with a reading.
+	Received int64
+	// Of those, slots reported available.
+	Available int64
+	// Readings of the window that came in the backfill lane.
+	Late int64
+	// Readings of the window counted (received slots' readings, beyond cadence, out of service), all turbines.
+	Readings int64
+	// When the row was written (for fast: its publication).
+	ComputedAt time.Time
+	// The watermark the row is complete through: computed_at - allowed lateness. Readings of the window that arrived after it are in a later final revision.
+	CompleteThrough time.Time
+	// fast: 0. final: 1 on first write, + 1 on each rewrite.
+	Revision int32
+	JobID    *int64
+}
+
+// One shard's share of a farm's window (its turbines of the farm). Written by the fast path and rollup_day jobs; a final farm_window row is the sum over the farm's shards.
+type FarmWindowPart struct {
+	FarmID      string
+	WindowStart time.Time
+	ShardName   string
+	WindowEnd   time.Time
+	Day         time.Time
+	Expected    int64
+	Received    int64
+	Available   int64
+	Late        int64
+	Readings    int64
+	// The shard transaction that computed it (pg_current_xact_id): writes of one farm-day on a shard are serialised, so a larger id is a newer snapshot.
+	ShardXid   int64
+	ComputedAt time.Time
 }
 
 // Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file's rules: section). A farm may override each one (farm.*); farm_rules gives the effective values.
@@ -131,12 +194,18 @@ type FleetRule struct {
 	FutureLimitS int32
 	// A reading recorded longer ago than this (by the ingest clock) is rejected at ingest.
 	MaxAgeDays int32
-	// Event-time window length: the unit of the dirty-mark rule (windows counted from farm-local midnight).
+	// Event-time window length of the fast path and of corrections (default 60 s; 600 s is the 10-minute SCADA convention), counted from farm-local midnight. Also the unit of the dirty-mark rule.
 	WindowS int32
-	// A reading written at or after (end of its window - this margin) marks its farm-day dirty. At least 120 s: a write transaction is bounded well below it.
+	// The write bound of the dirty-mark rule: an inserted reading marks its turbine-window when written at or after (window end + allowed lateness - this margin). At least 30 s: ingest bounds a write transaction at 20 s.
 	MarkMarginS int32
 	// When a fleet apply last changed the defaults.
 	UpdatedAt time.Time
+	// The fast path publishes a window once its end + this much has passed on the clock (the watermark is now - allowed lateness). orchestrator lateness measures what it should be.
+	AllowedLatenessS int32
+	// A final window or farm-day whose received or available differs from the fast number by more than this, per mille of the final, raises a divergence alert.
+	DivergenceAlertPm int32
+	// A closed farm-day whose received falls short of expected by more than this, per mille, raises a completeness alert naming the silent turbines and hours.
+	CompletenessAlertPm int32
 }
 
 // Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.
@@ -159,6 +228,45 @@ type IngestReject struct {
 	RawBytes []byte
 	// Length of the whole line in bytes (raw keeps at most 4 KiB of it). NULL for rows rejected before this column existed.
 	RawLength *int32
+}
+
+// The fast number against the final one, per window and per farm-day, as last measured (each final write re-measures). Per mille in reconciliation_pm.
+type Reconciliation struct {
+	FarmID string
+	// window: one window (period_start = its start). day: the farm-local day's windows that have both a fast and a final row (period_start = the day's start).
+	Scope          string
+	PeriodStart    time.Time
+	Day            time.Time
+	FastExpected   int64
+	FastReceived   int64
+	FastAvailable  int64
+	FinalExpected  int64
+	FinalReceived  int64
+	FinalAvailable int64
+	// Windows compared (1 for scope window).
+	Windows int32
+	// The final row's revision measured (for a day: the sum of its windows' revisions).
+	FinalRevision int32
+	MeasuredAt    time.Time
+}
+
+// reconciliation with the divergence (final - fast) / final in per mille, computed at read time.
+type ReconciliationPm struct {
+	FarmID                string
+	Scope                 string
+	PeriodStart           time.Time
+	Day                   time.Time
+	FastExpected          int64
+	FastReceived          int64
+	FastAvailable         int64
+	FinalExpected         int64
+	FinalReceived         int64
+	FinalAvailable        int64
+	Windows               int32
+	FinalRevision         int32
+	MeasuredAt            time.Time
+	ReceivedDivergencePm  interface{}
+	AvailableDivergencePm interface{}
 }
 
 // Farm-day-shards dirtied by late readings whose recompute job is queued but has not started. The job claims (deletes) the row before reading the shard.
@@ -247,4 +355,6 @@ type TurbineDay struct {
 	BeyondCadence int32
 	// Readings of the local day outside the turbine's service interval (before commissioning, at or after decommissioning). Not in received or available.
 	OutOfService int32
+	// Local hours of the day (0 = the hour from local midnight) in which the turbine expected readings and received none.
+	SilentHours []int32
 }

@@ -315,12 +315,13 @@ func (q *Queries) RollupTurbines(ctx context.Context, arg RollupTurbinesParams) 
 
 const turbineDayUpsert = `-- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
-                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)
+                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id)
 SELECT u.turbine_id, $1::date, $2::text, $3::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.max_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
+       u.silent_hours::integer[],
        $4::timestamptz, $5::bigint
 FROM (SELECT unnest($6::text[]) AS turbine_id,
              unnest($7::integer[]) AS expected,
@@ -332,14 +333,16 @@ FROM (SELECT unnest($6::text[]) AS turbine_id,
              unnest($13::integer[]) AS out_of_service,
              unnest($14::bigint[]) AS min_lag_ms,
              unnest($15::bigint[]) AS max_lag_ms,
-             unnest($16::timestamptz[]) AS last_received_at) AS u
+             unnest($16::timestamptz[]) AS last_received_at,
+             -- one '{h,h,...}' literal per turbine (arrays of arrays must be rectangular)
+             unnest($17::text[]) AS silent_hours) AS u
 ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
     late = EXCLUDED.late, early = EXCLUDED.early,
     beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
-    last_received_at = EXCLUDED.last_received_at,
+    last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
     computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id
 `
 
@@ -360,6 +363,7 @@ type TurbineDayUpsertParams struct {
 	MinLagMs       []int64
 	MaxLagMs       []int64
 	LastReceivedAt []time.Time
+	SilentHours    []string
 }
 
 func (q *Queries) TurbineDayUpsert(ctx context.Context, arg TurbineDayUpsertParams) (int64, error) {
@@ -380,6 +384,7 @@ func (q *Queries) TurbineDayUpsert(ctx context.Context, arg TurbineDayUpsertPara
 		arg.MinLagMs,
 		arg.MaxLagMs,
 		arg.LastReceivedAt,
+		arg.SilentHours,
 	)
 	if err != nil {
 		return 0, err

@@ -32,6 +32,17 @@ type DirtyMark struct {
 	UpdatedAt time.Time
 }
 
+// Turbine-windows touched by late inserts, waiting for their correction. Same transaction as the readings; deleted by the computation that reads them.
+type DirtyWindow struct {
+	FarmID      string
+	Day         time.Time
+	TurbineID   string
+	WindowStart time.Time
+	WindowEnd   time.Time
+	// Writer's clock of the first insert that marked the pair.
+	MarkedAt time.Time
+}
+
 // Raw readings, partitioned by UTC day of recorded_at (readings_pYYYYMMDD).
 type Reading struct {
 	// The turbine (turbine.id in the control database).
@@ -66,4 +77,33 @@ type ReadingsStaging struct {
 	Available  bool
 	PowerKw    float32
 	WindMs     float32
+}
+
+// One row per turbine per event-time window: the counts of the slot rule (as turbine_day) for the slots that start in the window. A day's windows add up to its turbine_day row.
+type TurbineWindow struct {
+	TurbineID string
+	// Window start: farm-local midnight + k * window_s.
+	WindowStart time.Time
+	// Window end (the day's end for a last window cut short).
+	WindowEnd time.Time
+	FarmID    string
+	// The farm-local day holding the window.
+	Day time.Time
+	// Cadence slots of the turbine's service time that start in the window.
+	Expected int32
+	// Of those slots, the ones with a reading.
+	Received int32
+	// Of those slots, the ones none of whose readings says unavailable.
+	Available int32
+	// Readings in a slot already counted.
+	BeyondCadence int32
+	// Readings in the window (by recorded_at) outside the turbine's service interval.
+	OutOfService   int32
+	Late           int32
+	Early          int32
+	MinLagMs       *int64
+	MaxLagMs       *int64
+	LastReceivedAt *time.Time
+	// Clock of the computation that wrote the row.
+	ComputedAt time.Time
 }

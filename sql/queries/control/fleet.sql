@@ -10,34 +10,43 @@ SELECT name, dsn, database FROM shard ORDER BY name;
 
 -- name: FarmUpsert :exec
 INSERT INTO farm (id, name, timezone, cadence_seconds,
-                  lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
+                  lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
+                  allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
 VALUES (@id, @name, @timezone, @cadence_seconds,
         sqlc.narg(lane_threshold_ms), sqlc.narg(early_tolerance_ms), sqlc.narg(future_limit_s),
-        sqlc.narg(max_age_days), sqlc.narg(window_s), sqlc.narg(mark_margin_s))
+        sqlc.narg(max_age_days), sqlc.narg(window_s), sqlc.narg(mark_margin_s),
+        sqlc.narg(allowed_lateness_s), sqlc.narg(divergence_alert_pm), sqlc.narg(completeness_alert_pm))
 ON CONFLICT (id) DO UPDATE
 SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUDED.cadence_seconds,
     lane_threshold_ms = EXCLUDED.lane_threshold_ms, early_tolerance_ms = EXCLUDED.early_tolerance_ms,
     future_limit_s = EXCLUDED.future_limit_s, max_age_days = EXCLUDED.max_age_days,
     window_s = EXCLUDED.window_s, mark_margin_s = EXCLUDED.mark_margin_s,
+    allowed_lateness_s = EXCLUDED.allowed_lateness_s, divergence_alert_pm = EXCLUDED.divergence_alert_pm,
+    completeness_alert_pm = EXCLUDED.completeness_alert_pm,
     updated_at = now()
 WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, farm.early_tolerance_ms,
-       farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s)
+       farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s,
+       farm.allowed_lateness_s, farm.divergence_alert_pm, farm.completeness_alert_pm)
       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds, EXCLUDED.lane_threshold_ms,
        EXCLUDED.early_tolerance_ms, EXCLUDED.future_limit_s, EXCLUDED.max_age_days, EXCLUDED.window_s,
-       EXCLUDED.mark_margin_s);
+       EXCLUDED.mark_margin_s, EXCLUDED.allowed_lateness_s, EXCLUDED.divergence_alert_pm, EXCLUDED.completeness_alert_pm);
 
 -- FleetRulesPut sets the fleet-wide defaults (the fleet file's rules:).
 -- name: FleetRulesPut :exec
 UPDATE fleet_rules
 SET lane_threshold_ms = @lane_threshold_ms, early_tolerance_ms = @early_tolerance_ms,
     future_limit_s = @future_limit_s, max_age_days = @max_age_days,
-    window_s = @window_s, mark_margin_s = @mark_margin_s, updated_at = now()
-WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s)
-      IS DISTINCT FROM (@lane_threshold_ms, @early_tolerance_ms, @future_limit_s, @max_age_days, @window_s, @mark_margin_s);
+    window_s = @window_s, mark_margin_s = @mark_margin_s,
+    allowed_lateness_s = @allowed_lateness_s, divergence_alert_pm = @divergence_alert_pm,
+    completeness_alert_pm = @completeness_alert_pm, updated_at = now()
+WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
+       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
+      IS DISTINCT FROM (@lane_threshold_ms, @early_tolerance_ms, @future_limit_s, @max_age_days, @window_s, @mark_margin_s,
+       @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm);
 
 -- FarmRulesList is the rules in force for every farm.
 -- name: FarmRulesList :many
-SELECT farm_id, lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s
+SELECT sqlc.embed(farm_rules)
 FROM farm_rules
 ORDER BY farm_id;
 
@@ -49,8 +58,7 @@ SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
 -- are computed here, on the control database, and passed to the shard: a
 -- shard server's zone data cannot cut the day differently.
 -- name: FarmDayGet :one
-SELECT f.id, f.timezone,
-       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s,
+SELECT f.id, f.timezone, sqlc.embed(r),
        ((sqlc.arg(day)::date)::timestamp AT TIME ZONE f.timezone)::timestamptz     AS day_start,
        ((sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_end
 FROM farm f JOIN farm_rules r ON r.farm_id = f.id
@@ -88,8 +96,7 @@ SELECT id, farm_id, shard_name FROM turbine;
 -- the farm's rules in force included.
 -- name: TurbineRoutes :many
 SELECT t.id, t.farm_id, t.shard_name, t.cadence_seconds, t.commissioned_at, t.decommissioned_at,
-       f.timezone,
-       r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s
+       f.timezone, sqlc.embed(r)
 FROM turbine t
 JOIN farm f ON f.id = t.farm_id
 JOIN farm_rules r ON r.farm_id = t.farm_id

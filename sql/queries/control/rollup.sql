@@ -14,12 +14,13 @@ SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_
 
 -- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
-                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id)
+                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id)
 SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.max_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
+       u.silent_hours::integer[],
        @computed_at::timestamptz, sqlc.narg(job_id)::bigint
 FROM (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
              unnest(@expected::integer[]) AS expected,
@@ -31,14 +32,16 @@ FROM (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
              unnest(@out_of_service::integer[]) AS out_of_service,
              unnest(@min_lag_ms::bigint[]) AS min_lag_ms,
              unnest(@max_lag_ms::bigint[]) AS max_lag_ms,
-             unnest(@last_received_at::timestamptz[]) AS last_received_at) AS u
+             unnest(@last_received_at::timestamptz[]) AS last_received_at,
+             -- one '{h,h,...}' literal per turbine (arrays of arrays must be rectangular)
+             unnest(@silent_hours::text[]) AS silent_hours) AS u
 ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
     late = EXCLUDED.late, early = EXCLUDED.early,
     beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
-    last_received_at = EXCLUDED.last_received_at,
+    last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
     computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id;
 
 -- RollupPendingLock reads (and locks) the request of a farm-day-shard, with

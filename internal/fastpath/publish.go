@@ -1,0 +1,276 @@
+// Package fastpath publishes each farm's windows as soon as their
+// watermark passes: a window [start, end) is published once end + the
+// farm's allowed lateness has passed on the clock, as a farm_window row
+// with path 'fast', read from that window's readings only, never
+// overwritten. It uses the same computation as the final path
+// (rollup.ComputeWindows: one rule, one query) and leaves the
+// turbine_window rows that corrections then patch.
+//
+// Each farm progresses on its own: its watermark is the clock less its
+// allowed lateness, so a farm whose turbines are silent still publishes
+// (windows with received 0: silence is information), and a farm whose
+// shard cannot be reached is retried next round without holding back any
+// other farm.
+package fastpath
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/rollup"
+)
+
+// Publisher publishes due windows.
+type Publisher struct {
+	Control *pgxpool.Pool
+	Shards  *fleet.Shards
+	Now     func() time.Time
+	// CatchUp: a farm with nothing published, or whose last publication is
+	// older than this, starts this far back (default 1 h); older windows
+	// are left to the final path.
+	CatchUp time.Duration
+	// MaxWindows caps the windows one farm publishes per run (default 120).
+	MaxWindows int
+	// ShardTimeout bounds one shard's computation (default 10 s).
+	ShardTimeout time.Duration
+	// Parallel is how many farms publish at once (default 4).
+	Parallel int
+	// AfterCompute, if set, runs after a farm's shards have computed and
+	// before its windows are published (tests stop a publication there).
+	AfterCompute func(farm string) error
+	// OnPublish, if set, sees every window published.
+	OnPublish func(Published)
+}
+
+// Published is one window's fast row.
+type Published struct {
+	FarmID                 string
+	WindowStart, WindowEnd time.Time
+	Expected, Received     int64
+	Available              int64
+	PublishedAt            time.Time
+	AllowedLateness        time.Duration
+	RowsRead               int64 // readings the computation counted for this farm's windows of this run (on the first window)
+}
+
+// Summary is what one run did.
+type Summary struct {
+	Farms    int
+	Windows  int
+	RowsRead int64
+	Failed   map[string]error // farm → why it published nothing more this run
+}
+
+// PublishDue publishes every farm's due windows, farms in parallel. A farm
+// that fails (a shard unreachable, a timeout) is reported in Summary.Failed
+// and in the error; the others are not held back.
+func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
+	farms, err := controldb.New(p.Control).FarmsForPublication(ctx)
+	if err != nil {
+		return Summary{}, fmt.Errorf("fast path: farms: %w", err)
+	}
+	sum := Summary{Farms: len(farms), Failed: map[string]error{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, cmp.Or(p.Parallel, 4))
+	for _, f := range farms {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			n, rows, err := p.publishFarm(ctx, f.ID)
+			mu.Lock()
+			defer mu.Unlock()
+			sum.Windows += n
+			sum.RowsRead += rows
+			if err != nil {
+				sum.Failed[f.ID] = err
+			}
+		}()
+	}
+	wg.Wait()
+	var errs []error
+	ids := make([]string, 0, len(sum.Failed))
+	for id := range sum.Failed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		errs = append(errs, fmt.Errorf("farm %s: %w", id, sum.Failed[id]))
+	}
+	return sum, errors.Join(errs...)
+}
+
+// PublishFarm publishes one farm's due windows.
+func (p *Publisher) PublishFarm(ctx context.Context, farm string) (int, int64, error) {
+	return p.publishFarm(ctx, farm)
+}
+
+func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, error) {
+	q := controldb.New(p.Control)
+	now := p.Now()
+	due, err := q.FarmWindowsDue(ctx, controldb.FarmWindowsDueParams{
+		FarmID: farm, Now: now, StartFrom: now.Add(-cmp.Or(p.CatchUp, time.Hour)), MaxWindows: int32(cmp.Or(p.MaxWindows, 120)),
+	})
+	if err != nil || len(due) == 0 {
+		return 0, 0, err
+	}
+	shards, err := q.FarmShards(ctx, farm)
+	if err != nil {
+		return 0, 0, err
+	}
+	published, rows := 0, int64(0)
+	// Due windows are in order; publish them day by day.
+	for len(due) > 0 {
+		n := 1
+		for n < len(due) && due[n].Day.Equal(due[0].Day) {
+			n++
+		}
+		k, r, err := p.publishDay(ctx, farm, shards, due[:n], now)
+		published += k
+		rows += r
+		if err != nil {
+			return published, rows, err
+		}
+		due = due[n:]
+	}
+	return published, rows, nil
+}
+
+// publishDay computes the given windows of one farm-local day on every
+// shard of the farm, then publishes them in order. Nothing is published
+// unless every shard computed.
+func (p *Publisher) publishDay(ctx context.Context, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (int, int64, error) {
+	q := controldb.New(p.Control)
+	day, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: farm, Day: due[0].Day})
+	if err != nil {
+		return 0, 0, fmt.Errorf("farm day: %w", err)
+	}
+	rules := fleet.RulesFromRow(day.FarmRule)
+	g := rollup.Grid{FarmID: farm, Day: due[0].Day, Start: day.DayStart, End: day.DayEnd, Window: rules.Window}
+	first := int(due[0].WindowStart.Sub(g.Start) / g.Window)
+	last := int(due[len(due)-1].WindowStart.Sub(g.Start) / g.Window)
+	windows := make([]int, 0, last-first+1)
+	for i := first; i <= last; i++ {
+		windows = append(windows, i)
+	}
+	type part struct {
+		shard string
+		work  rollup.ShardWork
+		err   error
+	}
+	parts := make([]part, len(shards))
+	var wg sync.WaitGroup
+	for i, shard := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, cmp.Or(p.ShardTimeout, 10*time.Second))
+			defer cancel()
+			work, err := p.computeShard(sctx, g, rules, shard, first, last, windows, now)
+			parts[i] = part{shard: shard, work: work, err: err}
+		}()
+	}
+	wg.Wait()
+	var rowsRead int64
+	var errs []error
+	for _, pt := range parts {
+		rowsRead += pt.work.RowsRead
+		if pt.err != nil {
+			errs = append(errs, fmt.Errorf("shard %s: %w", pt.shard, pt.err))
+		}
+	}
+	if len(errs) > 0 {
+		return 0, rowsRead, errors.Join(errs...)
+	}
+	if p.AfterCompute != nil {
+		if err := p.AfterCompute(farm); err != nil {
+			return 0, rowsRead, err
+		}
+	}
+	var out []Published
+	err = pgx.BeginFunc(ctx, p.Control, func(tx pgx.Tx) error {
+		tq := controldb.New(tx)
+		for _, pt := range parts {
+			if len(pt.work.Sums) == 0 {
+				continue
+			}
+			if err := tq.FarmWindowPartUpsert(ctx, rollup.PartParams(farm, pt.shard, pt.work.Sums, now)); err != nil {
+				return fmt.Errorf("window parts: %w", err)
+			}
+		}
+		for _, w := range due {
+			rows, err := tq.FarmWindowFastPublish(ctx, controldb.FarmWindowFastPublishParams{
+				FarmID: farm, WindowStart: w.WindowStart, PublishedAt: now, AllowedLatenessS: w.AllowedLatenessS,
+			})
+			if err != nil {
+				return fmt.Errorf("publish %s: %w", w.WindowStart.Format(time.RFC3339), err)
+			}
+			for _, r := range rows {
+				out = append(out, Published{FarmID: farm, WindowStart: r.WindowStart, WindowEnd: w.WindowEnd,
+					Expected: r.Expected, Received: r.Received, Available: r.Available,
+					PublishedAt: now, AllowedLateness: time.Duration(w.AllowedLatenessS) * time.Second})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, rowsRead, err
+	}
+	if len(out) > 0 {
+		out[0].RowsRead = rowsRead
+	}
+	if p.OnPublish != nil {
+		for _, o := range out {
+			p.OnPublish(o)
+		}
+	}
+	return len(out), rowsRead, nil
+}
+
+// computeShard computes windows [first, last] of one day for every turbine
+// of the farm on one shard, absorbing the dirty marks of those windows
+// (the computation's snapshot holds the readings that wrote them), and
+// returns the shard's sums. The shard transaction commits here: its rows
+// are exact for its snapshot whether or not the publication follows.
+func (p *Publisher) computeShard(ctx context.Context, g rollup.Grid, rules fleet.Rules, shard string, first, last int, windows []int, now time.Time) (rollup.ShardWork, error) {
+	pool := p.Shards.Pool(shard)
+	if pool == nil {
+		return rollup.ShardWork{}, fmt.Errorf("shard %q is not registered", shard)
+	}
+	rows, err := controldb.New(p.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: g.FarmID, ShardName: shard})
+	if err != nil {
+		return rollup.ShardWork{}, err
+	}
+	turbines := rollup.TurbinesOf(rows)
+	pairs := rollup.Pairs{}
+	pairs.AddRange(turbines, first, last+1)
+	var work rollup.ShardWork
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		sq := sharddb.New(tx)
+		if err := sq.WindowLock(ctx, sharddb.WindowLockParams{FarmID: g.FarmID, Day: g.Day}); err != nil {
+			return err
+		}
+		from, _ := g.Bounds(first)
+		_, to := g.Bounds(last)
+		if _, err := sq.DirtyWindowClaimRange(ctx, sharddb.DirtyWindowClaimRangeParams{FarmID: g.FarmID, Day: g.Day, FromT: from, ToT: to}); err != nil {
+			return err
+		}
+		var err error
+		work, err = rollup.ComputeWindows(ctx, sq, g, turbines, rules, pairs, windows, now)
+		return err
+	})
+	return work, err
+}

@@ -1,0 +1,216 @@
+package rollup
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/fleet"
+)
+
+// Grid is the window grid of one farm-local day: windows of Window from
+// the day's start, the last one cut at the day's end. The bounds come from
+// the control database (FarmDayGet); this only counts.
+type Grid struct {
+	FarmID     string
+	Day        time.Time // the date (midnight UTC, as pgx gives a DATE)
+	Start, End time.Time
+	Window     time.Duration
+}
+
+// Len is the number of windows in the day.
+func (g Grid) Len() int {
+	return int((g.End.Sub(g.Start) + g.Window - 1) / g.Window)
+}
+
+// Bounds returns window i's start and end.
+func (g Grid) Bounds(i int) (time.Time, time.Time) {
+	s := g.Start.Add(time.Duration(i) * g.Window)
+	e := s.Add(g.Window)
+	if e.After(g.End) {
+		e = g.End
+	}
+	return s, e
+}
+
+// Closed is how many windows of the day have passed the watermark at now
+// (end + lateness <= now): only those get final rows.
+func (g Grid) Closed(now time.Time, lateness time.Duration) int {
+	n := 0
+	for i := 0; i < g.Len(); i++ {
+		if _, e := g.Bounds(i); e.Add(lateness).After(now) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// Starts returns the starts of windows [from, to).
+func (g Grid) Starts(from, to int) []time.Time {
+	out := make([]time.Time, 0, to-from)
+	for i := from; i < to; i++ {
+		s, _ := g.Bounds(i)
+		out = append(out, s)
+	}
+	return out
+}
+
+// Turbine is what a window computation needs of one turbine.
+type Turbine struct {
+	ID          string
+	Cadence     int32
+	ServiceFrom time.Time
+	ServiceTo   time.Time
+}
+
+// TurbinesOf converts the control database's rows.
+func TurbinesOf(rows []controldb.RollupTurbinesRow) []Turbine {
+	out := make([]Turbine, 0, len(rows))
+	for _, t := range rows {
+		tt := Turbine{ID: t.ID, Cadence: t.CadenceSeconds, ServiceFrom: serviceStart, ServiceTo: serviceEnd}
+		if t.CommissionedAt != nil {
+			tt.ServiceFrom = *t.CommissionedAt
+		}
+		if t.DecommissionedAt != nil {
+			tt.ServiceTo = *t.DecommissionedAt
+		}
+		out = append(out, tt)
+	}
+	return out
+}
+
+// Pairs is a set of (turbine, window index) to compute.
+type Pairs map[string]map[int]struct{}
+
+// Add puts (turbine, window) in the set.
+func (p Pairs) Add(turbine string, window int) {
+	if p[turbine] == nil {
+		p[turbine] = map[int]struct{}{}
+	}
+	p[turbine][window] = struct{}{}
+}
+
+// AddRange puts windows [from, to) of each turbine in the set.
+func (p Pairs) AddRange(turbines []Turbine, from, to int) {
+	for _, t := range turbines {
+		for i := from; i < to; i++ {
+			p.Add(t.ID, i)
+		}
+	}
+}
+
+// Windows returns the distinct window indexes in the set, sorted.
+func (p Pairs) Windows() []int {
+	seen := map[int]struct{}{}
+	for _, ws := range p {
+		for w := range ws {
+			seen[w] = struct{}{}
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for w := range seen {
+		out = append(out, w)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Turbines returns the turbines in the set, sorted.
+func (p Pairs) Turbines() []string {
+	out := make([]string, 0, len(p))
+	for t := range p {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// UpsertParams turns the set into the shard statement's runs: per turbine,
+// maximal runs of consecutive windows, each read as one key range.
+func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, computedAt time.Time) sharddb.TurbineWindowUpsertParams {
+	args := sharddb.TurbineWindowUpsertParams{
+		DayStart: g.Start, DayEnd: g.End, WindowS: int32(g.Window / time.Second),
+		LaneThresholdSeconds: rules.LaneThreshold.Seconds(), EarlyToleranceSeconds: rules.EarlyTolerance.Seconds(),
+		FarmID: g.FarmID, Day: g.Day, ComputedAt: computedAt,
+	}
+	for _, t := range turbines {
+		set := p[t.ID]
+		if len(set) == 0 {
+			continue
+		}
+		ws := make([]int, 0, len(set))
+		for w := range set {
+			ws = append(ws, w)
+		}
+		sort.Ints(ws)
+		for i := 0; i < len(ws); {
+			j := i
+			for j+1 < len(ws) && ws[j+1] == ws[j]+1 {
+				j++
+			}
+			args.TurbineIds = append(args.TurbineIds, t.ID)
+			args.CadenceSeconds = append(args.CadenceSeconds, t.Cadence)
+			args.ServiceFrom = append(args.ServiceFrom, t.ServiceFrom)
+			args.ServiceTo = append(args.ServiceTo, t.ServiceTo)
+			args.FirstWindow = append(args.FirstWindow, int32(ws[i]))
+			args.LastWindow = append(args.LastWindow, int32(ws[j]))
+			i = j + 1
+		}
+	}
+	return args
+}
+
+// ShardWork is what one shard computation of windows did.
+type ShardWork struct {
+	Windows  int64 // turbine_window rows written
+	RowsRead int64 // readings counted
+	Sums     []sharddb.FarmWindowSumsRow
+}
+
+// ComputeWindows computes the pairs' turbine_window rows on a shard (inside
+// the caller's shard transaction, after WindowLock) and returns the
+// shard's sums of the given windows.
+func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbine, rules fleet.Rules, pairs Pairs, sumWindows []int, now time.Time) (ShardWork, error) {
+	var w ShardWork
+	if len(pairs) > 0 {
+		res, err := sq.TurbineWindowUpsert(ctx, pairs.UpsertParams(g, turbines, rules, now))
+		if err != nil {
+			return w, fmt.Errorf("compute windows: %w", err)
+		}
+		w.Windows, w.RowsRead = res.Windows, res.RowsRead
+	}
+	if len(sumWindows) > 0 {
+		starts := make([]time.Time, 0, len(sumWindows))
+		for _, i := range sumWindows {
+			s, _ := g.Bounds(i)
+			starts = append(starts, s)
+		}
+		sums, err := sq.FarmWindowSums(ctx, sharddb.FarmWindowSumsParams{FarmID: g.FarmID, WindowStarts: starts})
+		if err != nil {
+			return w, fmt.Errorf("window sums: %w", err)
+		}
+		w.Sums = sums
+	}
+	return w, nil
+}
+
+// PartParams turns a shard's sums into the control database's part upsert.
+func PartParams(farm, shard string, sums []sharddb.FarmWindowSumsRow, computedAt time.Time) controldb.FarmWindowPartUpsertParams {
+	p := controldb.FarmWindowPartUpsertParams{FarmID: farm, ShardName: shard, ComputedAt: computedAt}
+	for _, s := range sums {
+		p.ShardXid = s.ShardXid
+		p.WindowStarts = append(p.WindowStarts, s.WindowStart)
+		p.WindowEnds = append(p.WindowEnds, s.WindowEnd)
+		p.Days = append(p.Days, s.Day)
+		p.Expected = append(p.Expected, s.Expected)
+		p.Received = append(p.Received, s.Received)
+		p.Available = append(p.Available, s.Available)
+		p.Late = append(p.Late, s.Late)
+		p.Readings = append(p.Readings, s.Readings)
+	}
+	return p
+}

@@ -1,0 +1,221 @@
+-- FarmsForPublication lists every farm with its window rules, for the
+-- fast path.
+-- name: FarmsForPublication :many
+SELECT f.id, f.timezone, r.window_s, r.allowed_lateness_s
+FROM farm f JOIN farm_rules r ON r.farm_id = f.id
+ORDER BY f.id;
+
+-- FarmWindowsDue lists a farm's windows that the fast path should publish
+-- at @now: every window after the last one published and not before
+-- @start_from, in order, whose end + allowed lateness has passed, at
+-- most @max_windows. Windows are cut here, from the day bounds of the
+-- control database, the one source of farm-local days.
+-- name: FarmWindowsDue :many
+WITH f AS (
+    SELECT f.id, f.timezone, r.window_s, r.allowed_lateness_s
+    FROM farm f JOIN farm_rules r ON r.farm_id = f.id
+    WHERE f.id = sqlc.arg(farm_id)
+), cur AS (
+    -- after the last published window; a fast path away for longer than
+    -- its catch-up starts again at @start_from (the final path covers the gap)
+    SELECT greatest((SELECT max(fw.window_end) FROM farm_window fw WHERE fw.farm_id = sqlc.arg(farm_id) AND fw.path = 'fast'),
+                    sqlc.arg(start_from)::timestamptz) AS from_t
+), days AS (
+    SELECT d::date AS day,
+           (d::date::timestamp AT TIME ZONE f.timezone) AS day_start,
+           ((d::date + 1)::timestamp AT TIME ZONE f.timezone) AS day_end
+    FROM f, cur,
+         generate_series(((cur.from_t AT TIME ZONE f.timezone)::date - 1)::timestamp,
+                         (((sqlc.arg(now)::timestamptz - f.allowed_lateness_s * interval '1 second') AT TIME ZONE f.timezone)::date)::timestamp,
+                         interval '1 day') AS d
+), w AS (
+    SELECT days.day, days.day_start, days.day_end, f.window_s, f.allowed_lateness_s,
+           days.day_start + i * f.window_s * interval '1 second' AS window_start,
+           least(days.day_start + (i + 1) * f.window_s * interval '1 second', days.day_end) AS window_end
+    FROM days, f,
+         generate_series(0, ceil(extract(epoch FROM days.day_end - days.day_start) / f.window_s)::integer - 1) AS i
+)
+SELECT w.day::date AS day, w.day_start::timestamptz AS day_start, w.day_end::timestamptz AS day_end,
+       w.window_start::timestamptz AS window_start, w.window_end::timestamptz AS window_end,
+       w.window_s::integer AS window_s, w.allowed_lateness_s::integer AS allowed_lateness_s
+FROM w, cur
+WHERE w.window_start >= cur.from_t
+  -- a window the final path already wrote (the fast path was away) gets no fast row
+  AND NOT EXISTS (SELECT 1 FROM farm_window fw WHERE fw.farm_id = sqlc.arg(farm_id) AND fw.window_start = w.window_start AND fw.path = 'final')
+  AND w.window_end + w.allowed_lateness_s * interval '1 second' <= sqlc.arg(now)::timestamptz
+ORDER BY w.window_start
+LIMIT sqlc.arg(max_windows)::integer;
+
+-- FarmPublishedThrough is the end of the farm's last published window
+-- ('-infinity' when none): corrections recompute only windows before it.
+-- name: FarmPublishedThrough :one
+SELECT coalesce(max(window_end), '-infinity')::timestamptz AS published_through
+FROM farm_window
+WHERE farm_id = sqlc.arg(farm_id) AND path = 'fast';
+
+-- FarmWindowPartUpsert records shards' parts of farm windows. A part from
+-- an older shard snapshot (smaller shard_xid) never replaces a newer one.
+-- name: FarmWindowPartUpsert :exec
+INSERT INTO farm_window_part (farm_id, window_start, shard_name, window_end, day, expected, received, available, late, readings, shard_xid, computed_at)
+SELECT sqlc.arg(farm_id)::text, u.window_start, sqlc.arg(shard_name)::text, u.window_end, u.day, u.expected, u.received, u.available, u.late, u.readings,
+       sqlc.arg(shard_xid)::bigint, sqlc.arg(computed_at)::timestamptz
+FROM (SELECT unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end,
+             unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(expected)::bigint[]) AS expected, unnest(sqlc.arg(received)::bigint[]) AS received,
+             unnest(sqlc.arg(available)::bigint[]) AS available, unnest(sqlc.arg(late)::bigint[]) AS late,
+             unnest(sqlc.arg(readings)::bigint[]) AS readings) AS u
+ON CONFLICT (farm_id, window_start, shard_name) DO UPDATE
+SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected,
+    received = EXCLUDED.received, available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
+    shard_xid = EXCLUDED.shard_xid, computed_at = EXCLUDED.computed_at
+WHERE farm_window_part.shard_xid < EXCLUDED.shard_xid;
+
+-- FarmWindowFastPublish publishes a window's fast row: the sum of its
+-- parts, as they are now, once. A second publication of the same window
+-- (another process, a restart) changes nothing and returns no row.
+-- name: FarmWindowFastPublish :many
+INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
+                         readings, computed_at, complete_through, revision, job_id)
+SELECT p.farm_id, p.window_start, 'fast', max(p.window_end), max(p.day),
+       sum(p.expected), sum(p.received), sum(p.available), sum(p.late),
+       sum(p.readings), sqlc.arg(published_at)::timestamptz,
+       sqlc.arg(published_at)::timestamptz - sqlc.arg(allowed_lateness_s)::integer * interval '1 second', 0, sqlc.narg(job_id)::bigint
+FROM farm_window_part p
+WHERE p.farm_id = sqlc.arg(farm_id) AND p.window_start = sqlc.arg(window_start)
+GROUP BY p.farm_id, p.window_start
+ON CONFLICT (farm_id, window_start, path) DO NOTHING
+RETURNING window_start, expected, received, available;
+
+-- FarmWindowFinalLock serialises the writers of one farm-day's final
+-- windows (one rollup_day job per shard may finish at the same time).
+-- name: FarmWindowFinalLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('farm_window_final/' || sqlc.arg(farm_id)::text || '/' || to_char(sqlc.arg(day)::date, 'YYYY-MM-DD'), 0));
+
+-- FarmWindowFinalWrite (re)writes the final rows of the given windows from
+-- their parts, for windows every shard of the farm has a part of, and
+-- returns what it wrote. Run under FarmWindowFinalLock.
+-- name: FarmWindowFinalWrite :many
+WITH shards AS (
+    SELECT count(DISTINCT t.shard_name) AS n FROM turbine t WHERE t.farm_id = sqlc.arg(farm_id)
+), sums AS (
+    SELECT p.window_start, max(p.window_end) AS window_end, max(p.day) AS day,
+           sum(p.expected) AS expected, sum(p.received) AS received, sum(p.available) AS available, sum(p.late) AS late,
+           sum(p.readings) AS readings, count(*) AS parts
+    FROM farm_window_part p
+    WHERE p.farm_id = sqlc.arg(farm_id) AND p.window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
+    GROUP BY p.window_start
+)
+INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
+                         readings, computed_at, complete_through, revision, job_id)
+SELECT sqlc.arg(farm_id)::text, s.window_start, 'final', s.window_end, s.day, s.expected, s.received, s.available, s.late,
+       s.readings, sqlc.arg(computed_at)::timestamptz,
+       sqlc.arg(computed_at)::timestamptz - (SELECT allowed_lateness_s FROM farm_rules WHERE farm_id = sqlc.arg(farm_id)) * interval '1 second',
+       1, sqlc.narg(job_id)::bigint
+FROM sums s
+CROSS JOIN shards
+WHERE s.parts >= shards.n
+ON CONFLICT (farm_id, window_start, path) DO UPDATE
+SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected, received = EXCLUDED.received,
+    available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
+    computed_at = EXCLUDED.computed_at, complete_through = EXCLUDED.complete_through,
+    revision = farm_window.revision + 1, job_id = EXCLUDED.job_id
+RETURNING window_start, day, revision;
+
+-- ReconcileWindows measures fast against final for the given windows that
+-- have both rows, and for their farm-local days (every window of the day
+-- with both rows), and raises or updates a divergence alert where either
+-- count diverges by more than the farm's threshold.
+-- name: ReconcileWindows :exec
+WITH pairs AS (
+    SELECT fa.farm_id, fa.window_start, fa.day,
+           fa.expected AS fast_expected, fa.received AS fast_received, fa.available AS fast_available,
+           fi.expected AS final_expected, fi.received AS final_received, fi.available AS final_available, fi.revision
+    FROM farm_window fa
+    JOIN farm_window fi ON fi.farm_id = fa.farm_id AND fi.window_start = fa.window_start AND fi.path = 'final'
+    WHERE fa.farm_id = sqlc.arg(farm_id) AND fa.path = 'fast'
+      AND fa.day IN (SELECT DISTINCT w.day FROM farm_window w WHERE w.farm_id = sqlc.arg(farm_id) AND w.window_start = ANY (sqlc.arg(window_starts)::timestamptz[]))
+), win AS (
+    INSERT INTO reconciliation (farm_id, scope, period_start, day, fast_expected, fast_received, fast_available,
+                                final_expected, final_received, final_available, windows, final_revision, measured_at)
+    SELECT farm_id, 'window', window_start, day, fast_expected, fast_received, fast_available,
+           final_expected, final_received, final_available, 1, revision, sqlc.arg(measured_at)::timestamptz
+    FROM pairs
+    WHERE window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
+    ON CONFLICT (farm_id, scope, period_start) DO UPDATE
+    SET fast_expected = EXCLUDED.fast_expected, fast_received = EXCLUDED.fast_received, fast_available = EXCLUDED.fast_available,
+        final_expected = EXCLUDED.final_expected, final_received = EXCLUDED.final_received,
+        final_available = EXCLUDED.final_available, final_revision = EXCLUDED.final_revision, measured_at = EXCLUDED.measured_at
+    RETURNING farm_id
+), days AS (
+    INSERT INTO reconciliation (farm_id, scope, period_start, day, fast_expected, fast_received, fast_available,
+                                final_expected, final_received, final_available, windows, final_revision, measured_at)
+    SELECT p.farm_id, 'day', (p.day::timestamp AT TIME ZONE f.timezone), p.day,
+           sum(p.fast_expected), sum(p.fast_received), sum(p.fast_available),
+           sum(p.final_expected), sum(p.final_received), sum(p.final_available), count(*), sum(p.revision), sqlc.arg(measured_at)::timestamptz
+    FROM pairs p JOIN farm f ON f.id = p.farm_id
+    GROUP BY p.farm_id, p.day, f.timezone
+    ON CONFLICT (farm_id, scope, period_start) DO UPDATE
+    SET fast_expected = EXCLUDED.fast_expected, fast_received = EXCLUDED.fast_received, fast_available = EXCLUDED.fast_available,
+        final_expected = EXCLUDED.final_expected, final_received = EXCLUDED.final_received,
+        final_available = EXCLUDED.final_available, windows = EXCLUDED.windows,
+        final_revision = EXCLUDED.final_revision, measured_at = EXCLUDED.measured_at
+    RETURNING farm_id
+)
+SELECT (SELECT count(*) FROM win) + (SELECT count(*) FROM days);
+
+-- DivergenceAlertsRaise raises (or refreshes) a divergence alert for each of
+-- the farm's reconciliation rows of the given days whose received or
+-- available diverges by more than the farm's threshold, per mille of the
+-- final; an alert whose divergence has come back under it is left as raised
+-- (it happened) with its latest counts.
+-- name: DivergenceAlertsRaise :execrows
+INSERT INTO alert (kind, farm_id, scope, period_start, day, raised_at, threshold_pm, detail, message)
+SELECT 'divergence', r.farm_id, r.scope, r.period_start, r.day, sqlc.arg(raised_at)::timestamptz, fr.divergence_alert_pm,
+       jsonb_build_object('fast_received', r.fast_received, 'final_received', r.final_received,
+                          'fast_available', r.fast_available, 'final_available', r.final_available,
+                          'windows', r.windows, 'final_revision', r.final_revision),
+       format('%s %s %s: fast %s received / %s available, final %s / %s (threshold %s per mille)',
+              r.farm_id, r.scope, r.period_start, r.fast_received, r.fast_available, r.final_received, r.final_available,
+              fr.divergence_alert_pm)
+FROM reconciliation r
+JOIN farm_rules fr ON fr.farm_id = r.farm_id
+WHERE r.farm_id = sqlc.arg(farm_id) AND r.day = ANY (sqlc.arg(days)::date[]) AND r.measured_at = sqlc.arg(raised_at)::timestamptz
+  AND (abs(r.final_received - r.fast_received) * 1000 > fr.divergence_alert_pm * r.final_received
+       OR abs(r.final_available - r.fast_available) * 1000 > fr.divergence_alert_pm * r.final_available)
+ON CONFLICT (kind, farm_id, scope, period_start) DO UPDATE
+SET detail = EXCLUDED.detail, message = EXCLUDED.message, threshold_pm = EXCLUDED.threshold_pm;
+
+-- WindowSumCheck is the bug alarm's independent sum: for one farm-day on
+-- one shard, the shard's final window parts against its turbine_day rows
+-- (two groupings of the same turbine_window rows, written by different
+-- statements). Returns the two received/expected sums; any difference is
+-- a bug.
+-- name: WindowSumCheck :one
+SELECT coalesce((SELECT sum(p.expected) FROM farm_window_part p WHERE p.farm_id = sqlc.arg(farm_id) AND p.day = sqlc.arg(day) AND p.shard_name = sqlc.arg(shard_name)), 0)::bigint AS windows_expected,
+       coalesce((SELECT sum(p.received) FROM farm_window_part p WHERE p.farm_id = sqlc.arg(farm_id) AND p.day = sqlc.arg(day) AND p.shard_name = sqlc.arg(shard_name)), 0)::bigint AS windows_received,
+       coalesce((SELECT sum(p.available) FROM farm_window_part p WHERE p.farm_id = sqlc.arg(farm_id) AND p.day = sqlc.arg(day) AND p.shard_name = sqlc.arg(shard_name)), 0)::bigint AS windows_available,
+       coalesce((SELECT sum(td.expected) FROM turbine_day td WHERE td.farm_id = sqlc.arg(farm_id) AND td.day = sqlc.arg(day) AND td.shard_name = sqlc.arg(shard_name)), 0)::bigint AS days_expected,
+       coalesce((SELECT sum(td.received) FROM turbine_day td WHERE td.farm_id = sqlc.arg(farm_id) AND td.day = sqlc.arg(day) AND td.shard_name = sqlc.arg(shard_name)), 0)::bigint AS days_received,
+       coalesce((SELECT sum(td.available) FROM turbine_day td WHERE td.farm_id = sqlc.arg(farm_id) AND td.day = sqlc.arg(day) AND td.shard_name = sqlc.arg(shard_name)), 0)::bigint AS days_available;
+
+-- AlertRaise raises (or refreshes) one alert.
+-- name: AlertRaise :exec
+INSERT INTO alert (kind, farm_id, scope, period_start, day, raised_at, threshold_pm, detail, message)
+VALUES (sqlc.arg(kind), sqlc.arg(farm_id), sqlc.arg(scope), sqlc.arg(period_start), sqlc.arg(day), sqlc.arg(raised_at), sqlc.narg(threshold_pm), sqlc.arg(detail), sqlc.arg(message))
+ON CONFLICT (kind, farm_id, scope, period_start) DO UPDATE
+SET detail = EXCLUDED.detail, message = EXCLUDED.message, threshold_pm = EXCLUDED.threshold_pm;
+
+-- CompletenessCheck: a closed farm-day's received against its expected
+-- (turbines in service, every shard), the farm's threshold, and its
+-- silent turbines with their silent local hours.
+-- name: CompletenessCheck :one
+SELECT coalesce(sum(td.expected), 0)::bigint AS expected,
+       coalesce(sum(td.received), 0)::bigint AS received,
+       fr.completeness_alert_pm::integer AS threshold_pm,
+       coalesce(jsonb_agg(jsonb_build_object('turbine_id', td.turbine_id, 'silent_hours', td.silent_hours, 'expected', td.expected, 'received', td.received)
+                          ORDER BY td.turbine_id) FILTER (WHERE cardinality(td.silent_hours) > 0), '[]')::jsonb AS silent,
+       (sqlc.arg(day)::date::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_start
+FROM farm f
+JOIN farm_rules fr ON fr.farm_id = f.id
+LEFT JOIN turbine_day td ON td.farm_id = f.id AND td.day = sqlc.arg(day)
+WHERE f.id = sqlc.arg(farm_id)
+GROUP BY fr.completeness_alert_pm, f.timezone;
