@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -71,8 +72,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"farms[0] (f1).cadence_seconds: 9223372036854775807 must be between 1 and 86400"}},
 		{"ShardPasswordVariablesCollide", "shards:\n  - name: s-1\n  - name: s_1\nfarms:\n  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s-1}]}\n",
 			[]string{`shards[1].name: "s_1" and "s-1" would share the password variable GALEWATCH_SHARD_S_1_PASSWORD`}},
-		{"MarkMarginTooShort", "rules: {mark_margin: 60s}\n" + head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
-			[]string{"rules.mark_margin: 1m0s must be at least 2m0s"}},
+		{"MarkMarginTooShort", "rules: {mark_margin: 20s}\n" + head + "  - {id: f1, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n",
+			[]string{"rules.mark_margin: 20s must be at least 30s"}},
 		{"FarmRuleNotWholeSeconds", head + "  - {id: f1, timezone: UTC, rules: {window: 1500ms}, turbines: [{id: T-1, shard: s1}]}\n",
 			[]string{"farms[0] (f1).rules.window: 1.5s is not a whole number of seconds"}},
 		{"RuleNotADuration", head + "  - {id: f1, timezone: UTC, rules: {max_age: forever}, turbines: [{id: T-1, shard: s1}]}\n",
@@ -208,18 +209,20 @@ func TestShardPasswordComesFromTheEnvironment(t *testing.T) {
 func TestDefaultRulesAreTheDatabaseDefaults(t *testing.T) {
 	t.Parallel()
 	env := testdb.New(t, "")
-	var lane, early, future, maxAge, window, margin int32
-	err := env.Control.QueryRow(context.Background(), `SELECT lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s FROM fleet_rules`).
-		Scan(&lane, &early, &future, &maxAge, &window, &margin)
+	var r controldb.FarmRule
+	err := env.Control.QueryRow(context.Background(), `SELECT lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
+		allowed_lateness_s, divergence_alert_pm, completeness_alert_pm FROM fleet_rules`).
+		Scan(&r.LaneThresholdMs, &r.EarlyToleranceMs, &r.FutureLimitS, &r.MaxAgeDays, &r.WindowS, &r.MarkMarginS,
+			&r.AllowedLatenessS, &r.DivergenceAlertPm, &r.CompletenessAlertPm)
 	testdb.Must(t, err, "fleet_rules")
-	if got := fleet.RulesFromRow(lane, early, future, maxAge, window, margin); got != fleet.DefaultRules() {
+	if got := fleet.RulesFromRow(r); got != fleet.DefaultRules() {
 		t.Fatalf("fleet_rules defaults %v, Go's DefaultRules %v", got, fleet.DefaultRules())
 	}
-	plan, err := fleet.Parse("rules", strings.NewReader("rules: {future_limit: 2h, max_age: 30d}\nshards: [{name: s1}]\nfarms:\n  - {id: a, timezone: UTC, turbines: [{id: A-1, shard: s1}]}\n  - {id: b, timezone: UTC, rules: {window: 60s}, turbines: [{id: B-1, shard: s1}]}\n"))
+	plan, err := fleet.Parse("rules", strings.NewReader("rules: {future_limit: 2h, max_age: 30d}\nshards: [{name: s1}]\nfarms:\n  - {id: a, timezone: UTC, turbines: [{id: A-1, shard: s1}]}\n  - {id: b, timezone: UTC, rules: {window: 600s}, turbines: [{id: B-1, shard: s1}]}\n"))
 	testdb.Must(t, err, "parse")
 	_, err = env.Registry.Apply(context.Background(), "rules", plan)
 	testdb.Must(t, err, "apply")
-	want := map[string]string{"a": "7200/30/600", "b": "7200/30/60"}
+	want := map[string]string{"a": "7200/30/60", "b": "7200/30/600"}
 	for farm, w := range want {
 		var got string
 		err := env.Control.QueryRow(context.Background(), `SELECT format('%s/%s/%s', future_limit_s, max_age_days, window_s) FROM farm_rules WHERE farm_id = $1`, farm).Scan(&got)

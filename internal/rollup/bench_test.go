@@ -16,6 +16,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -192,17 +193,35 @@ func (c *chunk) Next() (*reading.Record, error) {
 	return c.dec.Next()
 }
 
-// bareSQL runs TurbineDayCompute (the job's own query) directly on each
-// shard in parallel, without River, locks or the upsert.
+// bareSQL runs the job's own shard statements (the windows of the day from
+// the readings, their sums, the day added up from them) directly on each
+// shard in parallel, in one transaction each, without River, locks or the
+// control database.
 func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []string) time.Duration {
 	ctx := context.Background()
-	args := map[string]sharddb.TurbineDayComputeParams{}
 	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
+	rules := fleet.RulesFromRow(farm.FarmRule)
+	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	type shardArgs struct {
+		turbines []rollup.Turbine
+		pairs    rollup.Pairs
+		ids      []string
+	}
+	args := map[string]shardArgs{}
 	for _, s := range shards {
 		ts, err := controldb.New(tb.env.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
 		testdb.Must(b, err, "turbines")
-		args[s] = rollup.ComputeParams(farm, ts)
+		a := shardArgs{turbines: rollup.TurbinesOf(ts), pairs: rollup.Pairs{}}
+		a.pairs.AddRange(a.turbines, 0, g.Len())
+		for _, t := range a.turbines {
+			a.ids = append(a.ids, t.ID)
+		}
+		args[s] = a
+	}
+	windows := make([]int, g.Len())
+	for i := range windows {
+		windows[i] = i
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -210,7 +229,15 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := sharddb.New(tb.env.Shards.Pool(s)).TurbineDayCompute(ctx, args[s])
+			a := args[s]
+			err := pgx.BeginFunc(ctx, tb.env.Shards.Pool(s), func(tx pgx.Tx) error {
+				sq := sharddb.New(tx)
+				if _, err := rollup.ComputeWindows(ctx, sq, g, a.turbines, rules, a.pairs, windows, time.Now()); err != nil {
+					return err
+				}
+				_, err := sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{DayStart: g.Start, FarmID: g.FarmID, Day: day, TurbineIds: a.ids})
+				return err
+			})
 			testdb.Must(b, err, "bare SQL on %s", s)
 		}()
 	}

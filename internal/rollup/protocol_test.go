@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -88,34 +87,44 @@ func waitRunning(t *testing.T, b *bundle, n int) {
 	t.Fatalf("fewer than %d rollup_day jobs running after a minute", n)
 }
 
-// TestOpenDayMarkSchedulesARecomputeAfterTheDayEnds: readings dirtying a
-// day that is still going get one recompute, scheduled just after the day's
-// end, instead of relying on the nightly run.
-func TestOpenDayMarkSchedulesARecomputeAfterTheDayEnds(t *testing.T) {
+// TestOpenDayMarkCorrectsItsWindowsNow: readings dirtying a day that is
+// still going are corrected at once, window by window (a final row for
+// each window they landed in), while the day itself gets no turbine_day
+// rows until every window of it is past the watermark; then its close
+// writes them, added up from the windows.
+func TestOpenDayMarkCorrectsItsWindowsNow(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testdb.ArdnaveFleet, options{})
 	b.clock.Set(time.Date(2026, 8, 1, 16, 0, 0, 0, london)) // Saturday afternoon: the day is open
-	b.replayTurbine(t, "KS-003", 0)                         // 14:00 readings arriving at 16:00
+	b.replayTurbine(t, "KS-003", 0)                         // 14:00-14:10 readings arriving at 16:00
 	res := b.drain(t)
 	if res.Enqueued != 1 || res.OpenDays != 1 || res.Deleted != 1 {
 		t.Fatalf("drain: %+v, want 1 job for an open day and the mark deleted", res)
 	}
-	var state string
-	var at time.Time
+	b.waitIdle(t)
+	var windows, received int64
 	err := b.env.Control.QueryRow(context.Background(),
-		`SELECT state, scheduled_at FROM river_job WHERE kind = 'rollup_day' AND args->>'shard' = 's4'`).Scan(&state, &at)
-	testdb.Must(t, err, "job")
-	// Kilmore Sands is Europe/Dublin: the day ends at 2026-08-01T23:00Z.
-	if want := time.Date(2026, 8, 1, 23, 5, 0, 0, time.UTC); state != string(rivertype.JobStateScheduled) || !at.Equal(want) {
-		t.Fatalf("job %s at %s, want scheduled at %s (5 min after the local day ends)", state, at.UTC(), want)
+		`SELECT count(*), coalesce(sum(received), 0) FROM farm_window WHERE farm_id = 'kilmore-sands' AND path = 'final'`).Scan(&windows, &received)
+	testdb.Must(t, err, "final windows")
+	// 11: the 10 one-minute windows the replay landed in, and the one
+	// before them (a reading marks the window its slot may start in, up to
+	// two cadences back: the mark rule does not repeat the slot rule).
+	if windows != 11 || received != 300 {
+		t.Fatalf("final windows after the correction: %d windows, %d received; want 11 windows, 300 received", windows, received)
 	}
-	// A second mark on the same open day widens the same request.
-	b.replayTurbine(t, "KS-004", 20)
-	if res := b.drain(t); res.Enqueued != 0 || res.Merged != 1 {
-		t.Fatalf("second drain: %+v, want the mark merged into the scheduled job", res)
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01'`); n != 0 {
+		t.Fatalf("%d turbine_day rows for a day still in progress, want none", n)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT cardinality(turbine_ids) FROM rollup_pending`); n != 2 {
-		t.Fatalf("the pending request names %d turbines, want 2", n)
+	// The day ends (Europe/Dublin: 23:00Z) and its watermark passes; its
+	// close writes the day, added up from its windows.
+	b.clock.Set(time.Date(2026, 8, 2, 0, 5, 0, 0, time.UTC))
+	b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "KS-003", "2026-08-01"); got.Received != 300 || got.Expected != 43_200 {
+		t.Fatalf("KS-003 on the closed day: %+v, want expected 43200, received 300", got)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 1440 {
+		t.Fatalf("%d final windows for the closed day, want 1440", n)
 	}
 }
 

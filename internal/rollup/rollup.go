@@ -174,26 +174,20 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	if len(turbines) == 0 {
 		return Result{Full: full}, nil
 	}
-	published, err := q.FarmPublishedThrough(ctx, req.FarmID)
-	if err != nil {
-		return Result{}, fmt.Errorf("published windows: %w", err)
-	}
 	now := c.Now()
 	g := Grid{FarmID: req.FarmID, Day: req.Day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
-	closed := g.Closed(now, rules.AllowedLateness) // windows past the watermark: the only ones given final rows
+	closed := g.Closed(now, rules.AllowedLateness) // windows past the watermark: the only ones recomputed and given final rows
 	// turbine_day rows are written only once every window of the day is
 	// past the watermark: a day adds up from all its windows.
 	dayEnded := closed == g.Len()
-	// A dirty recompute corrects the windows already published; the close
-	// of a day (scheduled, manual, retried) takes every dirty window of the
-	// day past the watermark and fills in any window never computed.
+	// A dirty recompute corrects the windows its marks name; the close of a
+	// day (scheduled, manual, retried) also fills in any window never
+	// computed. Either takes only windows past the watermark: a window not
+	// yet there is the fast path's to compute (it absorbs their marks).
 	closeDay := req.Reason != ReasonDirty || req.Attempt > 1
-	claimBefore := published
-	if closeDay {
-		claimBefore, _ = g.Bounds(closed)
-		if closed == g.Len() {
-			claimBefore = farm.DayEnd
-		}
+	claimBefore, _ := g.Bounds(closed)
+	if closed == g.Len() {
+		claimBefore = farm.DayEnd
 	}
 
 	sq := sharddb.New(stx)
@@ -208,13 +202,15 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		return Result{}, fmt.Errorf("shard %s: claim dirty windows: %w", req.Shard, err)
 	}
 	for _, d := range dirty {
-		if int(d.WindowIndex) < closed || !closeDay {
-			pairs.Add(d.TurbineID, int(d.WindowIndex))
-		}
+		pairs.Add(d.TurbineID, int(d.WindowIndex))
 	}
 	ids := make([]string, len(turbines))
 	for i, t := range turbines {
 		ids[i] = t.ID
+	}
+	if !closeDay {
+		// A correction touches only the turbines its marks name.
+		ids = pairs.Turbines()
 	}
 	var finalWindows []int
 	switch {
@@ -226,7 +222,7 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		}
 		pairs.AddRange(turbines, 0, closed)
 		finalWindows = rangeOf(0, closed)
-	case closeDay || dayEnded:
+	case closeDay || (dayEnded && len(ids) > 0):
 		// Fill in every window past the watermark that was never computed
 		// (the fast path was away, or a turbine was added), so the day
 		// adds up from its windows.
@@ -260,7 +256,7 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	}
 	res := Result{Full: full, Windows: work.Windows, Claimed: len(dirty), RowsRead: work.RowsRead}
 	var dayRows []sharddb.TurbineDayFromWindowsRow
-	if dayEnded {
+	if dayEnded && len(ids) > 0 {
 		if dayRows, err = sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{
 			DayStart: farm.DayStart, FarmID: req.FarmID, Day: req.Day, TurbineIds: ids,
 		}); err != nil {

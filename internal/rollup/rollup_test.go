@@ -299,6 +299,9 @@ farms:
       - {id: AP-301, shard: s1, commissioned_at: 2026-10-25T12:00:00Z}
 `
 	b := setup(t, fleetYAML, options{})
+	// A day gets its turbine_day rows once every window of it is past the
+	// watermark: the clock is after the last day asked for.
+	b.clock.Set(time.Date(2026, 10, 27, 0, 0, 0, 0, time.UTC))
 	for _, tc := range []struct {
 		day      string
 		turbine  string

@@ -125,21 +125,6 @@ func (q *Queries) DivergenceAlertsRaise(ctx context.Context, arg DivergenceAlert
 	return result.RowsAffected(), nil
 }
 
-const farmPublishedThrough = `-- name: FarmPublishedThrough :one
-SELECT coalesce(max(window_end), '-infinity')::timestamptz AS published_through
-FROM farm_window
-WHERE farm_id = $1 AND path = 'fast'
-`
-
-// FarmPublishedThrough is the end of the farm's last published window
-// ('-infinity' when none): corrections recompute only windows before it.
-func (q *Queries) FarmPublishedThrough(ctx context.Context, farmID string) (time.Time, error) {
-	row := q.db.QueryRow(ctx, farmPublishedThrough, farmID)
-	var published_through time.Time
-	err := row.Scan(&published_through)
-	return published_through, err
-}
-
 const farmWindowFastPublish = `-- name: FarmWindowFastPublish :many
 INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
                          readings, computed_at, complete_through, revision, job_id)

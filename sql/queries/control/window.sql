@@ -46,13 +46,6 @@ WHERE w.window_start >= cur.from_t
 ORDER BY w.window_start
 LIMIT sqlc.arg(max_windows)::integer;
 
--- FarmPublishedThrough is the end of the farm's last published window
--- ('-infinity' when none): corrections recompute only windows before it.
--- name: FarmPublishedThrough :one
-SELECT coalesce(max(window_end), '-infinity')::timestamptz AS published_through
-FROM farm_window
-WHERE farm_id = sqlc.arg(farm_id) AND path = 'fast';
-
 -- FarmWindowPartUpsert records shards' parts of farm windows. A part from
 -- an older shard snapshot (smaller shard_xid) never replaces a newer one.
 -- name: FarmWindowPartUpsert :exec
