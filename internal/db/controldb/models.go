@@ -12,15 +12,23 @@ import (
 
 // Raised conditions: divergence (fast vs final above divergence_alert_pm), completeness (a closed day short of expected by more than completeness_alert_pm; detail names the silent turbines and hours), window_sum (a bug alarm: a day's windows do not add up to its turbine_day rows).
 type Alert struct {
-	Kind        string
-	FarmID      string
-	Scope       string
+	// divergence, completeness or window_sum (a bug alarm).
+	Kind string
+	// The farm (farm.id).
+	FarmID string
+	// window or day.
+	Scope string
+	// The window's start, or the farm-local day's start.
 	PeriodStart time.Time
-	Day         time.Time
-	RaisedAt    time.Time
+	// The farm-local day.
+	Day time.Time
+	// When first raised (later measurements update detail and message, not this).
+	RaisedAt time.Time
+	// The threshold in force when raised, per mille (NULL for a bug alarm).
 	ThresholdPm *int32
 	// The counts measured (and for completeness, the silent turbines and their silent hours).
-	Detail  []byte
+	Detail []byte
+	// One line for an operator.
 	Message string
 }
 
@@ -139,10 +147,13 @@ type FarmRule struct {
 
 // A farm's counts per event-time window, by path: fast (published once at the watermark) and final (corrected by late readings, rewritten with a new revision). Sum of every turbine of the farm on every shard.
 type FarmWindow struct {
-	FarmID      string
+	// The farm (farm.id).
+	FarmID string
+	// Window start: farm-local midnight + k * window_s.
 	WindowStart time.Time
 	// fast: published at window end + allowed lateness, never changed. final: recomputed after late readings or at the close of the day.
-	Path      string
+	Path string
+	// Window end (the day's end for a last window cut short).
 	WindowEnd time.Time
 	// The farm-local day holding the window.
 	Day time.Time
@@ -162,23 +173,35 @@ type FarmWindow struct {
 	CompleteThrough time.Time
 	// fast: 0. final: 1 on first write, + 1 on each rewrite.
 	Revision int32
-	JobID    *int64
+	// The River job that wrote the row (publish_windows or rollup_day); NULL outside River.
+	JobID *int64
 }
 
 // One shard's share of a farm's window (its turbines of the farm). Written by the fast path and rollup_day jobs; a final farm_window row is the sum over the farm's shards.
 type FarmWindowPart struct {
-	FarmID      string
+	// The farm (farm.id).
+	FarmID string
+	// Window start.
 	WindowStart time.Time
-	ShardName   string
-	WindowEnd   time.Time
-	Day         time.Time
-	Expected    int64
-	Received    int64
-	Available   int64
-	Late        int64
-	Readings    int64
+	// The shard whose turbines of the farm this part sums.
+	ShardName string
+	// Window end.
+	WindowEnd time.Time
+	// The farm-local day holding the window.
+	Day time.Time
+	// Cadence slots starting in the window, this shard's turbines of the farm.
+	Expected int64
+	// Of those, slots with a reading.
+	Received int64
+	// Of those, slots reported available.
+	Available int64
+	// Readings of the window that came in the backfill lane.
+	Late int64
+	// Readings of the window counted.
+	Readings int64
 	// The shard transaction that computed it (pg_current_xact_id): writes of one farm-day on a shard are serialised, so a larger id is a newer snapshot.
-	ShardXid   int64
+	ShardXid int64
+	// Clock of the computation that wrote the part.
 	ComputedAt time.Time
 }
 
@@ -232,40 +255,65 @@ type IngestReject struct {
 
 // The fast number against the final one, per window and per farm-day, as last measured (each final write re-measures). Per mille in reconciliation_pm.
 type Reconciliation struct {
+	// The farm (farm.id).
 	FarmID string
 	// window: one window (period_start = its start). day: the farm-local day's windows that have both a fast and a final row (period_start = the day's start).
-	Scope          string
-	PeriodStart    time.Time
-	Day            time.Time
-	FastExpected   int64
-	FastReceived   int64
-	FastAvailable  int64
-	FinalExpected  int64
-	FinalReceived  int64
+	Scope string
+	// Window start (scope window) or the farm-local day's start (scope day).
+	PeriodStart time.Time
+	// The farm-local day.
+	Day time.Time
+	// Expected slots in the fast row(s).
+	FastExpected int64
+	// Received slots in the fast row(s).
+	FastReceived int64
+	// Available slots in the fast row(s).
+	FastAvailable int64
+	// Expected slots in the final row(s).
+	FinalExpected int64
+	// Received slots in the final row(s).
+	FinalReceived int64
+	// Available slots in the final row(s).
 	FinalAvailable int64
 	// Windows compared (1 for scope window).
 	Windows int32
 	// The final row's revision measured (for a day: the sum of its windows' revisions).
 	FinalRevision int32
-	MeasuredAt    time.Time
+	// When this comparison was made (the final write that triggered it).
+	MeasuredAt time.Time
 }
 
 // reconciliation with the divergence (final - fast) / final in per mille, computed at read time.
 type ReconciliationPm struct {
-	FarmID                string
-	Scope                 string
-	PeriodStart           time.Time
-	Day                   time.Time
-	FastExpected          int64
-	FastReceived          int64
-	FastAvailable         int64
-	FinalExpected         int64
-	FinalReceived         int64
-	FinalAvailable        int64
-	Windows               int32
-	FinalRevision         int32
-	MeasuredAt            time.Time
-	ReceivedDivergencePm  interface{}
+	// See reconciliation.
+	FarmID string
+	// See reconciliation.
+	Scope string
+	// See reconciliation.
+	PeriodStart time.Time
+	// See reconciliation.
+	Day time.Time
+	// See reconciliation.
+	FastExpected int64
+	// See reconciliation.
+	FastReceived int64
+	// See reconciliation.
+	FastAvailable int64
+	// See reconciliation.
+	FinalExpected int64
+	// See reconciliation.
+	FinalReceived int64
+	// See reconciliation.
+	FinalAvailable int64
+	// See reconciliation.
+	Windows int32
+	// See reconciliation.
+	FinalRevision int32
+	// See reconciliation.
+	MeasuredAt time.Time
+	// (final_received - fast_received) / final_received, per mille (0 when final_received is 0).
+	ReceivedDivergencePm interface{}
+	// (final_available - fast_available) / final_available, per mille (0 when final_available is 0).
 	AvailableDivergencePm interface{}
 }
 
