@@ -63,7 +63,7 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, reten
 			TurbineID: row.ID, FarmID: row.FarmID, Shard: row.ShardName, Location: loc,
 			CommissionedAt: row.CommissionedAt, DecommissionedAt: row.DecommissionedAt,
 			Cadence: time.Duration(row.CadenceSeconds) * time.Second,
-			Rules: fleet.RulesFromRow(row.FarmRule),
+			Rules:   fleet.RulesFromRow(row.FarmRule),
 		}
 		if k, ok := keep[row.FarmID]; ok {
 			r.byID[row.ID].KeepFrom = &k

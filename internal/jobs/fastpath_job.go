@@ -32,7 +32,9 @@ type PublishWindowsWorker struct {
 }
 
 // Timeout bounds one round; each shard has its own, shorter, timeout.
-func (w *PublishWindowsWorker) Timeout(*river.Job[PublishWindowsArgs]) time.Duration { return time.Minute }
+func (w *PublishWindowsWorker) Timeout(*river.Job[PublishWindowsArgs]) time.Duration {
+	return time.Minute
+}
 
 // Work publishes. A farm that could not publish (its shard down) is logged
 // and retried on the next tick; the job itself succeeds when the others

@@ -262,8 +262,23 @@ func countFloor(b *testing.B, tb *bundle, shards []string, day time.Time) time.D
 
 func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 	ctx := context.Background()
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	// The marks a whole-day replay of the turbine leaves: every window of
+	// its day dirty, as ingest writes them.
+	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
+	testdb.Must(b, err, "farm")
+	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesFromRow(farm.FarmRule).Window}
+	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.clock.Now()}
+	for i := 0; i < g.Len(); i++ {
+		s, e := g.Bounds(i)
+		marks.Days = append(marks.Days, day)
+		marks.TurbineIds = append(marks.TurbineIds, turbine)
+		marks.WindowStarts = append(marks.WindowStarts, s)
+		marks.WindowEnds = append(marks.WindowEnds, e)
+	}
+	testdb.Must(b, sharddb.New(tb.env.Shards.Pool(shard)).DirtyWindowInsert(ctx, marks), "dirty windows")
 	var id int64
-	err := pgx.BeginFunc(ctx, tb.env.Control, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, tb.env.Control, func(tx pgx.Tx) error {
 		res, err := tb.client.InsertTx(ctx, tx, jobs.RollupDayArgs{FarmID: "ardnave-point", Day: "2026-08-01", Shard: shard, Reason: rollup.ReasonDirty},
 			&river.InsertOpts{Priority: jobs.PriorityDirty})
 		if err != nil {
@@ -271,7 +286,7 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 		}
 		id = res.Job.ID
 		return controldb.New(tx).RollupPendingPut(ctx, controldb.RollupPendingPutParams{
-			FarmID: "ardnave-point", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ShardName: shard,
+			FarmID: "ardnave-point", Day: day, ShardName: shard,
 			TurbineIds: []string{turbine}, JobID: id, RequestedAt: time.Now(),
 		})
 	})

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"

@@ -413,4 +413,3 @@ func (c *Computer) checkDay(ctx context.Context, q *controldb.Queries, req Reque
 	}
 	return alarms, nil
 }
-
