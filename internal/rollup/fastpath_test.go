@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/fastpath"
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/provenance"
+	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -225,5 +228,183 @@ func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 	}
 	if w, _ := b.window(t, "north", noon, "fast"); w.Received != 2 {
 		t.Fatalf("window 12:00 received %d, want 2", w.Received)
+	}
+}
+
+// TestProvenanceSaysWhichPathMadeANumber: a published window shows path
+// fast, revision 0, complete through its watermark; after a correction the
+// same window shows path final, revision 1; the day shows the sum of its
+// windows and is final only when every window shown is; the tile is the
+// latest window; the publish lag of a window published exactly at its
+// watermark is 0; freshness is the last watermark.
+func TestProvenanceSaysWhichPathMadeANumber(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, windowFleet, options{})
+	p := b.publisher(2 * time.Minute)
+	b.clock.Set(noon.Add(61 * time.Second))
+	b.readingsAt(t, noon, "N-001", "N-002")
+	b.clock.Set(noon.Add(2 * time.Minute))
+	if _, err := p.PublishDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := provenance.Window(ctx, b.env.Control, "north", noon)
+	testdb.Must(t, err, "window provenance")
+	if w.Path != "fast" || w.Revision != 0 || w.Received != 2 || w.Expected != 90 || w.Pending ||
+		!w.CompleteThrough.Equal(noon.Add(time.Minute)) || !w.ComputedAt.Equal(noon.Add(2*time.Minute)) {
+		t.Fatalf("published window: %+v, want fast, revision 0, received 2 of 90, not pending, complete through 12:01, computed 12:02", w)
+	}
+	if lag := testdb.Int(t, b.env.Control, `SELECT lag_ms FROM publish_lag WHERE farm_id = 'north' AND window_start = $1`, noon); lag != 0 {
+		t.Fatalf("publish lag %d ms for a window published exactly at its watermark, want 0", lag)
+	}
+	fr, err := provenance.Freshnesses(ctx, b.env.Control)
+	testdb.Must(t, err, "freshness")
+	if len(fr) != 2 || !fr[0].Published || !fr[0].CompleteThrough.Equal(noon.Add(time.Minute)) || fr[0].Behind(b.clock.Now()) != time.Minute {
+		t.Fatalf("freshness %+v, want north published, complete through 12:01, 1 min behind at 12:02", fr)
+	}
+	// A correction: a reading of 12:00:04 arriving at 12:10.
+	b.clock.Set(noon.Add(10 * time.Minute))
+	b.readingsAt(t, noon.Add(4*time.Second), "N-003")
+	b.drain(t)
+	b.waitIdle(t)
+	w, err = provenance.Window(ctx, b.env.Control, "north", noon)
+	testdb.Must(t, err, "window provenance")
+	if w.Path != "final" || w.Revision != 1 || w.Received != 3 || !w.ComputedAt.Equal(noon.Add(10*time.Minute)) {
+		t.Fatalf("corrected window: %+v, want final, revision 1, received 3, computed 12:10", w)
+	}
+	// The day so far: 12:00 (published, then corrected) and 11:59, before
+	// the fast path's catch-up, which the conservative marks of the 12:00:00
+	// readings named (a slot may start up to two cadences back): the
+	// correction computed it whole, for every turbine, received 0 of 90.
+	d, err := provenance.Day(ctx, b.env.Control, "north", time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC))
+	testdb.Must(t, err, "day provenance")
+	if d.Path != "final" || d.Windows != 2 || d.FinalWindows != 2 || d.Received != 3 || d.Expected != 180 {
+		t.Fatalf("day: %+v, want path final, 2 windows (11:59, 12:00) both final, received 3 of 180", d)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT expected FROM farm_window WHERE farm_id = 'north' AND window_start = $1 AND path = 'final'`, noon.Add(-time.Minute)); n != 90 {
+		t.Fatalf("window 11:59 final expected %d, want 90 (all three turbines)", n)
+	}
+	tile, err := provenance.Tile(ctx, b.env.Control, "north")
+	testdb.Must(t, err, "tile")
+	if !tile.Start.Equal(noon) || tile.Path != "final" {
+		t.Fatalf("tile %+v, want the 12:00 window (the latest published), final", tile)
+	}
+	if _, err := provenance.Tile(ctx, b.env.Control, "nowhere"); !errors.Is(err, provenance.ErrNotPublished) {
+		t.Fatalf("tile of an unknown farm: %v, want ErrNotPublished", err)
+	}
+}
+
+// TestOutOfOrderArrivalGivesTheSameAnswer: the same readings of one window,
+// delivered in order before publication into one farm and shuffled across
+// publication and corrections into another, end in the same final counts
+// and the same day.
+func TestOutOfOrderArrivalGivesTheSameAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const twins = `
+shards: [{name: s1}, {name: s2}]
+farms:
+  - id: inorder
+    timezone: UTC
+    turbines: [{prefix: A-, from: 1, to: 3, shard: s1}]
+  - id: shuffled
+    timezone: UTC
+    turbines: [{prefix: B-, from: 1, to: 3, shard: s2}]
+`
+	b := setup(t, twins, options{})
+	p := b.publisher(2 * time.Minute)
+	// 12:00:00-12:00:58 for turbines 1-3 (90 readings each farm), the A side
+	// at once, the B side in three deliveries: the last third first, the
+	// first third after publication, the middle third hours later.
+	b.clock.Set(noon.Add(61 * time.Second))
+	for k := 0; k < 30; k++ {
+		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "A-001", "A-002", "A-003")
+	}
+	for k := 20; k < 30; k++ {
+		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-003", "B-001", "B-002")
+	}
+	b.clock.Set(noon.Add(2 * time.Minute))
+	if _, err := p.PublishDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Set(noon.Add(5 * time.Minute))
+	for k := 9; k >= 0; k-- {
+		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-002", "B-003", "B-001")
+	}
+	b.drain(t)
+	b.waitIdle(t)
+	b.clock.Set(noon.Add(3 * time.Hour))
+	for k := 19; k >= 10; k-- {
+		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-001", "B-003", "B-002")
+	}
+	b.drain(t)
+	b.waitIdle(t)
+	a, _ := b.window(t, "inorder", noon, "fast")
+	s, ok := b.window(t, "shuffled", noon, "final")
+	if !ok || a.Received != 90 || s.Received != 90 || s.Available != a.Available || s.Expected != a.Expected {
+		t.Fatalf("in order: fast %+v; shuffled: final %+v (exists %v); want both 90 received of 90", a, s, ok)
+	}
+	// Close the day: the same turbine_day counts on both sides.
+	b.clock.Set(time.Date(2026, 8, 2, 0, 5, 0, 0, time.UTC))
+	b.enqueue(t, "inorder", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.enqueue(t, "shuffled", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.waitIdle(t)
+	for i := 1; i <= 3; i++ {
+		x, y := b.turbineDay(t, fmt.Sprintf("A-%03d", i), "2026-08-01"), b.turbineDay(t, fmt.Sprintf("B-%03d", i), "2026-08-01")
+		if x.Received != 30 || y.Received != 30 || x.Expected != y.Expected || x.Available != y.Available {
+			t.Fatalf("turbine %d: in order %+v, shuffled %+v; want the same, 30 received each", i, x, y)
+		}
+	}
+}
+
+// TestCompletenessAlertNamesTheSilentTurbinesAndHours: a closed day on
+// which N-002 sent nothing from 00:00 to 02:00 UTC and N-003 nothing at
+// all, against 1 % allowed: one completeness alert naming N-002 with
+// hours 0 and 1, and N-003 with all 24.
+func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, windowFleet, options{})
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	b.clock.Set(day.Add(25 * time.Hour))
+	var text strings.Builder
+	for at := day; at.Before(day.Add(24 * time.Hour)); at = at.Add(2 * time.Second) {
+		fmt.Fprintf(&text, `{"turbine_id":"N-001","recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
+			at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339))
+		if !at.Before(day.Add(2 * time.Hour)) {
+			fmt.Fprintf(&text, `{"turbine_id":"N-002","recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
+				at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339))
+		}
+	}
+	b.ingestText(t, text.String())
+	b.enqueue(t, "north", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.waitIdle(t)
+	var detail, message string
+	err := b.env.Control.QueryRow(ctx, `SELECT detail::text, message FROM alert WHERE kind = 'completeness' AND farm_id = 'north' AND day = '2026-08-01'`).Scan(&detail, &message)
+	testdb.Must(t, err, "completeness alert")
+	all := make([]string, 24)
+	for h := range all {
+		all[h] = fmt.Sprint(h)
+	}
+	for _, want := range []string{
+		`"turbine_id": "N-002", "silent_hours": [0, 1]`,
+		`"turbine_id": "N-003", "silent_hours": [` + strings.Join(all, ", ") + `]`,
+	} {
+		if !strings.Contains(detail, want) {
+			t.Fatalf("alert detail %s does not contain %s", detail, want)
+		}
+	}
+	if strings.Contains(detail, `"N-001"`) || !strings.Contains(message, "received 82800 of 129600") {
+		t.Fatalf("alert %q / %s: want N-001 absent and received 82800 (43200 + 39600) of 129600", message, detail)
+	}
+	// The south farm sent nothing either: its day is all silent.
+	b.enqueue(t, "south", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.waitIdle(t)
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'completeness' AND farm_id = 'south'`); n != 1 {
+		t.Fatalf("%d completeness alerts for the silent farm, want 1", n)
+	}
+	// The window sums agree with the day: no bug alarm.
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum'`); n != 0 {
+		t.Fatalf("%d window_sum bug alarms, want 0", n)
 	}
 }

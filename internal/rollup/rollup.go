@@ -204,51 +204,91 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	for _, d := range dirty {
 		pairs.Add(d.TurbineID, int(d.WindowIndex))
 	}
-	ids := make([]string, len(turbines))
+	allIDs := make([]string, len(turbines))
 	for i, t := range turbines {
-		ids[i] = t.ID
+		allIDs[i] = t.ID
 	}
+	ids := allIDs
 	if !closeDay {
-		// A correction touches only the turbines its marks name.
+		// A correction writes turbine_day rows only for the turbines its
+		// marks name.
 		ids = pairs.Turbines()
+	}
+	missing := func(turbines []string, first, last int) error {
+		rows, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
+			TurbineIds: turbines, FirstWindow: int32(first), LastWindow: int32(last),
+			DayEnd: farm.DayEnd, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second),
+		})
+		if err != nil {
+			return fmt.Errorf("shard %s: missing windows: %w", req.Shard, err)
+		}
+		for _, m := range rows {
+			pairs.Add(m.TurbineID, int(m.WindowIndex))
+		}
+		return nil
+	}
+	offGrid := func() error {
+		if _, err := sq.TurbineWindowOffGridDelete(ctx, sharddb.TurbineWindowOffGridDeleteParams{
+			FarmID: req.FarmID, Day: req.Day, TurbineIds: ids, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second), DayEnd: farm.DayEnd,
+		}); err != nil {
+			return fmt.Errorf("shard %s: off-grid windows: %w", req.Shard, err)
+		}
+		return nil
 	}
 	var finalWindows []int
 	switch {
 	case full:
-		if _, err := sq.TurbineWindowOffGridDelete(ctx, sharddb.TurbineWindowOffGridDeleteParams{
-			FarmID: req.FarmID, Day: req.Day, TurbineIds: ids, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second), DayEnd: farm.DayEnd,
-		}); err != nil {
-			return Result{}, fmt.Errorf("shard %s: off-grid windows: %w", req.Shard, err)
+		if err := offGrid(); err != nil {
+			return Result{}, err
 		}
 		pairs.AddRange(turbines, 0, closed)
 		finalWindows = rangeOf(0, closed)
-	case closeDay || (dayEnded && len(ids) > 0):
+	case closeDay:
 		// Fill in every window past the watermark that was never computed
 		// (the fast path was away, or a turbine was added), so the day
 		// adds up from its windows.
-		if _, err := sq.TurbineWindowOffGridDelete(ctx, sharddb.TurbineWindowOffGridDeleteParams{
-			FarmID: req.FarmID, Day: req.Day, TurbineIds: ids, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second), DayEnd: farm.DayEnd,
-		}); err != nil {
-			return Result{}, fmt.Errorf("shard %s: off-grid windows: %w", req.Shard, err)
+		if err := offGrid(); err != nil {
+			return Result{}, err
 		}
-		missing, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
-			TurbineIds: ids, DayEnd: farm.DayEnd, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second),
-		})
-		if err != nil {
-			return Result{}, fmt.Errorf("shard %s: missing windows: %w", req.Shard, err)
+		if err := missing(ids, 0, closed-1); err != nil {
+			return Result{}, err
 		}
-		for _, m := range missing {
-			if int(m.WindowIndex) < closed {
-				pairs.Add(m.TurbineID, int(m.WindowIndex))
+		finalWindows = rangeOf(0, closed)
+	default:
+		// A correction: the marked turbine-windows, plus, in the windows it
+		// touches, any turbine of the farm never computed there (a window
+		// the fast path did not publish), so each window's part is whole.
+		if touched := pairs.Windows(); len(touched) > 0 {
+			if err := missing(allIDs, touched[0], touched[len(touched)-1]); err != nil {
+				return Result{}, err
+			}
+			in := map[int]bool{}
+			for _, w := range touched {
+				in[w] = true
+			}
+			for tb, ws := range pairs {
+				for w := range ws {
+					if !in[w] {
+						delete(ws, w)
+					}
+				}
+				if len(ws) == 0 {
+					delete(pairs, tb)
+				}
 			}
 		}
-		if closeDay {
-			finalWindows = rangeOf(0, closed)
-		} else {
-			finalWindows = pairs.Windows()
-		}
-	default:
+		// Final rows only for the touched windows: those are whole.
 		finalWindows = pairs.Windows()
+		if dayEnded && len(ids) > 0 {
+			// The day is past the watermark: its turbine_day rows for these
+			// turbines are rewritten, so every window of theirs must exist.
+			if err := offGrid(); err != nil {
+				return Result{}, err
+			}
+			if err := missing(ids, 0, closed-1); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	work, err := ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, now)
 	if err != nil {

@@ -32,6 +32,38 @@ type Alert struct {
 	Message string
 }
 
+// Per farm-day, the sum of its windows as window_provenance shows them: path final only when every window so far has a final row. turbine_day/farm_day hold the closed day's rows.
+type DayProvenance struct {
+	// The farm.
+	FarmID string
+	// The farm-local day.
+	Day time.Time
+	// Start of its first window shown.
+	FirstWindowStart time.Time
+	// End of its last window shown.
+	LastWindowEnd time.Time
+	// Windows shown.
+	Windows int32
+	// Of those, windows with a final row.
+	FinalWindows int32
+	// final when every window shown is final, else fast.
+	Path string
+	// Sum of the windows' expected.
+	Expected int64
+	// Sum of the windows' received.
+	Received int64
+	// Sum of the windows' available.
+	Available int64
+	// Latest computed_at of its windows.
+	ComputedAt time.Time
+	// Earliest complete_through of its windows: the day is complete through this watermark.
+	CompleteThrough time.Time
+	// Sum of its windows' revisions.
+	Revision int64
+	// A recompute of the day is requested or running.
+	Pending bool
+}
+
 // A wind farm. Its days are local days in its time zone.
 type Farm struct {
 	// Farm id as written in the fleet file (ardnave-point).
@@ -87,6 +119,20 @@ type FarmDay struct {
 	ComputedAfterDayEnd bool
 	Pending             *bool
 	RegisteredTurbines  int32
+}
+
+// Per farm: the end of its last published window, the watermark it was published at, and now() - that watermark in seconds (behind_s). A farm whose behind grows is not being published (its shard down, the fast path stopped).
+type FarmFreshness struct {
+	// The farm.
+	FarmID string
+	// End of the last window published (fast).
+	PublishedThrough time.Time
+	// The latest watermark published at.
+	CompleteThrough time.Time
+	// When the fast path last published for this farm.
+	LastPublishedAt time.Time
+	// now() - complete_through, in seconds (NULL before the first publication).
+	BehindS float64
 }
 
 // Per farm and calendar month in the farm's zone: sums of farm_day and rates computed at read time.
@@ -253,6 +299,22 @@ type IngestReject struct {
 	RawLength *int32
 }
 
+// Per published window: published_at - (window_end + allowed lateness), the delay of the fast path beyond its watermark.
+type PublishLag struct {
+	// The farm.
+	FarmID string
+	// Window start.
+	WindowStart time.Time
+	// Window end.
+	WindowEnd time.Time
+	// When the fast row was written.
+	PublishedAt time.Time
+	// The allowed lateness it was published with.
+	AllowedLatenessS int32
+	// How long after end + allowed lateness it was published, ms.
+	LagMs int64
+}
+
 // The fast number against the final one, per window and per farm-day, as last measured (each final write re-measures). Per mille in reconciliation_pm.
 type Reconciliation struct {
 	// The farm (farm.id).
@@ -405,4 +467,34 @@ type TurbineDay struct {
 	OutOfService int32
 	// Local hours of the day (0 = the hour from local midnight) in which the turbine expected readings and received none.
 	SilentHours []int32
+}
+
+// Per farm window, the number to show: the final row when there is one, else the fast row; with its path, when it was computed, what it is complete through, its revision, and whether a recompute of its farm-day is requested or running.
+type WindowProvenance struct {
+	// The farm.
+	FarmID string
+	// Window start.
+	WindowStart time.Time
+	// Window end.
+	WindowEnd time.Time
+	// The farm-local day.
+	Day time.Time
+	// fast or final: which path made this number.
+	Path string
+	// Expected slots (see farm_window).
+	Expected int64
+	// Received slots.
+	Received int64
+	// Available slots.
+	Available int64
+	// Readings that came in the backfill lane.
+	Late int64
+	// When the row was written.
+	ComputedAt time.Time
+	// The watermark it is complete through (computed_at - allowed lateness).
+	CompleteThrough time.Time
+	// 0 for fast; the final row's revision.
+	Revision int32
+	// A recompute of the farm-day is requested or running. Marks written in the last seconds and not yet drained are on the shards (dirty_window), not counted here.
+	Pending bool
 }

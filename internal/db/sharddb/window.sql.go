@@ -303,20 +303,24 @@ func (q *Queries) TurbineDayFromWindows(ctx context.Context, arg TurbineDayFromW
 const turbineWindowMissing = `-- name: TurbineWindowMissing :many
 SELECT t.turbine_id::text AS turbine_id, w.i::integer AS window_index
 FROM unnest($1::text[]) AS t(turbine_id)
-CROSS JOIN generate_series(0, ceil(extract(epoch FROM $2::timestamptz - $3::timestamptz) / $4::integer)::integer - 1) AS w(i)
+CROSS JOIN generate_series(greatest($2::integer, 0),
+                           least($3::integer,
+                                 ceil(extract(epoch FROM $4::timestamptz - $5::timestamptz) / $6::integer)::integer - 1)) AS w(i)
 WHERE NOT EXISTS (
     SELECT 1 FROM turbine_window tw
     WHERE tw.turbine_id = t.turbine_id
-      AND tw.window_start = $3::timestamptz + w.i * $4::integer * interval '1 second'
-      AND tw.window_end = least($3::timestamptz + (w.i + 1) * $4::integer * interval '1 second', $2::timestamptz))
+      AND tw.window_start = $5::timestamptz + w.i * $6::integer * interval '1 second'
+      AND tw.window_end = least($5::timestamptz + (w.i + 1) * $6::integer * interval '1 second', $4::timestamptz))
 ORDER BY 1, 2
 `
 
 type TurbineWindowMissingParams struct {
-	TurbineIds []string
-	DayEnd     time.Time
-	DayStart   time.Time
-	WindowS    int32
+	TurbineIds  []string
+	FirstWindow int32
+	LastWindow  int32
+	DayEnd      time.Time
+	DayStart    time.Time
+	WindowS     int32
 }
 
 type TurbineWindowMissingRow struct {
@@ -325,10 +329,13 @@ type TurbineWindowMissingRow struct {
 }
 
 // TurbineWindowMissing lists, for the given turbines, the windows of the
-// day (on the farm's current window grid) that have no turbine_window row.
+// day in [first_window, last_window] (on the farm's current window grid)
+// that have no turbine_window row.
 func (q *Queries) TurbineWindowMissing(ctx context.Context, arg TurbineWindowMissingParams) ([]TurbineWindowMissingRow, error) {
 	rows, err := q.db.Query(ctx, turbineWindowMissing,
 		arg.TurbineIds,
+		arg.FirstWindow,
+		arg.LastWindow,
 		arg.DayEnd,
 		arg.DayStart,
 		arg.WindowS,

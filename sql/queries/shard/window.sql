@@ -50,11 +50,14 @@ FROM dirty_window
 WHERE farm_id = sqlc.arg(farm_id) AND day = sqlc.arg(day);
 
 -- TurbineWindowMissing lists, for the given turbines, the windows of the
--- day (on the farm's current window grid) that have no turbine_window row.
+-- day in [first_window, last_window] (on the farm's current window grid)
+-- that have no turbine_window row.
 -- name: TurbineWindowMissing :many
 SELECT t.turbine_id::text AS turbine_id, w.i::integer AS window_index
 FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
-CROSS JOIN generate_series(0, ceil(extract(epoch FROM sqlc.arg(day_end)::timestamptz - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer - 1) AS w(i)
+CROSS JOIN generate_series(greatest(sqlc.arg(first_window)::integer, 0),
+                           least(sqlc.arg(last_window)::integer,
+                                 ceil(extract(epoch FROM sqlc.arg(day_end)::timestamptz - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer - 1)) AS w(i)
 WHERE NOT EXISTS (
     SELECT 1 FROM turbine_window tw
     WHERE tw.turbine_id = t.turbine_id

@@ -1,0 +1,25 @@
+-- ProvenanceTile is a farm's latest window as shown (window_provenance).
+-- name: ProvenanceTile :one
+SELECT * FROM window_provenance
+WHERE farm_id = sqlc.arg(farm_id)
+ORDER BY window_start DESC
+LIMIT 1;
+
+-- ProvenanceWindow is one window as shown.
+-- name: ProvenanceWindow :one
+SELECT * FROM window_provenance
+WHERE farm_id = sqlc.arg(farm_id) AND window_start = sqlc.arg(window_start);
+
+-- ProvenanceDay is one farm-day as shown.
+-- name: ProvenanceDay :one
+SELECT * FROM day_provenance
+WHERE farm_id = sqlc.arg(farm_id) AND day = sqlc.arg(day);
+
+-- FarmFreshness is every farm's freshness; published is false for a farm
+-- the fast path has not published yet (its times are then 'epoch').
+-- name: FarmFreshness :many
+SELECT farm_id, (published_through IS NOT NULL)::boolean AS published,
+       coalesce(published_through, 'epoch')::timestamptz AS published_through,
+       coalesce(complete_through, 'epoch')::timestamptz AS complete_through,
+       coalesce(last_published_at, 'epoch')::timestamptz AS last_published_at
+FROM farm_freshness ORDER BY farm_id;
