@@ -125,6 +125,37 @@ func (q *Queries) DivergenceAlertsRaise(ctx context.Context, arg DivergenceAlert
 	return result.RowsAffected(), nil
 }
 
+const farmWindowFastGet = `-- name: FarmWindowFastGet :one
+SELECT received, available, expected, computed_at
+FROM farm_window
+WHERE farm_id = $1 AND window_start = $2 AND path = 'fast'
+`
+
+type FarmWindowFastGetParams struct {
+	FarmID      string
+	WindowStart time.Time
+}
+
+type FarmWindowFastGetRow struct {
+	Received   int64
+	Available  int64
+	Expected   int64
+	ComputedAt time.Time
+}
+
+// FarmWindowFastGet is one window's fast row.
+func (q *Queries) FarmWindowFastGet(ctx context.Context, arg FarmWindowFastGetParams) (FarmWindowFastGetRow, error) {
+	row := q.db.QueryRow(ctx, farmWindowFastGet, arg.FarmID, arg.WindowStart)
+	var i FarmWindowFastGetRow
+	err := row.Scan(
+		&i.Received,
+		&i.Available,
+		&i.Expected,
+		&i.ComputedAt,
+	)
+	return i, err
+}
+
 const farmWindowFastPublish = `-- name: FarmWindowFastPublish :many
 INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
                          readings, computed_at, complete_through, revision, job_id)
@@ -263,6 +294,46 @@ func (q *Queries) FarmWindowFinalWrite(ctx context.Context, arg FarmWindowFinalW
 	for rows.Next() {
 		var i FarmWindowFinalWriteRow
 		if err := rows.Scan(&i.WindowStart, &i.Day, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const farmWindowFinalsWrittenAt = `-- name: FarmWindowFinalsWrittenAt :many
+SELECT window_start, received, revision
+FROM farm_window
+WHERE farm_id = $1 AND path = 'final' AND computed_at = $2::timestamptz
+ORDER BY window_start
+`
+
+type FarmWindowFinalsWrittenAtParams struct {
+	FarmID     string
+	ComputedAt time.Time
+}
+
+type FarmWindowFinalsWrittenAtRow struct {
+	WindowStart time.Time
+	Received    int64
+	Revision    int32
+}
+
+// FarmWindowFinalsWrittenAt lists the farm's final rows written at exactly
+// @computed_at (a simulated clock's tick: the experiment's correction log).
+func (q *Queries) FarmWindowFinalsWrittenAt(ctx context.Context, arg FarmWindowFinalsWrittenAtParams) ([]FarmWindowFinalsWrittenAtRow, error) {
+	rows, err := q.db.Query(ctx, farmWindowFinalsWrittenAt, arg.FarmID, arg.ComputedAt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FarmWindowFinalsWrittenAtRow
+	for rows.Next() {
+		var i FarmWindowFinalsWrittenAtRow
+		if err := rows.Scan(&i.WindowStart, &i.Received, &i.Revision); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -413,6 +484,34 @@ func (q *Queries) FarmWindowsDue(ctx context.Context, arg FarmWindowsDueParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const farmWindowsFinalReceived = `-- name: FarmWindowsFinalReceived :one
+SELECT count(*)::bigint
+FROM farm_window
+WHERE farm_id = $1 AND path = 'final' AND received = $2::bigint
+  AND window_start >= $3::timestamptz AND window_start < $4::timestamptz
+`
+
+type FarmWindowsFinalReceivedParams struct {
+	FarmID   string
+	Received int64
+	FromT    time.Time
+	ToT      time.Time
+}
+
+// FarmWindowsFinalReceived counts the farm's windows starting in [from, to)
+// whose final row has received = @received.
+func (q *Queries) FarmWindowsFinalReceived(ctx context.Context, arg FarmWindowsFinalReceivedParams) (int64, error) {
+	row := q.db.QueryRow(ctx, farmWindowsFinalReceived,
+		arg.FarmID,
+		arg.Received,
+		arg.FromT,
+		arg.ToT,
+	)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const farmsForPublication = `-- name: FarmsForPublication :many

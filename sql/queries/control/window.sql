@@ -212,3 +212,25 @@ JOIN farm_rules fr ON fr.farm_id = f.id
 LEFT JOIN turbine_day td ON td.farm_id = f.id AND td.day = sqlc.arg(day)
 WHERE f.id = sqlc.arg(farm_id)
 GROUP BY fr.completeness_alert_pm, f.timezone;
+
+-- FarmWindowFinalsWrittenAt lists the farm's final rows written at exactly
+-- @computed_at (a simulated clock's tick: the experiment's correction log).
+-- name: FarmWindowFinalsWrittenAt :many
+SELECT window_start, received, revision
+FROM farm_window
+WHERE farm_id = sqlc.arg(farm_id) AND path = 'final' AND computed_at = sqlc.arg(computed_at)::timestamptz
+ORDER BY window_start;
+
+-- FarmWindowFastGet is one window's fast row.
+-- name: FarmWindowFastGet :one
+SELECT received, available, expected, computed_at
+FROM farm_window
+WHERE farm_id = sqlc.arg(farm_id) AND window_start = sqlc.arg(window_start) AND path = 'fast';
+
+-- FarmWindowsFinalReceived counts the farm's windows starting in [from, to)
+-- whose final row has received = @received.
+-- name: FarmWindowsFinalReceived :one
+SELECT count(*)::bigint
+FROM farm_window
+WHERE farm_id = sqlc.arg(farm_id) AND path = 'final' AND received = sqlc.arg(received)::bigint
+  AND window_start >= sqlc.arg(from_t)::timestamptz AND window_start < sqlc.arg(to_t)::timestamptz;

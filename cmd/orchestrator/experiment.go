@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/galewatch/galewatch/internal/experiment"
+)
+
+func (m *Main) experimentCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "experiment", Short: "Studies run through the real pipeline on scratch databases"}
+	cfg := experiment.DefaultConfig()
+	var asJSON, keep bool
+	wm := &cobra.Command{
+		Use:   "watermark [--seed N] [--json]",
+		Short: "Seed 002's watermark study: divergence at publication per allowed lateness, corrections, open divergence, total work",
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			if _, err := m.Control(ctx); err != nil {
+				return err
+			}
+			if cfg.Windows < 1 || cfg.EventsPerWindow < 20 || cfg.EventsPerWindow%20 != 0 {
+				return fmt.Errorf("--windows must be at least 1 and --events a positive multiple of 20 (20 slots a window)")
+			}
+			env, drop, err := experiment.Scratch(ctx, m.controlDSN, cfg)
+			if err != nil {
+				return err
+			}
+			if !keep {
+				defer drop()
+			}
+			cfg.Progress = func(s string) { fmt.Fprintln(os.Stderr, s) }
+			res, err := experiment.Run(ctx, env, cfg)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			return res.WriteText(os.Stdout)
+		},
+	}
+	wm.Flags().Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed of the event draw")
+	wm.Flags().IntVar(&cfg.Windows, "windows", cfg.Windows, "windows of events")
+	wm.Flags().IntVar(&cfg.EventsPerWindow, "events", cfg.EventsPerWindow, "events per window (a multiple of 20)")
+	wm.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	wm.Flags().BoolVar(&keep, "keep", false, "keep the scratch databases (galewatch_experiment_*) for inspection")
+	cmd.AddCommand(wm)
+	return cmd
+}
