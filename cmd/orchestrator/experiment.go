@@ -25,11 +25,14 @@ func (m *Main) experimentCommand() *cobra.Command {
 			if cfg.Windows < 1 || cfg.EventsPerWindow < 20 || cfg.EventsPerWindow%20 != 0 {
 				return fmt.Errorf("--windows must be at least 1 and --events a positive multiple of 20 (20 slots a window)")
 			}
-			env, drop, err := experiment.Scratch(ctx, m.controlDSN, cfg)
+			env, name, drop, err := experiment.Scratch(ctx, m.controlDSN, cfg)
 			if err != nil {
 				return err
 			}
-			if !keep {
+			if keep {
+				fmt.Fprintf(os.Stderr, "experiment: scratch databases %s (and %s_s1, %s_s2), kept\n", name, name, name)
+			} else {
+				fmt.Fprintf(os.Stderr, "experiment: scratch databases %s (and %s_s1, %s_s2), dropped at the end\n", name, name, name)
 				defer drop()
 			}
 			cfg.Progress = func(s string) { fmt.Fprintln(os.Stderr, s) }

@@ -18,16 +18,16 @@ import (
 // own (galewatch_experiment_<random>) with the experiment's fleet and shard
 // databases, provisioned as the orchestrator provisions any; the returned
 // function drops them all. The operator's own databases are not touched.
-func Scratch(ctx context.Context, serverDSN string, cfg Config) (Env, func(), error) {
+func Scratch(ctx context.Context, serverDSN string, cfg Config) (Env, string, func(), error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	name := "galewatch_experiment_" + hex.EncodeToString(b[:])
 	plan, err := fleet.Parse("experiment", strings.NewReader(cfg.FleetYAML()))
 	if err != nil {
-		return Env{}, nil, err
+		return Env{}, name, nil, err
 	}
 	if err := pgserver.EnsureDatabase(ctx, serverDSN, name); err != nil {
-		return Env{}, nil, fmt.Errorf("experiment database: %w", err)
+		return Env{}, name, nil, fmt.Errorf("experiment database: %w", err)
 	}
 	var pool *pgxpool.Pool
 	var shards *fleet.Shards
@@ -47,17 +47,17 @@ func Scratch(ctx context.Context, serverDSN string, cfg Config) (Env, func(), er
 	dsn, err := pgserver.WithDatabase(serverDSN, name)
 	if err != nil {
 		drop()
-		return Env{}, nil, err
+		return Env{}, name, nil, err
 	}
 	if pool, err = pgxpool.New(ctx, dsn); err != nil {
 		drop()
-		return Env{}, nil, err
+		return Env{}, name, nil, err
 	}
 	res, err := provision.Provision(ctx, &fleet.Registry{Pool: pool, ControlDSN: dsn}, provision.Options{Plan: plan, Source: "experiment", MaxShardConns: 10})
 	if err != nil {
 		drop()
-		return Env{}, nil, fmt.Errorf("experiment databases: %w", err)
+		return Env{}, name, nil, fmt.Errorf("experiment databases: %w", err)
 	}
 	shards = res.Shards
-	return Env{Control: pool, Shards: shards}, drop, nil
+	return Env{Control: pool, Shards: shards}, name, drop, nil
 }

@@ -336,6 +336,9 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 	lastDrain := time.Time{}
 	t := cfg.Start
 	lastProgress := time.Now()
+	var tIngest, tPublish, tDrain, tJobs time.Duration
+	mark := time.Now()
+	lap := func(d *time.Duration) { now := time.Now(); *d += now.Sub(mark); mark = now }
 	for next < len(evs) || marksPending || len(due) > 0 || len(measures) > 0 {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -358,6 +361,7 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 				}
 			}
 		}
+		mark = time.Now()
 		// 2. Arrivals by now, to every farm.
 		var recs []reading.Record
 		for next < len(evs) && !evs[next].arrival.After(t) {
@@ -383,6 +387,7 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 				marksPending = true
 			}
 		}
+		lap(&tIngest)
 		// 3. The fast path, when a window is due.
 		if len(due) > 0 && !due[0].After(t) {
 			if _, err := pub.PublishDue(ctx); err != nil {
@@ -392,6 +397,7 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 				due = due[1:]
 			}
 		}
+		lap(&tPublish)
 		// 4. The periodic drain (every 5 s while marks wait), then its jobs.
 		if marksPending && t.Sub(lastDrain) >= 5*time.Second {
 			lastDrain = t
@@ -400,6 +406,7 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 			if err != nil {
 				return res, err
 			}
+			lap(&tDrain)
 			if d.Deferred == 0 && d.Marks == d.Deleted {
 				marksPending = false
 			}
@@ -411,10 +418,13 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 					return res, err
 				}
 			}
+			lap(&tJobs)
 		}
 		if time.Since(lastProgress) > 10*time.Second {
 			lastProgress = time.Now()
-			progress(fmt.Sprintf("experiment: simulated %s, %d of %d events arrived, %d recomputes", t.Sub(cfg.Start).Round(time.Second), next, len(evs), res.Recomputes))
+			progress(fmt.Sprintf("experiment: simulated %s, %d of %d events arrived, %d recomputes (wall: ingest %s, publish %s, drain %s, jobs %s)",
+				t.Sub(cfg.Start).Round(time.Second), next, len(evs), res.Recomputes,
+				tIngest.Round(time.Millisecond), tPublish.Round(time.Millisecond), tDrain.Round(time.Millisecond), tJobs.Round(time.Millisecond)))
 		}
 		// 5. Next tick: a second later, or straight to the next thing that
 		// happens when nothing is going on.
