@@ -51,6 +51,34 @@ type Publisher struct {
 	AfterCompute func(farm string) error
 	// OnPublish, if set, sees every window published.
 	OnPublish func(Published)
+
+	mu sync.Mutex
+	// nextDue: per farm, when its next window can be due (the last one
+	// published, + a window, + the allowed lateness); until then the farm
+	// is not asked (a control query per farm every round otherwise). Never
+	// trusted for more than a minute, so a rule change is seen.
+	nextDue map[string]time.Time
+}
+
+// skip says the farm has nothing due yet at now.
+func (p *Publisher) skip(farm string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next, ok := p.nextDue[farm]
+	return ok && now.Before(next)
+}
+
+func (p *Publisher) setNextDue(farm string, lastEnd time.Time, window, lateness time.Duration, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.nextDue == nil {
+		p.nextDue = map[string]time.Time{}
+	}
+	next := lastEnd.Add(window + lateness)
+	if cap := now.Add(time.Minute); next.After(cap) {
+		next = cap
+	}
+	p.nextDue[farm] = next
 }
 
 // Published is one window's fast row.
@@ -121,6 +149,9 @@ func (p *Publisher) PublishFarm(ctx context.Context, farm string) (int, int64, e
 func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, error) {
 	q := controldb.New(p.Control)
 	now := p.Now()
+	if p.skip(farm, now) {
+		return 0, 0, nil
+	}
 	due, err := q.FarmWindowsDue(ctx, controldb.FarmWindowsDueParams{
 		FarmID: farm, Now: now, StartFrom: now.Add(-cmp.Or(p.CatchUp, time.Hour)), MaxWindows: int32(cmp.Or(p.MaxWindows, 120)),
 	})
@@ -144,6 +175,8 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 		if err != nil {
 			return published, rows, err
 		}
+		last := due[n-1]
+		p.setNextDue(farm, last.WindowEnd, time.Duration(last.WindowS)*time.Second, time.Duration(last.AllowedLatenessS)*time.Second, now)
 		due = due[n:]
 	}
 	return published, rows, nil
