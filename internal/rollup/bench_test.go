@@ -2,6 +2,7 @@ package rollup_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -114,8 +115,55 @@ func benchRollupFarmDay(b *testing.B) {
 	oneBare := bareSQL(b, tb, []string{"s1"}, day, []string{"AP-050"})
 	report("        the same SQL bare, one turbine:                   %6.3f s", oneBare.Seconds())
 	explainOne(b, tb, report)
+	fastWindowReads(b, tb, report)
 	replayWork(b, tb, report)
 }
+
+// fastWindowReads measures what the fast path's statement reads for one
+// window (12:00 local, every turbine of shard s1) over the loaded day: the
+// index entries and heap rows it touched on the readings partitions (this
+// transaction's statistics), against the readings the window holds and the
+// day's partition.
+func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
+	ctx := context.Background()
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
+	testdb.Must(b, err, "farm")
+	rules := fleet.RulesFromRow(farm.FarmRule)
+	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	ts, err := controldb.New(tb.env.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: "s1"})
+	testdb.Must(b, err, "turbines")
+	turbines := rollup.TurbinesOf(ts)
+	const w = 720 // 12:00 local
+	pairs := rollup.Pairs{}
+	pairs.AddRange(turbines, w, w+1)
+	var idxRead, heapFetch, seqRead int64
+	var work rollup.ShardWork
+	start := time.Now()
+	err = pgx.BeginFunc(ctx, tb.env.Shards.Pool("s1"), func(tx pgx.Tx) error {
+		var err error
+		if work, err = rollup.ComputeWindows(ctx, sharddb.New(tx), g, turbines, rules, pairs, []int{w}, time.Now()); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(idx_tup_read), 0)::bigint, coalesce(sum(idx_tup_fetch), 0)::bigint FROM pg_stat_xact_user_indexes WHERE relname LIKE 'readings_p%'`).Scan(&idxRead, &heapFetch); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(seq_tup_read), 0)::bigint FROM pg_stat_xact_user_tables WHERE relname LIKE 'readings_p%'`).Scan(&seqRead); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	took := time.Since(start)
+	if !errors.Is(err, errRollback) {
+		testdb.Must(b, err, "fast window")
+	}
+	dayRows := testdb.Int(b, tb.env.Shards.Pool("s1"), `SELECT count(*) FROM readings WHERE recorded_at >= $1 AND recorded_at < $2`, g.Start, g.End)
+	report("fast    one window (12:00, 100 turbines of s1): %d readings counted; read %d index entries, %d heap fetches, %d rows by sequential scan (the day on s1: %d readings) in %s",
+		work.RowsRead, idxRead, heapFetch, seqRead, dayRows, took.Round(time.Millisecond))
+	b.ReportMetric(float64(idxRead+seqRead)/float64(max(1, work.RowsRead)), "fast-rows-read-per-window-reading")
+}
+
+var errRollback = errors.New("rollback")
 
 // replayWork: the seed's Tuesday replay of the Ardnave hole (2,997,000
 // readings) arrives in 60 batches, one a second, with the periodic drain
