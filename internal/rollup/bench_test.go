@@ -140,17 +140,29 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	var idxRead, heapFetch, seqRead int64
 	var work rollup.ShardWork
 	start := time.Now()
+	// The counters of this backend that are not yet flushed include earlier
+	// statements on the connection: read them before and after.
+	counters := func(tx pgx.Tx) (idx, fetch, seq int64, err error) {
+		err = tx.QueryRow(ctx, `SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)::bigint,
+				coalesce(sum(pg_stat_get_xact_tuples_fetched(i.indexrelid)), 0)::bigint,
+				coalesce((SELECT sum(seq_tup_read) FROM pg_stat_xact_user_tables WHERE relname LIKE 'readings_p%'), 0)::bigint
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname LIKE 'readings_p%'`).Scan(&idx, &fetch, &seq)
+		return
+	}
 	err = pgx.BeginFunc(ctx, tb.env.Shards.Pool("s1"), func(tx pgx.Tx) error {
-		var err error
+		i0, f0, s0, err := counters(tx)
+		if err != nil {
+			return err
+		}
+		start = time.Now()
 		if work, err = rollup.ComputeWindows(ctx, sharddb.New(tx), g, turbines, rules, pairs, []int{w}, time.Now()); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(idx_tup_read), 0)::bigint, coalesce(sum(idx_tup_fetch), 0)::bigint FROM pg_stat_xact_user_indexes WHERE relname LIKE 'readings_p%'`).Scan(&idxRead, &heapFetch); err != nil {
+		i1, f1, s1, err := counters(tx)
+		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(seq_tup_read), 0)::bigint FROM pg_stat_xact_user_tables WHERE relname LIKE 'readings_p%'`).Scan(&seqRead); err != nil {
-			return err
-		}
+		idxRead, heapFetch, seqRead = i1-i0, f1-f0, s1-s0
 		return errRollback
 	})
 	took := time.Since(start)

@@ -256,24 +256,45 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		finalWindows = rangeOf(0, closed)
 	default:
 		// A correction: the marked turbine-windows, plus, in the windows it
-		// touches, any turbine of the farm never computed there (a window
-		// the fast path did not publish), so each window's part is whole.
+		// touches that this shard has no part of yet (the fast path did not
+		// publish them), every turbine of the farm on the shard, so each
+		// window's part is whole.
 		if touched := pairs.Windows(); len(touched) > 0 {
-			if err := missing(allIDs, touched[0], touched[len(touched)-1]); err != nil {
-				return Result{}, err
+			starts := make([]time.Time, len(touched))
+			for i, w := range touched {
+				starts[i], _ = g.Bounds(w)
 			}
-			in := map[int]bool{}
-			for _, w := range touched {
-				in[w] = true
+			present, err := q.FarmWindowPartsPresent(ctx, controldb.FarmWindowPartsPresentParams{FarmID: req.FarmID, ShardName: req.Shard, WindowStarts: starts})
+			if err != nil {
+				return Result{}, fmt.Errorf("window parts present: %w", err)
 			}
-			for tb, ws := range pairs {
-				for w := range ws {
-					if !in[w] {
-						delete(ws, w)
-					}
+			have := map[int64]bool{}
+			for _, p := range present {
+				have[p.Unix()] = true
+			}
+			var absent []int
+			for i, w := range touched {
+				if !have[starts[i].Unix()] {
+					absent = append(absent, w)
 				}
-				if len(ws) == 0 {
-					delete(pairs, tb)
+			}
+			if len(absent) > 0 {
+				if err := missing(allIDs, absent[0], absent[len(absent)-1]); err != nil {
+					return Result{}, err
+				}
+				in := map[int]bool{}
+				for _, w := range touched {
+					in[w] = true
+				}
+				for tb, ws := range pairs {
+					for w := range ws {
+						if !in[w] {
+							delete(ws, w)
+						}
+					}
+					if len(ws) == 0 {
+						delete(pairs, tb)
+					}
 				}
 			}
 		}

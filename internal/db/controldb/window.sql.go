@@ -394,6 +394,42 @@ func (q *Queries) FarmWindowPartUpsert(ctx context.Context, arg FarmWindowPartUp
 	return err
 }
 
+const farmWindowPartsPresent = `-- name: FarmWindowPartsPresent :many
+SELECT window_start
+FROM farm_window_part
+WHERE farm_id = $1 AND shard_name = $2
+  AND window_start = ANY ($3::timestamptz[])
+`
+
+type FarmWindowPartsPresentParams struct {
+	FarmID       string
+	ShardName    string
+	WindowStarts []time.Time
+}
+
+// FarmWindowPartsPresent returns which of the given windows already have a
+// part from this shard (the fast path or a day close computed every
+// turbine of the shard there).
+func (q *Queries) FarmWindowPartsPresent(ctx context.Context, arg FarmWindowPartsPresentParams) ([]time.Time, error) {
+	rows, err := q.db.Query(ctx, farmWindowPartsPresent, arg.FarmID, arg.ShardName, arg.WindowStarts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []time.Time
+	for rows.Next() {
+		var window_start time.Time
+		if err := rows.Scan(&window_start); err != nil {
+			return nil, err
+		}
+		items = append(items, window_start)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const farmWindowsDue = `-- name: FarmWindowsDue :many
 WITH f AS (
     SELECT f.id, f.timezone, r.window_s, r.allowed_lateness_s
