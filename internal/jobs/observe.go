@@ -31,9 +31,6 @@ const (
 	OutcomeSnoozed   Outcome = "snoozed"
 )
 
-// Outcomes lists every Outcome.
-var Outcomes = []Outcome{OutcomeCompleted, OutcomeFailed, OutcomeCancelled, OutcomeSnoozed}
-
 // observeMiddleware times every job run and tells the Observer how it
 // ended. It runs in the worker's goroutine before River records the result,
 // so a job seen completed in river_job has been counted.

@@ -105,9 +105,6 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
-// Registry is the registry (for tests and for adding collectors).
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Ingest is the ingest.Observer that counts into m.
 func (m *Metrics) Ingest() ingest.Observer { return ingestObserver{m} }
 
