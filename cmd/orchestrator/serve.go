@@ -10,6 +10,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/metrics"
 	"github.com/galewatch/galewatch/internal/server"
 )
 
@@ -36,6 +37,8 @@ func (m *Main) serveCommand() *cobra.Command {
 			}
 			control, _ := m.Control(ctx)
 			shards, _ := m.Shards(ctx)
+			met := metrics.New(control, shards, m.Now, metrics.DefaultTimeout)
+			m.Config.Ingest.Observer, jobCfg.Observer = met.Ingest(), met.Jobs()
 			in, err := m.Ingestor(ctx)
 			if err != nil {
 				return err
@@ -59,6 +62,7 @@ func (m *Main) serveCommand() *cobra.Command {
 			defer stopRiver(client)
 			srv := server.New(control, shards, srvCfg)
 			srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
+			srv.Handle("GET /metrics", met.Handler())
 			if err := srv.MountRiverUI(ctx, client); err != nil {
 				return err
 			}

@@ -376,7 +376,7 @@ func TestRolesDownKeepsASharedRole(t *testing.T) {
 		migrate    func(context.Context, *pgxpool.Pool) (schema.Result, error)
 	}{
 		{"Control", "galewatch_reporting", control.FS, 10, schema.MigrateControl},
-		{"Shard", "galewatch_ingest", shard.FS, 5, schema.MigrateShard},
+		{"Shard", "galewatch_ingest", shard.FS, 6, schema.MigrateShard},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := testdb.Pool(t, testdb.NewDatabase(t))

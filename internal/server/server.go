@@ -98,6 +98,7 @@ type Server struct {
 func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
 	s := &Server{Control: control, Shards: shards, cfg: cfg, mux: http.NewServeMux(), log: slog.Default(), csrf: http.NewCrossOriginProtection()}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
 	return s
 }
 
