@@ -10,6 +10,12 @@
 -- and completeness (received / expected) are computed here from the sums,
 -- at read time, never by averaging daily rates.
 --
+-- turbines is how many turbines in service that day have rows, against
+-- registered_turbines, how many the registry had in service (days only).
+-- computed_at is the newest computation among a day's numbers;
+-- complete_through the instant every reading stored before is counted
+-- (rows: the oldest row's computation; windows: their earliest watermark).
+--
 -- A day's numbers are its turbine_day rows once the day has been rolled up
 -- (source 'turbine_day', path 'final'); before that, the sum of its windows
 -- as published so far (source 'farm_window': a window's final row when it
