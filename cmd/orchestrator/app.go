@@ -105,14 +105,19 @@ func (m *Main) Control(ctx context.Context) (*pgxpool.Pool, error) {
 }
 
 func embeddedControlURL(ctx context.Context, home string) (string, error) {
-	s := pgserver.New(home)
+	return embeddedURL(ctx, pgserver.New(home), pgserver.ControlDatabase)
+}
+
+// embeddedURL starts (or confirms) an embedded cluster, creates database db
+// on it if missing and returns its URL.
+func embeddedURL(ctx context.Context, s *pgserver.Server, db string) (string, error) {
 	if err := s.Up(ctx); err != nil {
 		return "", err
 	}
-	if err := pgserver.EnsureDatabase(ctx, s.URL("postgres"), pgserver.ControlDatabase); err != nil {
+	if err := pgserver.EnsureDatabase(ctx, s.URL("postgres"), db); err != nil {
 		return "", err
 	}
-	return s.URL(pgserver.ControlDatabase), nil
+	return s.URL(db), nil
 }
 
 // Registry returns the fleet registry on the control database.

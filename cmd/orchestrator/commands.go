@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,13 +14,63 @@ import (
 )
 
 func (m *Main) dbCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "db", Short: "Manage the embedded default Postgres cluster"}
+	var serverName string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "db",
+		Short: "Manage the embedded default Postgres cluster (--server NAME: a named one beside it, e.g. a shard's)",
+		Long: "The embedded default is one cluster in $GALEWATCH_HOME/pg. --server NAME manages another one, in\n" +
+			"$GALEWATCH_HOME/servers/NAME, with its own postmaster, port, socket and password file: a shard's\n" +
+			"own server, as production runs them. `db up --server s2` creates the database galewatch_s2 on it and\n" +
+			"prints its URL, the dsn to give shard s2 in a fleet file.",
+	}
+	cmd.PersistentFlags().StringVar(&serverName, "server", "", "a named cluster beside the default one (e.g. a shard's server)")
+	// server is the cluster the command is about, and the database whose
+	// URL it prints.
+	server := func() (*pgserver.Server, string, error) {
+		if serverName == "" {
+			return pgserver.New(m.Config.Home), pgserver.ControlDatabase, nil
+		}
+		if err := pgserver.CheckServerName(serverName); err != nil {
+			return nil, "", err
+		}
+		return pgserver.Named(m.Config.Home, serverName), pgserver.ControlDatabase + "_" + serverName, nil
+	}
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the embedded cluster (its data stays); --all stops the named ones too",
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !all {
+				s, _, err := server()
+				if err != nil {
+					return err
+				}
+				return s.Down(c.Context())
+			}
+			names, err := pgserver.ServerNames(m.Config.Home)
+			if err != nil {
+				return err
+			}
+			errs := []error{pgserver.New(m.Config.Home).Down(c.Context())}
+			for _, name := range names {
+				if err := pgserver.Named(m.Config.Home, name).Down(c.Context()); err != nil {
+					errs = append(errs, fmt.Errorf("server %s: %w", name, err))
+				}
+			}
+			return errors.Join(errs...)
+		},
+	}
+	down.Flags().BoolVar(&all, "all", false, "stop the default cluster and every named one")
 	cmd.AddCommand(
 		&cobra.Command{
 			Use:   "up",
-			Short: "Initialise (once) and start the embedded cluster; create the control database",
+			Short: "Initialise (once) and start the embedded cluster; create its database and print its URL",
 			RunE: func(c *cobra.Command, _ []string) error {
-				url, err := embeddedControlURL(c.Context(), m.Config.Home)
+				s, db, err := server()
+				if err != nil {
+					return err
+				}
+				url, err := embeddedURL(c.Context(), s, db)
 				if err != nil {
 					return err
 				}
@@ -27,18 +78,15 @@ func (m *Main) dbCommand() *cobra.Command {
 				return nil
 			},
 		},
-		&cobra.Command{
-			Use:   "down",
-			Short: "Stop the embedded cluster (its data stays)",
-			RunE: func(c *cobra.Command, _ []string) error {
-				return pgserver.New(m.Config.Home).Down(c.Context())
-			},
-		},
+		down,
 		&cobra.Command{
 			Use:   "status",
 			Short: "Show whether the embedded cluster is initialised and running",
 			RunE: func(c *cobra.Command, _ []string) error {
-				s := pgserver.New(m.Config.Home)
+				s, db, err := server()
+				if err != nil {
+					return err
+				}
 				st, err := s.Status(c.Context())
 				if err != nil {
 					return err
@@ -46,24 +94,36 @@ func (m *Main) dbCommand() *cobra.Command {
 				fmt.Printf("initialised: %v\nrunning:     %v\ndata:        %s\nsocket:      %s\nport:        %d\nbinaries:    %s\npassfile:    %s\n",
 					st.Initialised, st.Running, st.DataDir, st.SocketDir, st.Port, st.BinDir, st.PassFile)
 				if st.Running {
-					fmt.Printf("url:         %s\n", s.URL(pgserver.ControlDatabase))
+					fmt.Printf("url:         %s\n", s.URL(db))
+				}
+				if serverName == "" {
+					if names, err := pgserver.ServerNames(m.Config.Home); err == nil && len(names) > 0 {
+						fmt.Printf("servers:     %s (db status --server NAME)\n", strings.Join(names, " "))
+					}
 				}
 				return nil
 			},
 		},
 		&cobra.Command{
 			Use:   "url",
-			Short: "Print the control database URL (DATABASE_URL if set, else the embedded cluster's)",
+			Short: "Print the control database URL (DATABASE_URL if set, else the embedded cluster's); with --server, that server's database",
 			RunE: func(c *cobra.Command, _ []string) error {
-				if m.Config.DatabaseURL != "" {
+				if m.Config.DatabaseURL != "" && serverName == "" {
 					fmt.Println(m.Config.DatabaseURL)
 					return nil
 				}
-				s := pgserver.New(m.Config.Home)
-				if s.Port() == 0 {
-					return fmt.Errorf("the embedded cluster in %s is not initialised: run `orchestrator db up`", s.Home)
+				s, db, err := server()
+				if err != nil {
+					return err
 				}
-				fmt.Println(s.URL(pgserver.ControlDatabase))
+				if s.Port() == 0 {
+					up := "orchestrator db up"
+					if serverName != "" {
+						up += " --server " + serverName
+					}
+					return fmt.Errorf("the embedded cluster in %s is not initialised: run `%s`", s.Home, up)
+				}
+				fmt.Println(s.URL(db))
 				return nil
 			},
 		},

@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,9 @@ type Server struct {
 	BinDir string
 	// RunAs is the unprivileged OS user the server runs as when we are root.
 	RunAs string
+	// Settings are postgresql.conf lines written at initdb after the
+	// defaults (a later line wins); Named servers get SmallSettings.
+	Settings []string
 }
 
 // New returns the cluster rooted at home, with binaries and user resolved
@@ -303,7 +307,7 @@ func (s *Server) initdb(ctx context.Context, bin string, owner osUser) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString("\n# galewatch embedded default\n" + strings.Join(settings, "\n") + "\n")
+	_, err = f.WriteString("\n# galewatch embedded default\n" + strings.Join(append(slices.Clone(settings), s.Settings...), "\n") + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

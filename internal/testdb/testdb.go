@@ -70,9 +70,7 @@ func Home(t testing.TB) string {
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	maint := MaintenanceDSN(t)
-	var b [5]byte
-	_, _ = rand.Read(b[:])
-	name := "gwt_" + strings.ToLower(sanitize(t.Name())) + "_" + hex.EncodeToString(b[:])
+	name := databaseName(t)
 	ctx := context.Background()
 	if err := pgserver.EnsureDatabase(ctx, maint, name); err != nil {
 		t.Fatal(err)
@@ -92,6 +90,13 @@ func NewDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dsn
+}
+
+// databaseName is a unique gwt_* database name for the test.
+func databaseName(t testing.TB) string {
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	return "gwt_" + strings.ToLower(sanitize(t.Name())) + "_" + hex.EncodeToString(b[:])
 }
 
 // databasesOf lists name and the databases named name_<anything>.

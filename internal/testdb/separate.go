@@ -1,0 +1,123 @@
+package testdb
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/pgserver"
+	"github.com/galewatch/galewatch/internal/provision"
+)
+
+// ControlServerName is the named cluster that holds the control databases
+// of NewSeparate (the shards' clusters are named after the shards).
+const ControlServerName = "control"
+
+// Separate is a test's databases on separate Postgres servers, as
+// production runs them: the control database on a cluster of its own and
+// each shard's database on its own cluster (one postmaster per shard, own
+// port, socket and password file). The fault tests stop, kill and hang
+// those servers one at a time.
+type Separate struct {
+	*Env
+	// ControlServer holds the control database; Servers the shards', by
+	// shard name.
+	ControlServer *pgserver.Server
+	Servers       map[string]*pgserver.Server
+}
+
+// NewSeparate starts (or reuses) one named cluster per shard of fleetYAML
+// and one for the control database, in the test home (pgserver.Named:
+// home/servers/<shard>, home/servers/control), creates this test's
+// databases on them (dropped when it ends), points each shard's dsn at its
+// own server, and provisions everything as New does.
+//
+// The clusters are shared by every test that uses them, so a test that
+// stops or hangs one must not run in parallel with another such test; each
+// server is resumed and started again before the test's databases are
+// dropped. It needs the embedded default: with DATABASE_URL set it skips.
+func NewSeparate(t testing.TB, fleetYAML string) *Separate {
+	t.Helper()
+	if os.Getenv("DATABASE_URL") != "" {
+		t.Skip("DATABASE_URL is set: separate servers are started by the embedded default only")
+	}
+	plan, err := fleet.Parse("test", strings.NewReader(fleetYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := Home(t)
+	sep := &Separate{ControlServer: pgserver.Named(home, ControlServerName), Servers: map[string]*pgserver.Server{}}
+	all := []*pgserver.Server{sep.ControlServer}
+	for _, s := range plan.Shards {
+		if s.Name == ControlServerName {
+			t.Fatalf("testdb: shard name %q is the control server's", s.Name)
+		}
+		sep.Servers[s.Name] = pgserver.Named(home, s.Name)
+		all = append(all, sep.Servers[s.Name])
+	}
+	if err := upAll(all); err != nil {
+		t.Fatalf("start separate servers: %v", err)
+	}
+	name := databaseName(t)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if os.Getenv("GALEWATCH_KEEP_TEST_DBS") != "" {
+			return
+		}
+		// The test may have left a server stopped or paused.
+		if err := upAll(all); err != nil {
+			t.Logf("restart separate servers to drop the test's databases: %v", err)
+			return
+		}
+		for _, s := range all {
+			maint := s.URL("postgres")
+			for _, db := range databasesOf(maint, name) {
+				_ = pgserver.DropDatabase(context.Background(), maint, db)
+			}
+		}
+	})
+	if err := pgserver.EnsureDatabase(ctx, sep.ControlServer.URL("postgres"), name); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range plan.Shards {
+		server := sep.Servers[s.Name]
+		db := name + "_" + s.Name
+		if err := pgserver.EnsureDatabase(ctx, server.URL("postgres"), db); err != nil {
+			t.Fatal(err)
+		}
+		plan.Shards[i].DSN = server.URL(db)
+	}
+	dsn := sep.ControlServer.URL(name)
+	pool := Pool(t, dsn)
+	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}, Plan: plan}
+	res, err := provision.Provision(ctx, env.Registry, provision.Options{Plan: plan, MaxShardConns: 10, Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(res.Shards.Close)
+	env.Shards = res.Shards
+	sep.Env = env
+	return sep
+}
+
+// upAll resumes (a paused server answers nothing) and starts every server,
+// in parallel.
+func upAll(servers []*pgserver.Server) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Go(func() {
+			_ = s.Resume() // not running, or not paused: nothing to do
+			errs[i] = s.Up(ctx)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
