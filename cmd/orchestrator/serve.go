@@ -56,10 +56,11 @@ func (m *Main) serveCommand() *cobra.Command {
 			// its turbines (and rules) for ingest, its farms' nightly rollups.
 			go in.KeepRoutes(ctx, m.control, m.Now, m.Config.RetentionDays, 10*time.Second)
 			go schedules.Run(ctx, 10*time.Second)
-			if err := client.Start(ctx); err != nil {
+			stop, err := jobs.Start(ctx, control, client, nil)
+			if err != nil {
 				return err
 			}
-			defer stopRiver(client)
+			defer stop()
 			srv := server.New(control, shards, srvCfg)
 			srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
 			srv.Handle("GET /metrics", met.Handler())

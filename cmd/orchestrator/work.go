@@ -72,10 +72,11 @@ func (m *Main) workCommand() *cobra.Command {
 				return err
 			}
 			activity := jobs.Watch(client)
-			if err := client.Start(ctx); err != nil {
+			stop, err := jobs.Start(ctx, m.control, client, nil)
+			if err != nil {
 				return err
 			}
-			defer stopRiver(client)
+			defer stop()
 			if !untilIdle {
 				schedules, err := m.farmSchedules(ctx, cfg, client)
 				if err != nil {
@@ -92,7 +93,7 @@ func (m *Main) workCommand() *cobra.Command {
 			if err := jobs.WaitIdle(ctx, client, m.control, m.shards); err != nil {
 				return err
 			}
-			stopRiver(client)
+			stop()
 			activity.Stop()
 			return m.printActivity(ctx, activity)
 		},
@@ -100,12 +101,6 @@ func (m *Main) workCommand() *cobra.Command {
 	jobFlags(cmd, &cfg)
 	cmd.Flags().BoolVar(&untilIdle, "until-idle", false, "exit when no job is available or running and no dirty mark waits")
 	return cmd
-}
-
-func stopRiver(client *river.Client[pgx.Tx]) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_ = client.Stop(ctx)
 }
 
 // printActivity says what `work --until-idle` did: the jobs it ran, and
@@ -208,10 +203,11 @@ func (m *Main) rollupCommand() *cobra.Command {
 // take some of the jobs) until every job in ids is finalized, showing
 // progress, and fails when a job gave up.
 func (m *Main) workJobs(ctx context.Context, client *river.Client[pgx.Tx], ids []int64) error {
-	if err := client.Start(ctx); err != nil {
+	stop, err := jobs.Start(ctx, m.control, client, nil)
+	if err != nil {
 		return err
 	}
-	defer stopRiver(client)
+	defer stop()
 	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSetDescription("rollup"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	tty := isTerminal(os.Stderr)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/faultpoint"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -232,6 +233,9 @@ func (p *Publisher) publishDay(ctx context.Context, farm string, shards []string
 		if err := p.AfterCompute(farm); err != nil {
 			return 0, rowsRead, err
 		}
+	}
+	if err := faultpoint.Reached(ctx, faultpoint.FastPathBeforePublish, farm+" "+due[0].WindowStart.UTC().Format(time.RFC3339)); err != nil {
+		return 0, rowsRead, err
 	}
 	var out []Published
 	err = pgx.BeginFunc(ctx, p.Control, func(tx pgx.Tx) error {

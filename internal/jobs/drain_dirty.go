@@ -14,6 +14,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/faultpoint"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -211,6 +212,9 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 		case deferred:
 			res.Deferred++
 			continue // the mark stays
+		}
+		if err := faultpoint.Reached(ctx, faultpoint.DrainBeforeMarkDelete, m.FarmID+"/"+m.Day.Format(time.DateOnly)+"/"+shard); err != nil {
+			return res, err
 		}
 		n, err := sq.DirtyMarkDelete(ctx, sharddb.DirtyMarkDeleteParams{ID: m.ID, Version: m.Version})
 		if err != nil {

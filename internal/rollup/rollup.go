@@ -22,6 +22,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/faultpoint"
 	"github.com/galewatch/galewatch/internal/fleet"
 )
 
@@ -131,6 +132,9 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 		return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
 	}
 	if res.Refused == nil && !res.Skipped {
+		if err := faultpoint.Reached(ctx, faultpoint.RollupBetweenCommits, req.Reason+" "+req.key()); err != nil {
+			return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
+		}
 		if err := stx.Commit(ctx); err != nil {
 			return Result{}, fmt.Errorf("rollup %s: commit shard %s (the control side committed; the marks stay and the next recompute repeats this one): %w", req.key(), req.Shard, err)
 		}

@@ -1,0 +1,79 @@
+// Package faultpoint lets the fault tests stop a real orchestrator process
+// at a named point in the middle of its work, so they can kill it there
+// (kill -9) knowing exactly what it had and had not committed, instead of
+// sleeping and hoping.
+//
+// A process started with GALEWATCH_FAULTPOINT=<name>[=<text>][,...] blocks
+// the first time it reaches each named point (with <text>: the first time
+// the point's detail, e.g. a rollup's reason and farm-day, contains it): it
+// writes one line "galewatch faultpoint <name> reached: <detail>" to stderr
+// and waits until its context ends (the test kills the process meanwhile).
+// Without the variable every point is a map lookup that finds nothing.
+package faultpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+)
+
+// Env names the points to block at, separated by commas.
+const Env = "GALEWATCH_FAULTPOINT"
+
+// The points. Each sits between two commits whose order matters.
+const (
+	// RollupBetweenCommits: a rollup_day job has committed its control
+	// side (parts, final windows, turbine_day) but not yet its shard side
+	// (the claims of its dirty windows, turbine_window).
+	RollupBetweenCommits = "rollup.between_commits"
+	// DrainBeforeMarkDelete: the drain has committed a recompute request
+	// and its job on the control database, and not yet deleted the mark.
+	DrainBeforeMarkDelete = "drain.before_mark_delete"
+	// FastPathBeforePublish: the fast path's shards have committed their
+	// windows (and absorbed those windows' marks) and the farm's fast rows
+	// are not yet published.
+	FastPathBeforePublish = "fastpath.before_publish"
+)
+
+var (
+	armed = parse(os.Getenv(Env)) // point → the text its detail must contain
+	mu    sync.Mutex
+	hit   = map[string]bool{}
+)
+
+func parse(v string) map[string]string {
+	if v == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, spec := range strings.Split(v, ",") {
+		name, text, _ := strings.Cut(strings.TrimSpace(spec), "=")
+		if name != "" {
+			out[name] = text
+		}
+	}
+	return out
+}
+
+// Reached blocks at point name when this process was started with it armed
+// (and detail contains the armed text) and has not blocked there yet: it
+// says so on stderr and returns ctx's error once ctx ends. Otherwise it
+// returns nil at once.
+func Reached(ctx context.Context, name, detail string) error {
+	text, ok := armed[name]
+	if !ok || !strings.Contains(detail, text) {
+		return nil
+	}
+	mu.Lock()
+	first := !hit[name]
+	hit[name] = true
+	mu.Unlock()
+	if !first {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "galewatch faultpoint %s reached: %s\n", name, detail)
+	<-ctx.Done()
+	return ctx.Err()
+}
