@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -67,6 +69,8 @@ type Main struct {
 	shards      *fleet.Shards
 	provisioned *schema.Result  // set once provisioned in this process
 	retired     []*fleet.Shards // replaced by a later provisioning; closed by Close
+	// unreachable names the shards skipped at start (Migrate), with why.
+	unreachable map[string]error
 }
 
 // NewMain returns a Main configured from the environment.
@@ -154,7 +158,14 @@ func (m *Main) Migrate(ctx context.Context) (schema.Result, error) {
 		return *m.provisioned, nil // once per process: the pools handed out stay open
 	}
 	res, err := m.provision(ctx, nil, "")
-	return res.Schema, err
+	if err != nil {
+		return res.Schema, err
+	}
+	m.unreachable = res.Unreachable
+	for _, name := range slices.Sorted(maps.Keys(res.Unreachable)) {
+		fmt.Fprintf(os.Stderr, "orchestrator: shard %s does not answer (%v): going on without it; its work fails until it answers, and its migrations wait for the next start\n", name, res.Unreachable[name])
+	}
+	return res.Schema, nil
 }
 
 func (m *Main) provision(ctx context.Context, plan *fleet.Plan, source string) (provision.Result, error) {
@@ -165,6 +176,9 @@ func (m *Main) provision(ctx context.Context, plan *fleet.Plan, source string) (
 	res, err := provision.Provision(ctx, reg, provision.Options{
 		Plan: plan, Source: source, Partitions: true, Now: m.Now(),
 		PartitionsAhead: m.Config.PartitionsAhead, RetentionDays: m.Config.RetentionDays, MaxShardConns: 12,
+		// A process that starts while a shard is down serves the others;
+		// a fleet apply must reach every shard.
+		SkipUnreachable: plan == nil,
 	})
 	if err != nil {
 		return res, err

@@ -140,6 +140,9 @@ func (m *Main) migrateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if len(m.unreachable) > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d shard(s) not migrated: they do not answer", len(m.unreachable))}
+			}
 			fmt.Printf("migrated: control %d new, river %d new, %d shard(s) up to date\n", res.Goose, res.River, len(m.shards.Names()))
 			return nil
 		},

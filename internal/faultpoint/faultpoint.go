@@ -7,16 +7,20 @@
 // the first time it reaches each named point (with <text>: the first time
 // the point's detail, e.g. a rollup's reason and farm-day, contains it): it
 // writes one line "galewatch faultpoint <name> reached: <detail>" to stderr
-// and waits until its context ends (the test kills the process meanwhile).
-// Without the variable every point is a map lookup that finds nothing.
+// and waits until its context ends (the test kills the process meanwhile),
+// or until the process gets SIGUSR1 (the test did something to the world,
+// say stopped a shard's server, and lets the work go on). Without the
+// variable every point is a map lookup that finds nothing.
 package faultpoint
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Env names the points to block at, separated by commas.
@@ -38,10 +42,19 @@ const (
 )
 
 var (
-	armed = parse(os.Getenv(Env)) // point → the text its detail must contain
-	mu    sync.Mutex
-	hit   = map[string]bool{}
+	armed   = parse(os.Getenv(Env)) // point → the text its detail must contain
+	mu      sync.Mutex
+	hit     = map[string]bool{}
+	release = make(chan os.Signal, 1)
 )
+
+func init() {
+	if len(armed) > 0 {
+		// Registered before any point can be reached, so that SIGUSR1
+		// never takes its default action (ending the process).
+		signal.Notify(release, syscall.SIGUSR1)
+	}
+}
 
 func parse(v string) map[string]string {
 	if v == "" {
@@ -59,8 +72,8 @@ func parse(v string) map[string]string {
 
 // Reached blocks at point name when this process was started with it armed
 // (and detail contains the armed text) and has not blocked there yet: it
-// says so on stderr and returns ctx's error once ctx ends. Otherwise it
-// returns nil at once.
+// says so on stderr, then returns nil on SIGUSR1 or ctx's error once ctx
+// ends. Otherwise it returns nil at once.
 func Reached(ctx context.Context, name, detail string) error {
 	text, ok := armed[name]
 	if !ok || !strings.Contains(detail, text) {
@@ -74,6 +87,11 @@ func Reached(ctx context.Context, name, detail string) error {
 		return nil
 	}
 	fmt.Fprintf(os.Stderr, "galewatch faultpoint %s reached: %s\n", name, detail)
-	<-ctx.Done()
-	return ctx.Err()
+	select {
+	case <-release:
+		fmt.Fprintf(os.Stderr, "galewatch faultpoint %s released\n", name)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

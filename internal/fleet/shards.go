@@ -104,6 +104,32 @@ func (s *Shards) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// MigrateReachable applies the shard migrations to every shard that
+// answers within reach, and names the others with their error instead of
+// failing: a process that starts while one shard's server is down or hangs
+// still serves the other shards (the skipped one's work fails until it
+// answers, and /readyz says whether its migrations are behind). A shard
+// that answers is migrated with no bound (a migration may take long).
+func (s *Shards) MigrateReachable(ctx context.Context, reach time.Duration) (map[string]error, error) {
+	skipped := map[string]error{}
+	for _, name := range s.names {
+		pctx, cancel := context.WithTimeout(ctx, reach)
+		err := s.pools[name].Ping(pctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return skipped, ctx.Err()
+			}
+			skipped[name] = err
+			continue
+		}
+		if _, err := schema.MigrateShard(ctx, s.pools[name]); err != nil {
+			return skipped, fmt.Errorf("shard %s: %w", name, err)
+		}
+	}
+	return skipped, nil
+}
+
 // Close closes every pool.
 func (s *Shards) Close() {
 	for _, p := range s.pools {

@@ -129,14 +129,17 @@ func (w *shardWriter) liveQueued(delta int) {
 // write stores one batch exactly once and records its dirty marks in the
 // same transaction.
 func (w *shardWriter) write(ctx context.Context, b *batch) batchResult {
+	// One bound for the whole batch, the partitions it needs included: a
+	// shard that hangs fails the batch (its lines reported, to re-send)
+	// within it, never holds the writer for ever.
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
 	if err := w.keeper.Ensure(ctx, batchDays(b.rows)); err != nil {
 		return batchResult{err: fmt.Errorf("shard %s: %w", w.name, err)}
 	}
 	// The write time is taken before the transaction opens: the mark rule
 	// needs a time no later than the commit minus the transaction's length.
 	writeTime := w.now()
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
 	if !w.dupMode.Load() {
 		res, err := w.copyBatch(ctx, b, writeTime)
 		if err == nil {

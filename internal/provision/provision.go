@@ -10,6 +10,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,7 +34,17 @@ type Options struct {
 	RetentionDays   int
 	// MaxShardConns sizes each shard's pool.
 	MaxShardConns int32
+	// SkipUnreachable (serve, work, ingest) goes on without a shard that
+	// does not answer within 10 s: it is named in Result.Unreachable, its
+	// migrations and partitions are left for the next start, and its work
+	// fails until it answers. Without it (migrate, fleet apply) such a
+	// shard fails provisioning.
+	SkipUnreachable bool
 }
+
+// ShardReach bounds how long provisioning waits for a shard to answer
+// before SkipUnreachable skips it.
+const ShardReach = 10 * time.Second
 
 // Result says what provisioning did and holds the shard pools it opened
 // (the caller closes them).
@@ -41,6 +52,8 @@ type Result struct {
 	Schema schema.Result
 	Apply  *fleet.ApplyResult
 	Shards *fleet.Shards
+	// Unreachable names the shards SkipUnreachable skipped, with why.
+	Unreachable map[string]error
 }
 
 // Provision runs every step in order.
@@ -60,12 +73,17 @@ func Provision(ctx context.Context, reg *fleet.Registry, opts Options) (Result, 
 	if res.Shards, err = reg.OpenShards(ctx, opts.MaxShardConns); err != nil {
 		return res, err
 	}
-	if err := res.Shards.Migrate(ctx); err != nil {
+	if opts.SkipUnreachable {
+		res.Unreachable, err = res.Shards.MigrateReachable(ctx, ShardReach)
+	} else {
+		err = res.Shards.Migrate(ctx)
+	}
+	if err != nil {
 		res.Shards.Close()
 		return res, err
 	}
 	if opts.Partitions {
-		if err := Partitions(ctx, reg.Pool, res.Shards, opts.Now, opts.PartitionsAhead, opts.RetentionDays); err != nil {
+		if err := partitions(ctx, reg.Pool, res.Shards, opts.Now, opts.PartitionsAhead, opts.RetentionDays, res.Unreachable); err != nil {
 			res.Shards.Close()
 			return res, err
 		}
@@ -77,14 +95,30 @@ func Provision(ctx context.Context, reg *fleet.Registry, opts Options) (Result, 
 // days after now and applies retention (farm-local days, see
 // partition.RetentionHorizon). The partitions job runs it hourly.
 func Partitions(ctx context.Context, control *pgxpool.Pool, shards *fleet.Shards, now time.Time, ahead, retentionDays int) error {
+	return partitions(ctx, control, shards, now, ahead, retentionDays, nil)
+}
+
+func partitions(ctx context.Context, control *pgxpool.Pool, shards *fleet.Shards, now time.Time, ahead, retentionDays int, skip map[string]error) error {
 	horizon, err := partition.RetentionHorizon(ctx, control, now, retentionDays)
 	if err != nil {
 		return err
 	}
+	// Each shard on its own bound: one that is down or hangs must not keep
+	// the others from their partitions.
+	var errs []error
 	for _, name := range shards.Names() {
-		if _, err := partition.Maintain(ctx, shards.Pool(name), now, ahead, horizon); err != nil {
-			return fmt.Errorf("shard %s partitions: %w", name, err)
+		if skip[name] != nil {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, ShardPartitionsTimeout)
+		_, err := partition.Maintain(sctx, shards.Pool(name), now, ahead, horizon)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shard %s partitions: %w", name, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
+
+// ShardPartitionsTimeout bounds the partition upkeep of one shard.
+const ShardPartitionsTimeout = 15 * time.Second

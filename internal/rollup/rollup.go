@@ -40,9 +40,11 @@ type Request struct {
 	Day    time.Time
 	Shard  string
 	Reason string
-	// Attempt is the job attempt (1 = first). A retried job always
-	// recomputes every turbine: its first attempt may have claimed a
-	// request and died before writing.
+	// Attempt is the job attempt (1 = first). A retried dirty job does
+	// what its first attempt would have, except that it never skips for
+	// want of a request: the first attempt may have claimed the request in
+	// its committed control transaction and died before its shard commit,
+	// leaving the marks on the shard for the retry.
 	Attempt int
 	// JobID is recorded on the rows; nil outside River.
 	JobID *int64
@@ -174,7 +176,10 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		return Result{}, fmt.Errorf("turbines: %w", err)
 	}
 	turbines := TurbinesOf(rows)
-	full := req.Reason == ReasonManual || req.Attempt > 1
+	// A retry does the same work as a first attempt, so that the rows a
+	// day ends with do not depend on whether a job was retried (a killed
+	// worker, a shard that failed): only the marks decide.
+	full := req.Reason == ReasonManual
 	if len(turbines) == 0 {
 		return Result{Full: full}, nil
 	}
@@ -185,10 +190,10 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	// past the watermark: a day adds up from all its windows.
 	dayEnded := closed == g.Len()
 	// A dirty recompute corrects the windows its marks name; the close of a
-	// day (scheduled, manual, retried) also fills in any window never
-	// computed. Either takes only windows past the watermark: a window not
-	// yet there is the fast path's to compute (it absorbs their marks).
-	closeDay := req.Reason != ReasonDirty || req.Attempt > 1
+	// day (scheduled, manual) also fills in any window never computed.
+	// Either takes only windows past the watermark: a window not yet there
+	// is the fast path's to compute (it absorbs their marks).
+	closeDay := req.Reason != ReasonDirty
 	claimBefore, _ := g.Bounds(closed)
 	if closed == g.Len() {
 		claimBefore = farm.DayEnd

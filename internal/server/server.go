@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -129,20 +130,34 @@ type health struct {
 	Shards  map[string]string `json:"shards"`
 }
 
+// HealthTimeout bounds /healthz: the control database and every shard are
+// pinged at once, each within it, so one server that hangs makes only its
+// own entry "down", after this long.
+const HealthTimeout = 2 * time.Second
+
 // healthz answers 200 while the control database answers; each shard is
 // "ok" or "down" (a down shard degrades, it does not kill, the service).
 // The reasons go to the server's log, not to the client.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
 	defer cancel()
+	names := s.Shards.Names()
+	shardErrs := make([]error, len(names))
+	var controlErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { controlErr = s.Control.Ping(ctx) })
+	for i, name := range names {
+		wg.Go(func() { shardErrs[i] = s.Shards.Pool(name).Ping(ctx) })
+	}
+	wg.Wait()
 	h := health{Status: "ok", Control: "ok", Shards: map[string]string{}}
 	code := http.StatusOK
-	if err := s.Control.Ping(ctx); err != nil {
-		s.log.Warn("healthz: control database", "err", err)
+	if controlErr != nil {
+		s.log.Warn("healthz: control database", "err", controlErr)
 		h.Status, h.Control, code = "down", "down", http.StatusServiceUnavailable
 	}
-	for _, name := range s.Shards.Names() {
-		if err := s.Shards.Pool(name).Ping(ctx); err != nil {
+	for i, name := range names {
+		if err := shardErrs[i]; err != nil {
 			s.log.Warn("healthz: shard", "shard", name, "err", err)
 			h.Shards[name] = "down"
 			if h.Status == "ok" {

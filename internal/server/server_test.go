@@ -205,6 +205,37 @@ func TestHealthzSaysOkOrDownOnly(t *testing.T) {
 	}
 }
 
+// TestHealthzWithAHungShard: a shard whose server hangs (its connections
+// open, nothing answering) is "down" after the health bound, and the
+// shards after it in name order are still "ok": they are pinged at once,
+// each within its own bound, not one after the other out of one budget
+// (which the hung s1 used up, reporting s2 and s3 down too).
+func TestHealthzWithAHungShard(t *testing.T) {
+	t.Parallel()
+	proxy, dsn := testdb.ProxiedDatabase(t)
+	env := testdb.New(t, fmt.Sprintf("shards: [{name: s1, dsn: '%s'}, {name: s2}, {name: s3}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}, {id: T-2, shard: s2}, {id: T-3, shard: s3}]}]\n", dsn))
+	cfg := server.DefaultConfig()
+	url := serve(t, server.New(env.Control, env.Shards, cfg), cfg)
+	if code, body := get(t, url+"/healthz"); code != 200 || !strings.Contains(body, `"status":"ok"`) {
+		t.Fatalf("healthz before the hang: %d %s", code, body)
+	}
+	proxy.Hang()
+	start := time.Now()
+	code, body := get(t, url+"/healthz")
+	took := time.Since(start)
+	want := `{"status":"degraded","control":"ok","shards":{"s1":"down","s2":"ok","s3":"ok"}}`
+	if code != 200 || strings.TrimSpace(body) != want {
+		t.Fatalf("healthz with s1 hung: %d %s, want 200 %s", code, body, want)
+	}
+	if took < server.HealthTimeout || took > server.HealthTimeout+time.Second {
+		t.Fatalf("healthz with s1 hung took %v, want its bound of %v (and at most a second more)", took, server.HealthTimeout)
+	}
+	proxy.Resume()
+	if code, body := get(t, url+"/healthz"); code != 200 || !strings.Contains(body, `"status":"ok"`) {
+		t.Fatalf("healthz after the hang: %d %s, want ok", code, body)
+	}
+}
+
 // TestSlowClientIsCutOff: a client that sends its headers and then trickles
 // its body a byte at a time is disconnected once the read timeout passes,
 // and the handler sees its read fail; it cannot hold the connection.
