@@ -1,0 +1,196 @@
+//go:build faults
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/reading"
+	"github.com/galewatch/galewatch/internal/server"
+	"github.com/galewatch/galewatch/internal/simulate"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// recentLines simulates every turbine of faultFleet over [from, to) with
+// exact clocks, each reading arriving 1 s after it was taken.
+func recentLines(t *testing.T, from, to time.Time) []string {
+	t.Helper()
+	plan, err := fleet.Parse("faults", strings.NewReader(faultFleet))
+	testdb.Must(t, err, "parse fleet")
+	var buf bytes.Buffer
+	enc := reading.NewEncoder(reading.NDJSON, &buf)
+	for _, farm := range []string{"fa", "fb"} {
+		cfg, err := simulate.FarmConfig(plan, farm, from, to, faultSeed)
+		testdb.Must(t, err, "simulate %s", farm)
+		cfg.ExactClocks = true
+		cfg.Delay = []simulate.DelayComponent{{Weight: 1, Kind: "uniform", Param: time.Second}}
+		_, err = simulate.Generate(cfg, func(r *reading.Reading) error { return enc.Encode(r) })
+		testdb.Must(t, err, "generate %s", farm)
+	}
+	testdb.Must(t, enc.Flush(), "flush")
+	return strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+}
+
+// TestFaultShardHangs: shard s2's server hangs instead of refusing (its
+// postmaster and backends stopped with SIGSTOP). Every path that touches it
+// gives up within its bound and the other shards go on: /healthz (2 s),
+// /readyz (3 s), /metrics (4 s), HTTP ingest (the 20 s write bound: s2's
+// lines reported failed, the others stored), CLI ingest (starts without
+// s2 after 10 s, then the write bound), the drain (30 s a shard; s1's and
+// s3's marks drained meanwhile), the fast path (10 s a shard; fb publishes
+// meanwhile) and a rollup job (15 min: it waits, then finishes once s2
+// answers). On SIGCONT everything that waited finishes and the day's rows
+// equal the clean run's.
+func TestFaultShardHangs(t *testing.T) {
+	bin := faultBinary(t)
+	day := faultDay()
+	file, total := dayData(t, day)
+	want := cleanFinals(t, file, day)
+	ctx := context.Background()
+	sep := testdb.NewSeparate(t, faultFleet)
+	env := orchEnv(sep.ControlDSN)
+	srv := serveProc(t, bin, env)
+	if sum := ingestCLI(t, bin, env, file); sum.Accepted != total || sum.Failed != 0 {
+		t.Fatalf("ingest: %+v, want %d accepted", sum, total)
+	}
+	waitSettled(t, sep, day, 3*time.Minute)
+
+	s2 := sep.Servers["s2"]
+	testdb.Must(t, s2.Pause(), "hang s2")
+	pausedAt := time.Now()
+	t.Cleanup(func() { _ = s2.Resume() })
+
+	// Health, readiness and metrics: each within its bound, s2 alone down.
+	code, body, took, err := srv.get("/healthz", 10*time.Second)
+	testdb.Must(t, err, "healthz")
+	if wantBody := `{"status":"degraded","control":"ok","shards":{"s1":"ok","s2":"down","s3":"ok"}}`; code != 200 || strings.TrimSpace(string(body)) != wantBody || took > server.HealthTimeout+time.Second {
+		t.Fatalf("healthz with s2 hung: %d %s in %v; want 200 %s within %v", code, body, took, wantBody, server.HealthTimeout)
+	}
+	bounds := []string{fmt.Sprintf("healthz %v", took.Round(10*time.Millisecond))}
+	code, body, took, err = srv.get("/readyz", 10*time.Second)
+	testdb.Must(t, err, "readyz")
+	var ready struct {
+		Status string
+		Shards map[string]struct{ Status string }
+	}
+	testdb.Must(t, json.Unmarshal(body, &ready), "readyz body %s", body)
+	if code != http.StatusServiceUnavailable || ready.Shards["s2"].Status != "unreachable" || ready.Shards["s1"].Status != "ok" || ready.Shards["s3"].Status != "ok" || took > server.ReadyTimeout+time.Second {
+		t.Fatalf("readyz with s2 hung: %d %s in %v; want 503, s2 unreachable, s1 and s3 ok, within %v", code, body, took, server.ReadyTimeout)
+	}
+	bounds = append(bounds, fmt.Sprintf("readyz %v", took.Round(10*time.Millisecond)))
+	code, body, took, err = srv.get("/metrics", 10*time.Second)
+	testdb.Must(t, err, "metrics")
+	for _, m := range []string{`galewatch_shard_up{shard="s1"} 1`, `galewatch_shard_up{shard="s2"} 0`, `galewatch_shard_up{shard="s3"} 1`, `galewatch_control_up 1`} {
+		if code != 200 || !strings.Contains(string(body), m+"\n") {
+			t.Fatalf("metrics with s2 hung: %d, no line %q", code, m)
+		}
+	}
+	if took > 5*time.Second {
+		t.Fatalf("metrics with s2 hung took %v, want its 4 s bound", took)
+	}
+	bounds = append(bounds, fmt.Sprintf("metrics %v", took.Round(10*time.Millisecond)))
+
+	// HTTP ingest of readings from a few minutes ago (late: they mark
+	// their windows): s2's lines fail within the write bound, the rest
+	// are stored.
+	t0 := time.Now().UTC().Truncate(time.Minute).Add(-4 * time.Minute)
+	recent := recentLines(t, t0, t0.Add(2*time.Minute))
+	wantFailed := map[int]bool{}
+	for i, l := range recent {
+		if onS2(l) {
+			wantFailed[i+1] = true
+		}
+	}
+	code, sum, took := srv.postReadings(recent, time.Minute)
+	got := failedSet(sum.FailedLines)
+	if code != http.StatusServiceUnavailable || fmt.Sprint(got) != fmt.Sprint(wantFailed) || sum.Accepted != int64(len(recent)-len(wantFailed)) {
+		t.Fatalf("HTTP ingest with s2 hung: %d %+v; want 503 with exactly its %d s2 lines failed", code, sum, len(wantFailed))
+	}
+	if writeBound := ingest.DefaultConfig().TxTimeout; took > writeBound+2*time.Second {
+		t.Fatalf("HTTP ingest with s2 hung took %v, want the write bound %v", took, writeBound)
+	}
+	bounds = append(bounds, fmt.Sprintf("HTTP ingest %v", took.Round(10*time.Millisecond)))
+
+	// CLI ingest: it starts without s2 and stores the others' lines.
+	cliFile := filepath.Join(t.TempDir(), "recent.ndjson")
+	testdb.Must(t, os.WriteFile(cliFile, []byte(strings.Join(recent, "\n")+"\n"), 0o644), "write")
+	start := time.Now()
+	cmd := exec.Command(bin, "ingest", "--json", cliFile)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	took = time.Since(start)
+	var cliSum ingest.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &cliSum); err != nil {
+		t.Fatalf("CLI ingest with s2 hung printed %q (stderr %q): %v", stdout.String(), stderr.String(), err)
+	}
+	if fmt.Sprint(failedSet(cliSum.FailedLines)) != fmt.Sprint(wantFailed) || cliSum.Duplicate != int64(len(recent)-len(wantFailed)) ||
+		!strings.Contains(stderr.String(), "shard s2 does not answer") {
+		t.Fatalf("CLI ingest with s2 hung: %+v, stderr %q; want s2 skipped at start, its lines failed, the rest duplicates", cliSum, stderr.String())
+	}
+	bounds = append(bounds, fmt.Sprintf("CLI ingest %v", took.Round(10*time.Millisecond)))
+
+	// A rollup of fa's day, asked for now: s1's job finishes, s2's waits.
+	out, code2 := runCLI(t, bin, env, "rollup", "--farm", "fa", "--from", day.String())
+	if code2 != 0 {
+		t.Fatalf("rollup --farm fa with s2 hung: exit %d\n%s", code2, out)
+	}
+
+	// The drain (30 s a shard) and the fast path (10 s a shard) go on for
+	// the other shards: fb's windows of the readings just sent are
+	// corrected, and fb publishes new windows.
+	waitUntil(t, 2*time.Minute, "fb's recent windows corrected while s2 hangs", func() (bool, string) {
+		n := testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'fb' AND path = 'final' AND window_start >= $1 AND received = 6`, t0)
+		return n == 2, fmt.Sprintf("%d of 2", n)
+	})
+	waitUntil(t, 2*time.Minute, "fb publishing while s2 hangs", func() (bool, string) {
+		n := testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'fb' AND path = 'fast' AND computed_at > $1`, pausedAt)
+		return n > 0, fmt.Sprintf("%d fb windows published since s2 hung", n)
+	})
+	if n := testdb.Int(t, sep.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND args->>'shard' = 's1' AND state = 'completed'`); n != 1 {
+		t.Fatalf("fa's rollup on s1: %d completed, want 1 while s2 hangs", n)
+	}
+	if n := testdb.Int(t, sep.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND args->>'shard' = 's2' AND state = 'completed'`); n != 0 {
+		t.Fatal("fa's rollup on s2 completed while s2 hangs")
+	}
+	hung := time.Since(pausedAt)
+
+	// SIGCONT: what waited finishes; the failed lines are re-sent.
+	testdb.Must(t, s2.Resume(), "resume s2")
+	code, again, _ := srv.postReadings(pick(recent, wantFailed), time.Minute)
+	if code != 200 || again.Accepted+again.Duplicate != int64(len(wantFailed)) {
+		t.Fatalf("re-send after SIGCONT: %d %+v", code, again)
+	}
+	settle := waitSettled(t, sep, day, 3*time.Minute)
+	waitUntil(t, time.Minute, "fa's rollup on s2 after SIGCONT", func() (bool, string) {
+		n := testdb.Int(t, sep.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND state = 'completed'`)
+		return n == 2, fmt.Sprintf("%d of 2 completed", n)
+	})
+	assertSameFinals(t, readFinals(t, sep.Control, day), want)
+	// The recent windows: every turbine's two readings of each.
+	waitUntil(t, time.Minute, "the recent windows whole", func() (bool, string) {
+		n := testdb.Int(t, sep.Control, `SELECT count(*) FROM window_provenance WHERE window_start >= $1 AND window_start < $2
+		    AND received = CASE farm_id WHEN 'fa' THEN 12 ELSE 6 END`, t0, t0.Add(2*time.Minute))
+		return n == 4, fmt.Sprintf("%d of 4 windows with every reading", n)
+	})
+	assertFastPublishedOnce(t, sep.Control, nil)
+	assertContiguousFast(t, sep.Control)
+	if code, body, _, err := srv.get("/healthz", 10*time.Second); err != nil || code != 200 || !strings.Contains(string(body), `"status":"ok"`) {
+		t.Fatalf("healthz after SIGCONT: %d %s %v", code, body, err)
+	}
+	t.Logf("s2 hung for %v: %s; settled %v after SIGCONT", hung.Round(time.Second), strings.Join(bounds, ", "), settle.Round(100*time.Millisecond))
+	_ = ctx
+}
