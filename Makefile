@@ -52,6 +52,10 @@ deps: ## Install what the tests need when missing (Postgres server, Chromium), o
 test: deps ## Run every test against real Postgres (starts the embedded one when DATABASE_URL is unset)
 	$(GO) test -count=1 -timeout 15m ./...
 
+.PHONY: test-faults
+test-faults: deps ## Fault tests: kill -9, shard servers stopped or hung, control DB restarted (real processes, separate servers; a few minutes)
+	$(GO) test -tags faults -count=1 -run '^TestFault' -timeout 15m -v ./cmd/orchestrator
+
 .PHONY: test/race
 test/race: deps ## Tests with the race detector
 	$(GO) test -race -count=1 -timeout 20m ./...

@@ -74,8 +74,20 @@ func TestFaultControlRestart(t *testing.T) {
 	lines := fileLines(t, file)
 	var bodies, resent atomic.Int64
 	done := make(chan error, 1)
+	proceed := make(chan struct{})
 	go func() {
+		// Nine bodies at once, then (once the test has seen them rolled up)
+		// one every half second, as a live sender would: the restart
+		// falls in the middle of them.
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
 		for i := 0; i < len(lines); i += 1000 {
+			if i == 9000 {
+				<-proceed
+			}
+			if i > 9000 {
+				<-tick.C
+			}
 			n, err := sendUntilStored(srv.base, lines[i:min(i+1000, len(lines))])
 			if err != nil {
 				done <- fmt.Errorf("body %d: %w", i/1000, err)
@@ -91,6 +103,10 @@ func TestFaultControlRestart(t *testing.T) {
 		var jobs int64
 		_ = sep.Control.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'dirty' AND state = 'completed'`).Scan(&jobs)
 		return bodies.Load() >= 9 && jobs > 0, fmt.Sprintf("%d bodies stored, %d dirty recomputes done", bodies.Load(), jobs)
+	})
+	close(proceed)
+	waitUntil(t, time.Minute, "the sender under way again", func() (bool, string) {
+		return bodies.Load() >= 12, fmt.Sprintf("%d bodies stored", bodies.Load())
 	})
 	var running int64
 	_ = sep.Control.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state = 'running'`).Scan(&running)

@@ -114,6 +114,7 @@ func TestFaultShardHangs(t *testing.T) {
 		}
 	}
 	code, sum, took := srv.postReadings(recent, time.Minute)
+	postedAt := time.Now()
 	got := failedSet(sum.FailedLines)
 	if code != http.StatusServiceUnavailable || fmt.Sprint(got) != fmt.Sprint(wantFailed) || sum.Accepted != int64(len(recent)-len(wantFailed)) {
 		t.Fatalf("HTTP ingest with s2 hung: %d %+v; want 503 with exactly its %d s2 lines failed", code, sum, len(wantFailed))
@@ -160,6 +161,17 @@ func TestFaultShardHangs(t *testing.T) {
 		n := testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'fb' AND path = 'fast' AND computed_at > $1`, pausedAt)
 		return n > 0, fmt.Sprintf("%d fb windows published since s2 hung", n)
 	})
+	// Held back by neither: fb's windows were published within 5 s of
+	// their watermark (a round waits at most one period, 2 s, for a farm
+	// of the hung shard), and corrected within 30 s of the readings
+	// (settle 10 s, a drain every 5 s that waits at most 5 s for s2).
+	var lagMs, correctedMs int64
+	testdb.Must(t, sep.Control.QueryRow(ctx, `SELECT max(lag_ms) FROM publish_lag WHERE farm_id = 'fb' AND published_at > $1`, pausedAt).Scan(&lagMs), "publish lag")
+	testdb.Must(t, sep.Control.QueryRow(ctx, `SELECT (extract(epoch FROM max(computed_at) - $2) * 1000)::bigint FROM farm_window WHERE farm_id = 'fb' AND path = 'final' AND window_start >= $1`, t0, postedAt).Scan(&correctedMs), "corrected")
+	if lagMs > 5000 || correctedMs > 30_000 {
+		t.Fatalf("with s2 hung, fb's windows were published %d ms after their watermark and corrected %d ms after the readings; want within 5 s and 30 s", lagMs, correctedMs)
+	}
+	bounds = append(bounds, fmt.Sprintf("fb publish lag %d ms, fb corrected %d ms after its readings", lagMs, correctedMs))
 	if n := testdb.Int(t, sep.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND args->>'shard' = 's1' AND state = 'completed'`); n != 1 {
 		t.Fatalf("fa's rollup on s1: %d completed, want 1 while s2 hangs", n)
 	}
@@ -169,7 +181,26 @@ func TestFaultShardHangs(t *testing.T) {
 	hung := time.Since(pausedAt)
 
 	// SIGCONT: what waited finishes; the failed lines are re-sent.
+	resumedAt := time.Now()
 	testdb.Must(t, s2.Resume(), "resume s2")
+	// Meanwhile the drain and the fast path ran on their periods: a round
+	// waits at most one period (5 s, 2 s) for the hung shard, whose work
+	// goes on in the background within its own bound, instead of holding
+	// the next round of every other shard and farm (30 s, 10 s).
+	rounds := map[string][2]int64{}
+	rows, err := sep.Control.Query(ctx, `SELECT kind, count(*), max(extract(epoch FROM finalized_at - attempted_at) * 1000)::bigint
+	    FROM river_job WHERE kind IN ('publish_windows', 'drain_dirty') AND attempted_at > $1 AND finalized_at < $2 GROUP BY kind`, pausedAt.Add(time.Second), resumedAt)
+	testdb.Must(t, err, "rounds")
+	for rows.Next() {
+		var kind string
+		var n, longest int64
+		testdb.Must(t, rows.Scan(&kind, &n, &longest), "scan")
+		rounds[kind] = [2]int64{n, longest}
+	}
+	if p, d := rounds["publish_windows"], rounds["drain_dirty"]; p[1] > 3000 || d[1] > 6000 || p[0] < int64(hung/(4*time.Second)) {
+		t.Fatalf("while s2 hung (%v): %d publish rounds, the longest %d ms; %d drains, the longest %d ms; want rounds every 2 s of at most 3 s, drains of at most 6 s", hung, p[0], p[1], d[0], d[1])
+	}
+	bounds = append(bounds, fmt.Sprintf("%d publish rounds (longest %d ms), %d drains (longest %d ms)", rounds["publish_windows"][0], rounds["publish_windows"][1], rounds["drain_dirty"][0], rounds["drain_dirty"][1]))
 	code, again, _ := srv.postReadings(pick(recent, wantFailed), time.Minute)
 	if code != 200 || again.Accepted+again.Duplicate != int64(len(wantFailed)) {
 		t.Fatalf("re-send after SIGCONT: %d %+v", code, again)

@@ -141,9 +141,9 @@ func TestFaultShardStopped(t *testing.T) {
 	sep := testdb.NewSeparate(t, faultFleet)
 	env := orchEnv(sep.ControlDSN)
 	s2 := sep.Servers["s2"]
-	// The first recompute of s2 waits between its two commits for the
-	// test to stop s2 (then SIGUSR1 lets it go on).
-	srv := serveProc(t, bin, append(env, faultpoint.Env+"="+faultpoint.RollupBetweenCommits+"=/s2"))
+	// The first recompute of the data on s2 waits between its two commits
+	// for the test to stop s2 (then SIGUSR1 lets it go on).
+	srv := serveProc(t, bin, append(env, faultpoint.Env+"="+faultpoint.RollupBetweenCommits+"=dirty+/s2"))
 
 	all := fileLines(t, file)
 	if int64(len(all)) != total {

@@ -32,8 +32,11 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 	}
 	return jobs.NewClient(ctx, cfg, jobs.Deps{
 		Control: control, Shards: shards, Computer: computer, Now: m.Now,
-		Drainer:   &jobs.Drainer{Control: control, Shards: shards, Now: m.Now},
-		Publisher: &fastpath.Publisher{Control: control, Shards: shards, Now: m.Now},
+		// A shard that hangs holds back neither the next drain nor the next
+		// publication of the other shards' farms: each waits at most one
+		// period for it, then lets it finish in the background.
+		Drainer:   &jobs.Drainer{Control: control, Shards: shards, Now: m.Now, Detach: cfg.DrainEvery},
+		Publisher: &fastpath.Publisher{Control: control, Shards: shards, Now: m.Now, Detach: cfg.PublishEvery},
 		Partitions: func(ctx context.Context) error {
 			return m.maintainPartitions(ctx, shards)
 		},

@@ -18,6 +18,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -47,6 +49,16 @@ type Publisher struct {
 	ShardTimeout time.Duration
 	// Parallel is how many farms publish at once (default 4).
 	Parallel int
+	// Detach, when > 0, bounds how long PublishDue waits for the farms: a
+	// farm still publishing after it (one of its shards hangs) goes on in
+	// the background within FarmTimeout and is counted in
+	// Summary.InFlight, and later runs skip it until it is done, so the
+	// next round of the other farms is not held back. 0 waits for every
+	// farm (tests, one-shot runs).
+	Detach time.Duration
+	// FarmTimeout bounds one farm's publication, its shards' computations
+	// and its control commit (default 30 s).
+	FarmTimeout time.Duration
 	// AfterCompute, if set, runs after a farm's shards have computed and
 	// before its windows are published (tests stop a publication there).
 	AfterCompute func(farm string) error
@@ -59,6 +71,29 @@ type Publisher struct {
 	// is not asked (a control query per farm every round otherwise). Never
 	// trusted for more than a minute, so a rule change is seen.
 	nextDue map[string]time.Time
+	// inFlight: farms being published by this process (a detached farm
+	// outlives its run); a run skips them.
+	inFlight map[string]bool
+}
+
+// begin marks farm in flight, or says it already is.
+func (p *Publisher) begin(farm string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inFlight[farm] {
+		return false
+	}
+	if p.inFlight == nil {
+		p.inFlight = map[string]bool{}
+	}
+	p.inFlight[farm] = true
+	return true
+}
+
+func (p *Publisher) end(farm string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.inFlight, farm)
 }
 
 // skip says the farm has nothing due yet at now.
@@ -99,37 +134,88 @@ type Summary struct {
 	Windows  int
 	RowsRead int64
 	Failed   map[string]error // farm → why it published nothing more this run
+	// InFlight counts the farms still publishing when the run returned
+	// (Detach), or skipped because an earlier run's publication of them
+	// was still going on.
+	InFlight int
 }
 
 // PublishDue publishes every farm's due windows, farms in parallel. A farm
 // that fails (a shard unreachable, a timeout) is reported in Summary.Failed
-// and in the error; the others are not held back.
+// and in the error; the others are not held back. With Detach, it returns
+// after Detach at the latest (see Publisher.Detach).
 func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 	farms, err := controldb.New(p.Control).FarmsForPublication(ctx)
 	if err != nil {
 		return Summary{}, fmt.Errorf("fast path: farms: %w", err)
 	}
+	runCtx := ctx
+	if p.Detach > 0 {
+		// A detached farm outlives the run (and the job's context); its
+		// own timeout bounds it.
+		runCtx = context.WithoutCancel(ctx)
+	}
 	sum := Summary{Farms: len(farms), Failed: map[string]error{}}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, cmp.Or(p.Parallel, 4))
-	for _, f := range farms {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			n, rows, err := p.publishFarm(ctx, f.ID)
-			mu.Lock()
-			defer mu.Unlock()
-			sum.Windows += n
-			sum.RowsRead += rows
-			if err != nil {
-				sum.Failed[f.ID] = err
+	returned := false // the run has returned: late results are not its
+	pending := 0      // farms started and not done
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, cmp.Or(p.Parallel, 4))
+		for _, f := range farms {
+			if !p.begin(f.ID) {
+				mu.Lock()
+				if !returned {
+					sum.InFlight++
+				}
+				mu.Unlock()
+				continue
 			}
-		}()
+			mu.Lock()
+			pending++
+			mu.Unlock()
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				defer p.end(f.ID)
+				fctx, cancel := context.WithTimeout(runCtx, cmp.Or(p.FarmTimeout, 30*time.Second))
+				defer cancel()
+				n, rows, err := p.publishFarm(fctx, f.ID)
+				mu.Lock()
+				defer mu.Unlock()
+				pending--
+				if returned {
+					if err != nil {
+						slog.Warn("fast path: a farm published in the background failed", "farm", f.ID, "err", err)
+					}
+					return
+				}
+				sum.Windows += n
+				sum.RowsRead += rows
+				if err != nil {
+					sum.Failed[f.ID] = err
+				}
+			}()
+		}
+		wg.Wait()
+	}()
+	if p.Detach > 0 {
+		select {
+		case <-done:
+		case <-time.After(p.Detach):
+		}
+	} else {
+		<-done
 	}
-	wg.Wait()
+	mu.Lock()
+	returned = true
+	sum.InFlight += pending
+	sum.Failed = maps.Clone(sum.Failed)
+	mu.Unlock()
 	var errs []error
 	ids := make([]string, 0, len(sum.Failed))
 	for id := range sum.Failed {

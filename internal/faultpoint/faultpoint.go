@@ -3,9 +3,10 @@
 // (kill -9) knowing exactly what it had and had not committed, instead of
 // sleeping and hoping.
 //
-// A process started with GALEWATCH_FAULTPOINT=<name>[=<text>][,...] blocks
-// the first time it reaches each named point (with <text>: the first time
-// the point's detail, e.g. a rollup's reason and farm-day, contains it): it
+// A process started with GALEWATCH_FAULTPOINT=<name>[=<text>[+<text>...]][,...]
+// blocks the first time it reaches each named point (with texts: the first
+// time the point's detail, e.g. a rollup's reason and farm-day, contains
+// every one of them): it
 // writes one line "galewatch faultpoint <name> reached: <detail>" to stderr
 // and waits until its context ends (the test kills the process meanwhile),
 // or until the process gets SIGUSR1 (the test did something to the world,
@@ -42,7 +43,7 @@ const (
 )
 
 var (
-	armed   = parse(os.Getenv(Env)) // point → the text its detail must contain
+	armed   = parse(os.Getenv(Env)) // point → the texts its detail must contain
 	mu      sync.Mutex
 	hit     = map[string]bool{}
 	release = make(chan os.Signal, 1)
@@ -75,9 +76,14 @@ func parse(v string) map[string]string {
 // says so on stderr, then returns nil on SIGUSR1 or ctx's error once ctx
 // ends. Otherwise it returns nil at once.
 func Reached(ctx context.Context, name, detail string) error {
-	text, ok := armed[name]
-	if !ok || !strings.Contains(detail, text) {
+	texts, ok := armed[name]
+	if !ok {
 		return nil
+	}
+	for _, text := range strings.Split(texts, "+") {
+		if !strings.Contains(detail, text) {
+			return nil
+		}
 	}
 	mu.Lock()
 	first := !hit[name]

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -79,6 +80,12 @@ type Drainer struct {
 	// ShardTimeout bounds the drain of one shard, so an unreachable shard
 	// delays only its own marks (default 30 s).
 	ShardTimeout time.Duration
+	// Detach, when > 0, bounds how long a drain waits for its shards: a
+	// shard still draining after it (its server hangs) goes on in the
+	// background within ShardTimeout, holding its drain lock, so later
+	// drains skip it as busy and the other shards' marks are drained on
+	// time. 0 waits for every shard (tests, work --until-idle).
+	Detach time.Duration
 	// Settle and MaxWait make a burst of marks one recompute: a mark
 	// becomes a new job once it has been quiet (not widened) for Settle
 	// (default 10 s), or once it is MaxWait old (default 40 s) while writes
@@ -98,6 +105,7 @@ type DrainResult struct {
 	Orphans  int // requests whose job was cancelled or lost, given a new job
 	Deferred int // marks left to settle (a burst still arriving)
 	Busy     int // shards skipped: another drain was on them
+	Detached int // shards still draining in the background when the drain returned (Detach)
 }
 
 // Drain processes every shard's marks once, the shards in parallel, each
@@ -123,17 +131,31 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 	if total.Orphans, err = d.adoptOrphans(ctx, client); err != nil {
 		errs = append(errs, fmt.Errorf("orphaned requests: %w", err))
 	}
+	runCtx := ctx
+	if d.Detach > 0 {
+		// A detached shard outlives the drain (and the job's context);
+		// ShardTimeout bounds it.
+		runCtx = context.WithoutCancel(ctx)
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	returned := false // the drain has returned: late results are not its
+	finished := 0     // shards whose results are in total
 	for _, shard := range d.Shards.Names() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sctx, cancel := context.WithTimeout(ctx, cmp.Or(d.ShardTimeout, 30*time.Second))
+			sctx, cancel := context.WithTimeout(runCtx, cmp.Or(d.ShardTimeout, 30*time.Second))
 			defer cancel()
 			res, err := d.drainShardLocked(sctx, client, shard, zones, immediate)
 			mu.Lock()
 			defer mu.Unlock()
+			if returned {
+				if err != nil {
+					slog.Warn("drain: a shard drained in the background failed", "shard", shard, "err", err)
+				}
+				return
+			}
 			total.Marks += res.Marks
 			total.Enqueued += res.Enqueued
 			total.Merged += res.Merged
@@ -141,12 +163,31 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 			total.Deleted += res.Deleted
 			total.Deferred += res.Deferred
 			total.Busy += res.Busy
+			finished++
 			if err != nil {
 				errs = append(errs, fmt.Errorf("drain shard %s: %w", shard, err))
 			}
 		}()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	if d.Detach > 0 {
+		select {
+		case <-done:
+		case <-time.After(d.Detach):
+		}
+	} else {
+		<-done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	returned = true
+	select {
+	case <-done:
+	default:
+		// The shards not yet counted are still at it.
+		total.Detached = len(d.Shards.Names()) - finished
+	}
 	return total, errors.Join(errs...)
 }
 

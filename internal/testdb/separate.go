@@ -90,9 +90,12 @@ func NewSeparate(t testing.TB, fleetYAML string) *Separate {
 		if err := pgserver.EnsureDatabase(ctx, server.URL("postgres"), db); err != nil {
 			t.Fatal(err)
 		}
-		plan.Shards[i].DSN = server.URL(db)
+		// Over TCP, as a remote server is reached: a server that hangs then
+		// looks as it would in production (connections wait, where a full
+		// unix socket backlog refuses them at once).
+		plan.Shards[i].DSN = server.TCPURL(db)
 	}
-	dsn := sep.ControlServer.URL(name)
+	dsn := sep.ControlServer.TCPURL(name)
 	pool := Pool(t, dsn)
 	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}, Plan: plan}
 	res, err := provision.Provision(ctx, env.Registry, provision.Options{Plan: plan, MaxShardConns: 10, Source: "test"})
