@@ -161,7 +161,7 @@ func readFinals(t *testing.T, control *pgxpool.Pool, day localday.Date) finals {
 	FROM turbine_day WHERE $1::date IS NOT NULL ORDER BY day, turbine_id`)
 	f.Windows = collect(`SELECT concat_ws(' ', farm_id, to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS'),
 	       to_char(window_end AT TIME ZONE 'UTC', 'HH24:MI:SS'), expected, received, available, late, readings)
-	FROM farm_window WHERE path = 'final' AND $1::date IS NOT NULL AND window_start < '`+finalsBefore.Format(time.RFC3339)+`'
+	FROM farm_window WHERE path = 'final' AND $1::date IS NOT NULL AND window_start < '` + finalsBefore.Format(time.RFC3339) + `'
 	ORDER BY farm_id, window_start`)
 	rows, err := control.Query(ctx, `SELECT farm_id, sum(expected)::bigint, sum(received)::bigint, sum(available)::bigint FROM turbine_day WHERE day = $1 GROUP BY farm_id`, day.UTC())
 	testdb.Must(t, err, "totals")
