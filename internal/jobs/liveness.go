@@ -172,6 +172,11 @@ func (l *Liveness) hold(ctx context.Context) error {
 	return nil
 }
 
+// Alive says whether the process of River client id holds its liveness lock.
+func (l *Liveness) Alive(ctx context.Context, clientID string) (bool, error) {
+	return controldb.New(l.Control).WorkerAlive(ctx, clientID)
+}
+
 // Rescue gives back the jobs of gone workers, unless this process has held
 // its own lock for less than Grace. It returns one line per job.
 func (l *Liveness) Rescue(ctx context.Context) ([]string, error) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/provenance"
@@ -192,6 +193,70 @@ func TestAnUnreachableShardDoesNotHoldBackAnotherFarm(t *testing.T) {
 	}
 	if _, ok := b.window(t, "south", noon, "fast"); ok {
 		t.Fatal("south published without its shard")
+	}
+}
+
+// TestAStuckShardIsLeftToFinishInTheBackground: south's shard is stuck
+// (its window lock held, as a server that hangs would hold it). With
+// Detach, a round returns after Detach with south in flight; the next
+// round skips south instead of waiting for it again; north is published;
+// once the shard answers, south's publication finishes by itself. Without
+// Detach every round lasted the stuck shard's whole timeout and held back
+// the next round of every other farm (found by the hung-shard fault test).
+func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, windowFleet, options{})
+	b.clock.Set(noon.Add(61 * time.Second))
+	b.readingsAt(t, noon, "N-001")
+	b.clock.Set(noon.Add(2 * time.Minute))
+	lock, err := b.env.Shards.Pool("s2").Begin(ctx)
+	testdb.Must(t, err, "begin")
+	defer lock.Rollback(ctx)
+	testdb.Must(t, sharddb.New(lock).WindowLock(ctx, sharddb.WindowLockParams{FarmID: "south", Day: noon}), "hold south's window lock")
+
+	p := b.publisher(2 * time.Minute)
+	p.Detach, p.ShardTimeout = time.Second, time.Minute
+	for round := 1; round <= 2; round++ {
+		start := time.Now()
+		sum, err := p.PublishDue(ctx)
+		took := time.Since(start)
+		// The second round skips south, still in flight from the first.
+		if err != nil || sum.InFlight < 1 || len(sum.Failed) != 0 || took > 3*time.Second {
+			t.Fatalf("round %d: %+v, %v in %v; want south in flight, after about 1 s", round, sum, err, took)
+		}
+	}
+	// North is published meanwhile (in its own time on a busy machine),
+	// south not.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if w, ok := b.window(t, "north", noon, "fast"); ok {
+			if w.Received != 1 {
+				t.Fatalf("north's window %+v, want received 1", w)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("north not published within 30 s while south's shard was stuck")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a row
+	}
+	if _, ok := b.window(t, "south", noon, "fast"); ok {
+		t.Fatal("south published while its shard was stuck")
+	}
+	testdb.Must(t, lock.Rollback(ctx), "release south's shard")
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		if w, ok := b.window(t, "south", noon, "fast"); ok {
+			if w.Expected != 60 || w.Received != 0 {
+				t.Fatalf("south's window %+v, want 60 expected (2 turbines × 30), 0 received", w)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("south's background publication did not finish within 30 s of its shard's release")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a row
 	}
 }
 

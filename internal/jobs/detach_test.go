@@ -1,0 +1,63 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// TestDrainDetachesAStuckShard: with Detach, a drain whose shard s1 is stuck
+// (its marks locked, as a hung server would hold them) returns after
+// Detach with s4's mark drained and s1 still at it in the background; the
+// next drain skips s1 as busy instead of waiting for it again; once s1 is
+// released its background drain finishes the job. Without Detach every
+// drain lasted the stuck shard's whole timeout, and the next one (one at a
+// time) waited behind it: a hung shard delayed every shard's corrections
+// by 30 s (found by the hung-shard fault test).
+func TestDrainDetachesAStuckShard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	for _, s := range []struct{ shard, farm, turbine string }{{"s1", "ardnave-point", "AP-001"}, {"s4", "kilmore-sands", "KS-001"}} {
+		testdb.Exec(t, env.Shards.Pool(s.shard), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings)
+			VALUES ($1, '2026-08-01', ARRAY[$2], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1)`, s.farm, s.turbine)
+	}
+	lock, err := env.Shards.Pool("s1").Begin(ctx)
+	testdb.Must(t, err, "begin")
+	defer lock.Rollback(ctx)
+	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
+	testdb.Must(t, err, "lock s1's marks")
+
+	client := newClient(t, env)
+	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) },
+		ShardTimeout: 30 * time.Second, Detach: 500 * time.Millisecond}
+	start := time.Now()
+	res, err := d.DrainImmediate(ctx, client)
+	took := time.Since(start)
+	testdb.Must(t, err, "first drain")
+	if res.Enqueued != 1 || res.Detached != 1 || took > 3*time.Second {
+		t.Fatalf("first drain: %+v in %v; want s4's job enqueued and s1 detached, after about 0.5 s", res, took)
+	}
+	res, err = d.DrainImmediate(ctx, client)
+	testdb.Must(t, err, "second drain")
+	if res.Busy != 1 || res.Enqueued != 0 || res.Detached != 0 {
+		t.Fatalf("second drain: %+v; want s1 busy (its first drain still at it), nothing else to do", res)
+	}
+	testdb.Must(t, lock.Rollback(ctx), "release s1")
+	deadline := time.Now().Add(30 * time.Second)
+	for testdb.Int(t, env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's1'`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("s1's background drain did not enqueue its mark within 30 s of its release")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a row
+	}
+	for testdb.Int(t, env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_mark`) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("s1's mark was not deleted by its background drain")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
