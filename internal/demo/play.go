@@ -1,0 +1,230 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/simulate"
+)
+
+// intro says what is about to happen, when, and where to look.
+func (d *Demo) intro() {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the Galewatch demo (times UTC; Ctrl-C stops it, `orchestrator db down` then stops the database)")
+	if d.feed != nil {
+		st := d.feed.Stats()
+		fmt.Fprintf(&b, "\nlive feed: %d farms, %s turbines, %s readings/s (each turbine one per cadence, with the fleet's clock offsets and delays),"+
+			"\n  ingested as they arrive; the fast path publishes every farm's windows once they are a window plus the allowed lateness old,"+
+			"\n  so the tiles move every minute (%s's windows: %s, published %s after they end)",
+			len(d.cfg.Plan.Farms), num(int64(st.Turbines)), trimFloat(st.PerSecond), simulate.ArdnaveFarm, d.window(), d.lateness())
+	}
+	if s := d.story; s != nil {
+		dayAt, replayAt := d.start.Add(d.cfg.DayAfter), d.start.Add(d.cfg.ReplayAfter)
+		fmt.Fprintf(&b, "\nthe Ardnave Saturday, played on the clock on %s (%s), %s:", s.Farm, s.Location, s.Day.UTC().Format("Monday 2006-01-02"))
+		fmt.Fprintf(&b, "\n  %s  the day as the link delivered it: %s readings; link down %s-%s local, the writer lost %s-%s,",
+			hms(dayAt), num(s.DayReadings), localHM(s.Outage.From, s.Location), localHM(s.Outage.To, s.Location),
+			localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
+		fmt.Fprintf(&b, "\n            %d of %d turbines stopped all day (%s)", len(s.Stopped), s.Turbines, strings.Join(s.Stopped, ", "))
+		fmt.Fprintf(&b, "\n            expect, once the drain has rolled it up (a minute or two): %s (%s), the hole counted against the farm",
+			pct(s.AfterDay.Availability()), counts(s.AfterDay))
+		fmt.Fprintf(&b, "\n  %s  the replay of what the writer lost: %s readings, %s-%s local (not before the day's number is out)",
+			hms(replayAt), num(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
+		fmt.Fprintf(&b, "\n            expect within a minute or so: %s final (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
+	}
+	fmt.Fprintf(&b, "\nlook at:")
+	if d.cfg.URL != "" {
+		fmt.Fprintf(&b, "\n  %s/          the status page: the farm tiles", d.cfg.URL)
+		if d.story != nil {
+			fmt.Fprintf(&b, "; %s, day %s", d.story.Farm, d.story.Day)
+		}
+		fmt.Fprintf(&b, "\n  %s/riverui/  the jobs: publish_windows (every 2 s), drain_dirty, and the rollup_day jobs late readings cause", d.cfg.URL)
+	}
+	if s := d.story; s != nil {
+		fmt.Fprintf(&b, "\n  psql \"$(bin/orchestrator db url)\" -c \"SELECT day, path, windows, final_windows, expected, received, available, pending FROM day_provenance WHERE farm_id = '%s' AND day = '%s'\"",
+			s.Farm, s.Day)
+		fmt.Fprintf(&b, "\n  psql \"$(bin/orchestrator db url)\" -c \"SELECT day, expected, received, available, availability, completeness, computed_after_day_end, pending FROM farm_day WHERE farm_id = '%s' AND day = '%s'\"",
+			s.Farm, s.Day)
+	}
+	d.out.say("%s", b.String())
+}
+
+func (d *Demo) window() string {
+	if r := d.ardnaveRoute(); r != nil {
+		return span(r.Rules.Window)
+	}
+	return "?"
+}
+
+func (d *Demo) lateness() string {
+	if r := d.ardnaveRoute(); r != nil {
+		return span(r.Rules.AllowedLateness)
+	}
+	return "?"
+}
+
+func (d *Demo) ardnaveRoute() *ingest.Route {
+	for _, t := range d.cfg.Plan.Turbines {
+		if t.FarmID == simulate.ArdnaveFarm {
+			return d.in.Routes().Lookup(t.ID)
+		}
+	}
+	return nil
+}
+
+// play delivers the story's phases on the clock and reports what the
+// pipeline makes of each. A phase an earlier run already delivered (the
+// farm-day reads exactly its counts) is not delivered again.
+func (d *Demo) play(ctx context.Context) error {
+	s := d.story
+	seen, err := d.await(ctx, "what an earlier run left", func(o Observation) bool { return o.Settled() })
+	if err != nil {
+		return err
+	}
+	dayStored := false
+	switch {
+	case seen.Found && seen.Counts == s.Final:
+		d.out.say("%s %s: played by an earlier run:\n%s", s.Farm, s.Day, d.describe(seen))
+		d.out.say("  (nothing delivered again; --demo-saturday places the story on another past day)")
+		d.emit(Event{Phase: "played", Seen: seen, AsExpected: seen.Final()})
+		return nil
+	case seen.Found && seen.Counts == s.AfterDay:
+		dayStored = true
+		d.out.say("%s %s: the day phase is stored from an earlier run; the replay follows:\n%s", s.Farm, s.Day, d.describe(seen))
+	case seen.Found:
+		d.out.say("%s %s already holds readings (%s): delivering the whole story; what is stored counts as duplicates, not twice", s.Farm, s.Day, counts(seen.Counts))
+	}
+
+	if !dayStored {
+		if err := d.wait(ctx, d.start.Add(d.cfg.DayAfter)); err != nil {
+			return err
+		}
+		if err := d.phase(ctx, simulate.PhaseDay, s.AfterDay, false); err != nil {
+			return err
+		}
+	}
+	if err := d.wait(ctx, d.start.Add(d.cfg.ReplayAfter)); err != nil {
+		return err
+	}
+	return d.phase(ctx, simulate.PhaseReplay, s.Final, true)
+}
+
+// phase delivers one phase, then waits for the pipeline to roll it up and
+// says what the farm-day reads.
+func (d *Demo) phase(ctx context.Context, phase string, want Counts, final bool) error {
+	s := d.story
+	at := d.cfg.Clock.Now()
+	what := "the day as the link delivered it"
+	if phase == simulate.PhaseReplay {
+		what = "the replay of " + localHM(s.Outage.LostFrom, s.Location) + "-" + localHM(s.Outage.LostTo, s.Location)
+	}
+	d.out.say("%s %s: delivering %s", s.Farm, s.Day, what)
+	sum, err := s.Phase(ctx, d.in, phase, at)
+	if err != nil {
+		return fmt.Errorf("%s phase: %w", phase, err)
+	}
+	d.out.say("  ingested: %s accepted (%s live lane, %s backfill lane), %s duplicates, %s rejected, %s farm-day-shards marked dirty",
+		num(sum.Accepted), num(sum.Live), num(sum.Backfill), num(sum.Duplicate), num(sum.Rejected), num(sum.DirtyMarks))
+	if sum.Rejected > 0 && len(sum.Rejects) > 0 {
+		d.out.say("  first reject: line %d: %s", sum.Rejects[0].Line, sum.Rejects[0].Reason)
+	}
+	ok := func(o Observation) bool {
+		if o.Counts != want || !o.Settled() {
+			return false
+		}
+		return !final || o.Final()
+	}
+	seen, err := d.await(ctx, "the "+phase+" phase rolled up", ok)
+	if err != nil {
+		return err
+	}
+	if !ok(seen) {
+		d.out.say("%s %s after %s, not %s as the story expects (readings other than the story's on that day? --demo-saturday places it on another):\n%s",
+			s.Farm, s.Day, d.cfg.Patience, counts(want), d.describe(seen))
+	} else if !final {
+		d.out.say("%s %s after the day phase, two numbers from one database:\n%s", s.Farm, s.Day, d.describe(seen))
+		d.out.say("  %s of the day's %s slots never arrived. The windows shown leave the hole out of both sides of the ratio (the\n"+
+			"  streaming answer); farm_day counts it against the farm (the batch answer, what the monthly report sums). Every row is\n"+
+			"  on the final path and nothing is pending: nothing in the pipeline says more is coming", num(seen.Expected-seen.Received), num(seen.Expected))
+	} else {
+		d.out.say("%s %s after the replay: %s final\n%s", s.Farm, s.Day, pct(seen.Availability()), d.describe(seen))
+		d.out.say("  the replay marked the windows it filled, the drain turned the marks into rollup_day jobs, and they rewrote the windows and the day")
+	}
+	d.emit(Event{Phase: phase, Delivered: at, Ingest: &sum, Seen: seen, AsExpected: ok(seen)})
+	return nil
+}
+
+// await polls the story's farm-day until ok, or Patience has passed (it
+// then returns the last observation).
+func (d *Demo) await(ctx context.Context, what string, ok func(Observation) bool) (Observation, error) {
+	deadline := d.cfg.Clock.Now().Add(d.cfg.Patience)
+	for {
+		o, err := d.story.Observe(ctx, d.control, d.cfg.Clock.Now())
+		if err != nil {
+			return o, fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok(o) || !o.At.Before(deadline) {
+			return o, nil
+		}
+		select {
+		case <-ctx.Done():
+			return o, ctx.Err()
+		case <-d.cfg.Clock.After(d.cfg.Poll):
+		}
+	}
+}
+
+func (d *Demo) emit(e Event) {
+	if d.cfg.OnEvent != nil {
+		d.cfg.OnEvent(e)
+	}
+}
+
+// describe says what the farm-day reads both ways (Observation), and the
+// demo's label for it (Observation.Final).
+func (d *Demo) describe(o Observation) string {
+	if !o.Found {
+		return "  nothing rolled up yet"
+	}
+	state := "provisional"
+	switch {
+	case !o.Settled():
+		state = "provisional, a recompute pending"
+	case o.Final():
+		state = "final"
+	case !o.Complete():
+		state = fmt.Sprintf("provisional: %s of its slots missing", pct(1-o.Completeness()))
+	}
+	of := ""
+	if d.story.Windows > 0 {
+		of = fmt.Sprintf(" of the day's %s", num(int64(d.story.Windows)))
+	}
+	pending := "nothing pending"
+	if !o.Settled() {
+		pending = "a recompute pending"
+	}
+	return fmt.Sprintf("  farm_day (turbine_day summed, what a monthly report sums):  %s %s (%s; completeness %s)\n"+
+		"  day_provenance (its windows as shown, the tiles' path):    %s over %s%s windows, %s final, %s",
+		pct(o.Availability()), state, counts(o.Counts), pct(o.Completeness()),
+		pct(o.Shown.Availability()), num(int64(o.Windows)), of, num(int64(o.FinalWindows)), pending)
+}
+
+func counts(c Counts) string {
+	return fmt.Sprintf("expected %s, received %s, available %s", num(c.Expected), num(c.Received), num(c.Available))
+}
+
+func span(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	}
+	return fmt.Sprintf("%d s", int(d/time.Second))
+}
+
+func trimFloat(f float64) string {
+	if f == float64(int64(f)) {
+		return num(int64(f))
+	}
+	return fmt.Sprintf("%.1f", f)
+}
