@@ -21,6 +21,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	jobCfg := jobs.DefaultConfig()
 	var maxBody int64 = 64 << 20
 	maxConcurrent := 4
+	var demoOpts *demoOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve HTTP (/healthz, POST /v1/readings, ...) until interrupted",
@@ -29,6 +30,9 @@ func (m *Main) serveCommand() *cobra.Command {
 			srvCfg.Token = os.Getenv(server.TokenEnv)
 			// Refuse an exposed address before touching anything.
 			if err := srvCfg.CheckExposure(); err != nil {
+				return err
+			}
+			if err := demoOpts.check(); err != nil {
 				return err
 			}
 			if _, err := m.Migrate(ctx); err != nil {
@@ -62,8 +66,14 @@ func (m *Main) serveCommand() *cobra.Command {
 			if err := srv.MountRiverUI(ctx, client); err != nil {
 				return err
 			}
+			story, err := m.newDemo(ctx, demoOpts, in)
+			if err != nil {
+				return err
+			}
+			defer story.wait(ctx) // it stops with ctx, before the pipeline it feeds
 			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
 				fmt.Printf("serving on http://%s (healthz: /healthz, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
+				story.tell(ctx, a)
 			})
 		},
 	}
@@ -71,5 +81,6 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
 	jobFlags(cmd, &jobCfg)
+	demoOpts = addDemoFlags(cmd)
 	return cmd
 }

@@ -195,6 +195,9 @@ func (s *Story) StoppedOrFirst() string {
 	return ""
 }
 
+// SetURL sets where the server listens, for the narration (before Run).
+func (d *Demo) SetURL(url string) { d.cfg.URL = url }
+
 // Story is the story as placed (nil with NoStory).
 func (d *Demo) Story() *Story { return d.story }
 
@@ -329,7 +332,7 @@ func num(n int64) string {
 	return b.String()
 }
 
-func pct(rate float64) string        { return fmt.Sprintf("%.2f %%", 100*rate) }
-func hm(t time.Time) string          { return t.UTC().Format("15:04") }
-func hms(t time.Time) string         { return t.UTC().Format("15:04:05") }
+func pct(rate float64) string                        { return fmt.Sprintf("%.2f %%", 100*rate) }
+func hm(t time.Time) string                          { return t.UTC().Format("15:04") }
+func hms(t time.Time) string                         { return t.UTC().Format("15:04:05") }
 func localHM(t time.Time, loc *time.Location) string { return t.In(loc).Format("15:04") }
