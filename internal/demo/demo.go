@@ -86,6 +86,8 @@ type Event struct {
 	// (nil when the phase was already stored and is not delivered again).
 	Delivered time.Time
 	Ingest    *ingest.Summary
+	// Attempts is how many deliveries it took (failed lines are re-sent).
+	Attempts int
 	// Seen is the farm-day once settled; AsExpected says it reads the
 	// story's counts (and, after the replay, is final).
 	Seen       Observation

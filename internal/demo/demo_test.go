@@ -176,8 +176,11 @@ func TestStoryOnTheClock(t *testing.T) {
 	if day.Phase != simulate.PhaseDay || day.Ingest == nil {
 		t.Fatalf("first event %+v, want the day phase, ingested", day)
 	}
-	if s := day.Ingest; s.Accepted != 332_100 || s.Duplicate != 0 || s.Rejected != 0 || s.Failed != 0 || s.DirtyMarks != 3 {
-		t.Fatalf("day phase ingest: %+v, want 332,100 accepted, no duplicate, reject or failure, 3 farm-day-shards marked", *s)
+	// A busy machine can time a write out behind a recompute of the same
+	// day; the demo re-sends the failed lines, and what was stored then
+	// counts as a duplicate. Stored exactly once either way.
+	if s := day.Ingest; s.Accepted != 332_100 || (day.Attempts == 1 && (s.Duplicate != 0 || s.DirtyMarks != 3)) || s.Rejected != 0 || s.Failed != 0 {
+		t.Fatalf("day phase ingest in %d attempt(s): %+v, want 332,100 accepted, no reject or failure (in one attempt: no duplicate, 3 farm-day-shards marked)", day.Attempts, *s)
 	}
 	if day.Delivered.Sub(begun) > 10*time.Second {
 		t.Fatalf("day phase delivered at +%s, want at once (DayAfter 0)", day.Delivered.Sub(begun))
@@ -211,8 +214,8 @@ func TestStoryOnTheClock(t *testing.T) {
 	if replay.Delivered.Before(begun.Add(2 * time.Minute)) {
 		t.Fatalf("replay delivered at +%s, want not before +2m", replay.Delivered.Sub(begun))
 	}
-	if s := replay.Ingest; s.Accepted != 99_900 || s.Duplicate != 0 || s.Rejected != 0 || s.Backfill != 99_900 || s.DirtyMarks != 3 {
-		t.Fatalf("replay ingest: %+v, want 99,900 accepted, all backfill lane, 3 farm-day-shards marked", *s)
+	if s := replay.Ingest; s.Accepted != 99_900 || (replay.Attempts == 1 && (s.Duplicate != 0 || s.DirtyMarks != 3)) || s.Rejected != 0 || s.Failed != 0 || s.Backfill != 99_900 {
+		t.Fatalf("replay ingest in %d attempt(s): %+v, want 99,900 accepted, all backfill lane (in one attempt: no duplicate, 3 farm-day-shards marked)", replay.Attempts, *s)
 	}
 	if o := replay.Seen; !replay.AsExpected || o.Counts != final || o.Shown != final || !o.Final() || o.Windows != 288 || o.FinalWindows != 288 {
 		t.Fatalf("after the replay the farm-day reads %+v, want %+v both ways, final with 288 of 288 windows final", o, final)

@@ -121,7 +121,7 @@ func (d *Demo) phase(ctx context.Context, phase string, want Counts, final bool)
 		what = "the replay of " + localHM(s.Outage.LostFrom, s.Location) + "-" + localHM(s.Outage.LostTo, s.Location)
 	}
 	d.out.say("%s %s: delivering %s", s.Farm, s.Day, what)
-	sum, err := s.Phase(ctx, d.in, phase, at)
+	sum, attempts, err := d.deliver(ctx, phase, at)
 	if err != nil {
 		return fmt.Errorf("%s phase: %w", phase, err)
 	}
@@ -152,8 +152,37 @@ func (d *Demo) phase(ctx context.Context, phase string, want Counts, final bool)
 		d.out.say("%s %s after the replay: %s final\n%s", s.Farm, s.Day, pct(seen.Availability()), d.describe(seen))
 		d.out.say("  the replay marked the windows it filled, the drain turned the marks into rollup_day jobs, and they rewrote the windows and the day")
 	}
-	d.emit(Event{Phase: phase, Delivered: at, Ingest: &sum, Seen: seen, AsExpected: ok(seen)})
+	d.emit(Event{Phase: phase, Delivered: at, Ingest: &sum, Attempts: attempts, Seen: seen, AsExpected: ok(seen)})
 	return nil
+}
+
+// maxAttempts bounds how often a phase's failed lines are re-sent.
+const maxAttempts = 5
+
+// deliver ingests a phase and, like any sender, re-sends the lines ingest
+// could not store (a shard down, a write transaction that ran out of time
+// behind a recompute of the same day): what was stored meanwhile counts as
+// a duplicate. The summary adds up the attempts (lanes: the first's).
+func (d *Demo) deliver(ctx context.Context, phase string, at time.Time) (ingest.Summary, int, error) {
+	var total ingest.Summary
+	var lines []ingest.LineRange
+	for attempt := 1; ; attempt++ {
+		sum, err := d.story.Phase(ctx, d.in, phase, at, lines)
+		if attempt == 1 {
+			total = sum
+		} else {
+			addSummary(&total, ingest.Summary{Accepted: sum.Accepted, Duplicate: sum.Duplicate, Rejected: sum.Rejected, DirtyMarks: sum.DirtyMarks})
+		}
+		total.Failed, total.FailedLines, total.Error = sum.Failed, sum.FailedLines, sum.Error
+		if err == nil || sum.Failed == 0 || ctx.Err() != nil || attempt == maxAttempts {
+			return total, attempt, err
+		}
+		d.out.say("  %s readings not stored (%v); re-sending them", num(sum.Failed), err)
+		lines = sum.FailedLines
+		if err := d.wait(ctx, d.cfg.Clock.Now().Add(5*time.Second)); err != nil {
+			return total, attempt, err
+		}
+	}
 }
 
 // await polls the story's farm-day until ok, or Patience has passed (it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -193,8 +194,10 @@ func (s *Story) Observe(ctx context.Context, control *pgxpool.Pool, now time.Tim
 // Phase ingests one phase of the story ("day" or "replay") at now, through
 // in: the readings as the scenario generates them, except that nothing is
 // stamped as received after now (a replay arriving now is received now).
-// Readings already stored count as duplicates.
-func (s *Story) Phase(ctx context.Context, in *ingest.Ingestor, phase string, now time.Time) (ingest.Summary, error) {
+// Readings already stored count as duplicates. With lines, only those
+// lines of the phase are sent (a sender re-sending what failed: the lines
+// are the scenario's sequence numbers, the same every time).
+func (s *Story) Phase(ctx context.Context, in *ingest.Ingestor, phase string, now time.Time, lines []ingest.LineRange) (ingest.Summary, error) {
 	cfg, err := simulate.ArdnaveSaturdayOn(s.plan, s.Day, now, phase, s.seed)
 	if err != nil {
 		return ingest.Summary{}, err
@@ -202,7 +205,11 @@ func (s *Story) Phase(ctx context.Context, in *ingest.Ingestor, phase string, no
 	gctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dec, wait := simulate.Stream(gctx, cfg)
-	sum, err := in.Ingest(ctx, "demo:"+s.Farm+"/"+s.Day.String()+"/"+phase, &receivedBy{dec: dec, now: now})
+	var src reading.Decoder = &receivedBy{dec: dec, now: now}
+	if lines != nil {
+		src = &onlyLines{dec: src, lines: lines}
+	}
+	sum, err := in.Ingest(ctx, "demo:"+s.Farm+"/"+s.Day.String()+"/"+phase, src)
 	cancel() // an ingest that stopped early leaves the generator waiting
 	if _, gerr := wait(); gerr != nil && err == nil && !errors.Is(gerr, context.Canceled) {
 		err = gerr
@@ -222,4 +229,29 @@ func (r *receivedBy) Next() (*reading.Record, error) {
 		rec.Reading.ReceivedAt = r.now
 	}
 	return rec, err
+}
+
+// onlyLines passes the records whose line is in lines (sorted ranges, as
+// ingest reports failed lines), and ends after the last.
+type onlyLines struct {
+	dec   reading.Decoder
+	lines []ingest.LineRange
+}
+
+func (o *onlyLines) Next() (*reading.Record, error) {
+	for {
+		if len(o.lines) == 0 {
+			return nil, io.EOF
+		}
+		rec, err := o.dec.Next()
+		if err != nil {
+			return rec, err
+		}
+		for len(o.lines) > 0 && rec.Line > o.lines[0].To {
+			o.lines = o.lines[1:]
+		}
+		if len(o.lines) > 0 && rec.Line >= o.lines[0].From {
+			return rec, nil
+		}
+	}
 }
