@@ -268,7 +268,7 @@ func (d *Demo) runReports(ctx context.Context) {
 		}
 		cur := d.feed.Stats()
 		sum := cur.Ingest
-		line := fmt.Sprintf("live feed: %s readings stored in the last %s (%s live lane, %s backfill lane, %s marked windows for correction), %s still on their way",
+		line := fmt.Sprintf("live feed: %s readings stored in the last %s (%s live lane, %s backfill lane; %s farm-day-shard marks for the drain), %s still on their way",
 			num(sum.Accepted-prev.Ingest.Accepted), d.cfg.Report, num(sum.Live-prev.Ingest.Live), num(sum.Backfill-prev.Ingest.Backfill),
 			num(sum.DirtyMarks-prev.Ingest.DirtyMarks), num(cur.Waiting))
 		if n := sum.Rejected - prev.Ingest.Rejected; n > 0 {
