@@ -213,7 +213,15 @@ func (d *Demo) Start() time.Time { return d.start }
 // background, the story's phases on the clock. It returns nil when ctx
 // ends, or the error that stopped the story.
 func (d *Demo) Run(ctx context.Context) error {
-	d.intro()
+	before, seen := fresh, Observation{}
+	var err error
+	if d.story != nil {
+		if before, seen, err = d.survey(ctx); err != nil {
+			d.out.say("the story cannot start: %v", err)
+			d.story = nil
+		}
+	}
+	d.intro(before)
 	var wg sync.WaitGroup
 	if d.feed != nil {
 		wg.Add(1)
@@ -223,9 +231,8 @@ func (d *Demo) Run(ctx context.Context) error {
 			go func() { defer wg.Done(); d.runReports(ctx) }()
 		}
 	}
-	var err error
 	if d.story != nil {
-		err = d.play(ctx)
+		err = d.play(ctx, before, seen)
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			err = nil
 		}

@@ -282,6 +282,33 @@ func TestStoryOnTheClock(t *testing.T) {
 	if s := st.Ingest; s.Accepted != st.Delivered || s.Duplicate != 0 || s.Rejected != 0 || s.Failed != 0 || st.PerSecond != 12 {
 		t.Errorf("feed ingest %+v for %d delivered at %v/s, want all accepted at 12/s (14/2 s + 300/60 s)", s, st.Delivered, st.PerSecond)
 	}
+	// Again: the replay re-sent counts as duplicates and changes nothing,
+	// and a second demo on the same day finds the story played and
+	// delivers nothing.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel2()
+	again, err := story.Phase(ctx2, p.in, simulate.PhaseReplay, clock.Now(), nil)
+	if err != nil || again.Accepted != 0 || again.Duplicate != 99_900 || again.DirtyMarks != 0 {
+		t.Fatalf("the replay re-sent: %+v (%v), want 0 accepted, 99,900 duplicates, no mark", again, err)
+	}
+	var out2 syncBuffer
+	events2 := make(chan demo.Event, 1)
+	cfg2 := cfg
+	cfg2.NoFeed, cfg2.Out, cfg2.OnEvent = true, &out2, func(e demo.Event) { events2 <- e }
+	d2, err := demo.New(cfg2, p.env.Control, p.in)
+	testdb.Must(t, err, "second demo")
+	go func() { _ = d2.Run(ctx2) }()
+	select {
+	case e := <-events2:
+		if e.Phase != "played" || e.Ingest != nil || !e.AsExpected || e.Seen.Counts != final {
+			t.Fatalf("second demo: %+v, want the story found played (final, %+v), nothing ingested", e, final)
+		}
+	case <-ctx2.Done():
+		t.Fatalf("second demo said nothing in a minute:\n%s", out2.String())
+	}
+	if !strings.Contains(out2.String(), "an earlier run played all of it on this day") {
+		t.Errorf("second demo's narration does not say the story was played:\n%s", out2.String())
+	}
 	for _, want := range []string{"75.85 % provisional", "98.67 % final", "delivering the replay of 05:58-11:31"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("narration lacks %q", want)

@@ -10,8 +10,35 @@ import (
 	"github.com/galewatch/galewatch/internal/simulate"
 )
 
+// prior is what an earlier run left of the story's day.
+type prior int
+
+const (
+	fresh     prior = iota // nothing rolled up: the whole story is delivered
+	dayStored              // the day phase's counts: only the replay is
+	played                 // the story's final counts: nothing is
+	other                  // anything else (a run stopped half-way): the whole story again
+)
+
+// survey waits until nothing is pending on the story's day, then says
+// what an earlier run left of it.
+func (d *Demo) survey(ctx context.Context) (prior, Observation, error) {
+	seen, err := d.await(ctx, "what an earlier run left", func(o Observation) bool { return o.Settled() })
+	switch {
+	case err != nil:
+		return fresh, seen, err
+	case !seen.Found:
+		return fresh, seen, nil
+	case seen.Counts == d.story.Final:
+		return played, seen, nil
+	case seen.Counts == d.story.AfterDay:
+		return dayStored, seen, nil
+	}
+	return other, seen, nil
+}
+
 // intro says what is about to happen, when, and where to look.
-func (d *Demo) intro() {
+func (d *Demo) intro(before prior) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the Galewatch demo (times UTC; Ctrl-C stops it, `orchestrator db down` then stops the database)")
 	if d.feed != nil {
@@ -24,15 +51,28 @@ func (d *Demo) intro() {
 	if s := d.story; s != nil {
 		dayAt, replayAt := d.start.Add(d.cfg.DayAfter), d.start.Add(d.cfg.ReplayAfter)
 		fmt.Fprintf(&b, "\nthe Ardnave Saturday, played on the clock on %s (%s), %s:", s.Farm, s.Location, s.Day.UTC().Format("Monday 2006-01-02"))
+		when, replayWhen := hms(dayAt), hms(replayAt)
+		switch before {
+		case played:
+			when, replayWhen = "earlier ", "earlier "
+		case dayStored:
+			when = "earlier "
+		}
 		fmt.Fprintf(&b, "\n  %s  the day as the link delivered it: %s readings; link down %s-%s local, the writer lost %s-%s,",
-			hms(dayAt), num(s.DayReadings), localHM(s.Outage.From, s.Location), localHM(s.Outage.To, s.Location),
+			when, num(s.DayReadings), localHM(s.Outage.From, s.Location), localHM(s.Outage.To, s.Location),
 			localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
 		fmt.Fprintf(&b, "\n            %d of %d turbines stopped all day (%s)", len(s.Stopped), s.Turbines, strings.Join(s.Stopped, ", "))
 		fmt.Fprintf(&b, "\n            expect, once the drain has rolled it up (a minute or two): %s (%s), the hole counted against the farm",
 			pct(s.AfterDay.Availability()), counts(s.AfterDay))
 		fmt.Fprintf(&b, "\n  %s  the replay of what the writer lost: %s readings, %s-%s local (not before the day's number is out)",
-			hms(replayAt), num(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
+			replayWhen, num(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
 		fmt.Fprintf(&b, "\n            expect within a minute or so: %s final (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
+		switch before {
+		case played:
+			fmt.Fprintf(&b, "\n  an earlier run played all of it on this day: nothing is delivered again (--demo-saturday places it on another past day)")
+		case dayStored:
+			fmt.Fprintf(&b, "\n  an earlier run delivered the day: only the replay follows")
+		}
 	}
 	fmt.Fprintf(&b, "\nlook at:")
 	if d.cfg.URL != "" {
@@ -77,27 +117,19 @@ func (d *Demo) ardnaveRoute() *ingest.Route {
 // play delivers the story's phases on the clock and reports what the
 // pipeline makes of each. A phase an earlier run already delivered (the
 // farm-day reads exactly its counts) is not delivered again.
-func (d *Demo) play(ctx context.Context) error {
+func (d *Demo) play(ctx context.Context, before prior, seen Observation) error {
 	s := d.story
-	seen, err := d.await(ctx, "what an earlier run left", func(o Observation) bool { return o.Settled() })
-	if err != nil {
-		return err
-	}
-	dayStored := false
-	switch {
-	case seen.Found && seen.Counts == s.Final:
+	switch before {
+	case played:
 		d.out.say("%s %s: played by an earlier run:\n%s", s.Farm, s.Day, d.describe(seen))
-		d.out.say("  (nothing delivered again; --demo-saturday places the story on another past day)")
 		d.emit(Event{Phase: "played", Seen: seen, AsExpected: seen.Final()})
 		return nil
-	case seen.Found && seen.Counts == s.AfterDay:
-		dayStored = true
+	case dayStored:
 		d.out.say("%s %s: the day phase is stored from an earlier run; the replay follows:\n%s", s.Farm, s.Day, d.describe(seen))
-	case seen.Found:
+	case other:
 		d.out.say("%s %s already holds readings (%s): delivering the whole story; what is stored counts as duplicates, not twice", s.Farm, s.Day, counts(seen.Counts))
 	}
-
-	if !dayStored {
+	if before != dayStored {
 		if err := d.wait(ctx, d.start.Add(d.cfg.DayAfter)); err != nil {
 			return err
 		}
