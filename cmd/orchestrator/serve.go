@@ -21,12 +21,17 @@ func (m *Main) serveCommand() *cobra.Command {
 	jobCfg := jobs.DefaultConfig()
 	var maxBody int64 = 64 << 20
 	maxConcurrent := 4
+	warrantyPct := server.DefaultWarranty * 100
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve HTTP (/healthz, POST /v1/readings, ...) until interrupted",
+		Short: "Serve HTTP (status page, /api/v1, /healthz, POST /v1/readings, /riverui/) until interrupted",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			srvCfg.Token = os.Getenv(server.TokenEnv)
+			if warrantyPct <= 0 || warrantyPct > 100 {
+				return fmt.Errorf("--warranty %v: want a percentage above 0 and at most 100", warrantyPct)
+			}
+			srvCfg.Warranty = warrantyPct / 100
 			// Refuse an exposed address before touching anything.
 			if err := srvCfg.CheckExposure(); err != nil {
 				return err
@@ -58,18 +63,20 @@ func (m *Main) serveCommand() *cobra.Command {
 			}
 			defer stopRiver(client)
 			srv := server.New(control, shards, srvCfg)
+			srv.Now = m.Now
 			srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
 			if err := srv.MountRiverUI(ctx, client); err != nil {
 				return err
 			}
 			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
-				fmt.Printf("serving on http://%s (healthz: /healthz, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
+				fmt.Printf("serving on http://%s (status page: /, API: /api/v1/farms, healthz: /healthz, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&srvCfg.Addr, "addr", srvCfg.Addr, "listen address ($GALEWATCH_ADDR); beyond loopback only with $GALEWATCH_TOKEN")
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
+	cmd.Flags().Float64Var(&warrantyPct, "warranty", warrantyPct, "availability (%) the status page draws its warranty line at")
 	jobFlags(cmd, &jobCfg)
 	return cmd
 }
