@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 
 	"github.com/galewatch/galewatch/internal/ingest"
@@ -39,8 +42,6 @@ func (m *Main) serveCommand() *cobra.Command {
 			if _, err := m.Migrate(ctx); err != nil {
 				return err
 			}
-			control, _ := m.Control(ctx)
-			shards, _ := m.Shards(ctx)
 			in, err := m.Ingestor(ctx)
 			if err != nil {
 				return err
@@ -62,10 +63,8 @@ func (m *Main) serveCommand() *cobra.Command {
 				return err
 			}
 			defer stopRiver(client)
-			srv := server.New(control, shards, srvCfg)
-			srv.Now = m.Now
-			srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
-			if err := srv.MountRiverUI(ctx, client); err != nil {
+			srv, err := m.httpServer(ctx, srvCfg, in, client, maxBody, maxConcurrent)
+			if err != nil {
 				return err
 			}
 			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
@@ -79,4 +78,24 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().Float64Var(&warrantyPct, "warranty", warrantyPct, "availability (%) the status page draws its warranty line at")
 	jobFlags(cmd, &jobCfg)
 	return cmd
+}
+
+// httpServer builds what serve serves: the status page and API, health,
+// ingest and the River UI, on the clock m.Now.
+func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ingestor, client *river.Client[pgx.Tx], maxBody int64, maxConcurrent int) (*server.Server, error) {
+	control, err := m.Control(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := m.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srv := server.New(control, shards, cfg)
+	srv.Now = m.Now
+	srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
+	if err := srv.MountRiverUI(ctx, client); err != nil {
+		return nil, err
+	}
+	return srv, nil
 }

@@ -210,7 +210,9 @@ func divergenceChart(id string, first localday.Date, days []Day, thresholdPM int
 		}
 		x, w := c.slot(i, n)
 		v := math.Abs(d.Divergence.PM)
-		top := c.y(v, 0, hi)
+		// A day measured at 0 per mille still shows a sliver: measured,
+		// not missing.
+		top := math.Min(c.y(v, 0, hi), c.Top+c.PlotH-1.5)
 		class := "bar divergence"
 		if v > float64(thresholdPM) {
 			class += " over"

@@ -36,6 +36,7 @@ var pageTemplates = func() map[string]*template.Template {
 		"behind":   behind,
 		"offset":   offset,
 		"hours":    hoursText,
+		"seconds":  seconds,
 		"join":     strings.Join,
 	}
 	out := map[string]*template.Template{}
@@ -99,6 +100,17 @@ func behind(sec *float64) string {
 		return fmt.Sprintf("%s%d m %02d s", sign, d/time.Minute, d%time.Minute/time.Second)
 	}
 	return fmt.Sprintf("%s%d s", sign, d/time.Second)
+}
+
+// seconds shows a rule's duration: "1 h", "10 min", "90 s".
+func seconds(s int) string {
+	switch {
+	case s != 0 && s%3600 == 0:
+		return fmt.Sprintf("%d h", s/3600)
+	case s != 0 && s%60 == 0:
+		return fmt.Sprintf("%d min", s/60)
+	}
+	return fmt.Sprintf("%d s", s)
 }
 
 // offset shows a clock offset in seconds, signed (positive = ahead).

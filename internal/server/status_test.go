@@ -492,8 +492,8 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 	if got := cell(t, element(t, page, "tr", "day-2026-08-01"), "availability"); got != "91.67 %" {
 		t.Errorf("08-01 availability on the page: %q, want 91.67 %%", got)
 	}
-	if got := cell(t, element(t, page, "tr", "day-2026-08-04"), "l status"); got != "provisional" {
-		t.Errorf("08-04 status on the page: %q, want provisional", got)
+	if got := cell(t, element(t, page, "tr", "day-2026-08-04"), "l status"); got != "provisionalnot closed yet: the sum of the windows published so far; 2 of 2 windows have no final row yet" {
+		t.Errorf("08-04 status on the page: %q, want provisional and why", got)
 	}
 	for id, want := range map[string][2]int{"availability-north": {4, 4}, "divergence-north": {2, 0}} {
 		svg := element(t, page, "svg", id)
