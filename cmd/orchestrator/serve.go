@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/metrics"
 	"github.com/galewatch/galewatch/internal/server"
 )
 
@@ -42,6 +44,10 @@ func (m *Main) serveCommand() *cobra.Command {
 			if _, err := m.Migrate(ctx); err != nil {
 				return err
 			}
+			control, _ := m.Control(ctx)
+			shards, _ := m.Shards(ctx)
+			met := metrics.New(control, shards, m.Now, metrics.DefaultTimeout)
+			m.Config.Ingest.Observer, jobCfg.Observer = met.Ingest(), met.Jobs()
 			in, err := m.Ingestor(ctx)
 			if err != nil {
 				return err
@@ -63,12 +69,12 @@ func (m *Main) serveCommand() *cobra.Command {
 				return err
 			}
 			defer stopRiver(client)
-			srv, err := m.httpServer(ctx, srvCfg, in, client, maxBody, maxConcurrent)
+			srv, err := m.httpServer(ctx, srvCfg, in, client, met.Handler(), maxBody, maxConcurrent)
 			if err != nil {
 				return err
 			}
 			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
-				fmt.Printf("serving on http://%s (status page: /, API: /api/v1/farms, healthz: /healthz, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
+				fmt.Printf("serving on http://%s (status page: /, API: /api/v1/farms, healthz: /healthz, readyz: /readyz, metrics: /metrics, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
 			})
 		},
 	}
@@ -81,8 +87,9 @@ func (m *Main) serveCommand() *cobra.Command {
 }
 
 // httpServer builds what serve serves: the status page and API, health,
-// ingest and the River UI, on the clock m.Now.
-func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ingestor, client *river.Client[pgx.Tx], maxBody int64, maxConcurrent int) (*server.Server, error) {
+// readiness, ingest, metrics (when given) and the River UI, on the clock
+// m.Now.
+func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ingestor, client *river.Client[pgx.Tx], metrics http.Handler, maxBody int64, maxConcurrent int) (*server.Server, error) {
 	control, err := m.Control(ctx)
 	if err != nil {
 		return nil, err
@@ -94,6 +101,9 @@ func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ing
 	srv := server.New(control, shards, cfg)
 	srv.Now = m.Now
 	srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
+	if metrics != nil {
+		srv.Handle("GET /metrics", metrics)
+	}
 	if err := srv.MountRiverUI(ctx, client); err != nil {
 		return nil, err
 	}

@@ -261,7 +261,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	testdb.Must(t, err, "river client for the UI")
 	srvCfg := server.DefaultConfig()
 	srvCfg.Token = "s3cret"
-	srv, err := m.httpServer(ctx, srvCfg, in, uiClient, 1<<20, 1)
+	srv, err := m.httpServer(ctx, srvCfg, in, uiClient, nil, 1<<20, 1)
 	testdb.Must(t, err, "serve's server")
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

@@ -115,6 +115,7 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
 		s.cfg.Warranty = DefaultWarranty
 	}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.routeAPI()
 	s.routePages()
 	return s
