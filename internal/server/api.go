@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/galewatch/galewatch/internal/localday"
+	"github.com/galewatch/galewatch/internal/report"
 )
 
 // The JSON API (/api/v1/). Every route is behind the server's access rules
@@ -24,6 +25,7 @@ func (s *Server) routeAPI() {
 	s.mux.HandleFunc("GET /api/v1/farms", s.apiFarms)
 	s.mux.HandleFunc("GET /api/v1/farms/{id}/tile", s.apiTile)
 	s.mux.HandleFunc("GET /api/v1/farms/{id}/days", s.apiDays)
+	s.mux.HandleFunc("GET /api/v1/farms/{id}/months/{month}", s.apiMonth)
 }
 
 // paramError is a request parameter the client got wrong.
@@ -49,8 +51,10 @@ func (s *Server) status(r *http.Request, err error) (int, apiError) {
 	switch {
 	case errors.As(err, &pe):
 		return http.StatusBadRequest, apiError{Error: pe.Error(), Parameter: pe.param}
-	case errors.Is(err, errUnknownFarm):
+	case errors.Is(err, errUnknownFarm), errors.Is(err, report.ErrUnknownFarm):
 		return http.StatusNotFound, apiError{Error: fmt.Sprintf("unknown farm %q", r.PathValue("id")), Parameter: "id"}
+	case errors.Is(err, report.ErrBadMonth):
+		return http.StatusBadRequest, apiError{Error: "month: " + err.Error(), Parameter: "month"}
 	}
 	s.log.Error("status: request failed", "path", r.URL.Path, "err", err)
 	return http.StatusInternalServerError, apiError{Error: "internal error (the server's log has the details)"}
@@ -71,11 +75,15 @@ func farmID(r *http.Request) (string, error) {
 	return id, nil
 }
 
+// Dates and months are read from the year FirstYear on: telemetry has no
+// earlier days, and the report takes four-digit years.
+const FirstYear = 1970
+
 // parseDate reads a YYYY-MM-DD date.
 func parseDate(param, v string) (localday.Date, error) {
 	t, err := time.Parse(time.DateOnly, v)
-	if err != nil {
-		return localday.Date{}, badParam(param, "want a date YYYY-MM-DD, got %q", v)
+	if err != nil || t.Year() < FirstYear {
+		return localday.Date{}, badParam(param, "want a date YYYY-MM-DD from %d on, got %q", FirstYear, v)
 	}
 	return localday.DateOf(t), nil
 }
@@ -83,8 +91,8 @@ func parseDate(param, v string) (localday.Date, error) {
 // parseMonth reads a YYYY-MM month as its first day.
 func parseMonth(param, v string) (localday.Date, error) {
 	t, err := time.Parse("2006-01", v)
-	if err != nil {
-		return localday.Date{}, badParam(param, "want a month YYYY-MM, got %q", v)
+	if err != nil || t.Year() < FirstYear {
+		return localday.Date{}, badParam(param, "want a month YYYY-MM from %d on, got %q", FirstYear, v)
 	}
 	return localday.DateOf(t), nil
 }
@@ -199,7 +207,8 @@ type DaysResponse struct {
 	// line at; DivergenceAlertPM the farm's divergence threshold.
 	Warranty          float64 `json:"warranty"`
 	DivergenceAlertPM int     `json:"divergence_alert_pm"`
-	// Days are the days of the range that have a number, in order.
+	// Days are the days of the range that have a number, in order: the
+	// monthly report's rows, with the day's windows, divergence and alerts.
 	Days    []Day   `json:"days"`
 	Backlog Backlog `json:"backlog"`
 }
@@ -229,7 +238,7 @@ func (s *Server) loadDays(r *http.Request, f Farm, from, to localday.Date) (Days
 		return DaysResponse{}, err
 	}
 	b := backlogs[f.ID]
-	days, err := s.days(r.Context(), f, from, to, b.days)
+	days, _, err := s.days(r.Context(), f, from, to, b.days)
 	if err != nil {
 		return DaysResponse{}, err
 	}
@@ -237,4 +246,25 @@ func (s *Server) loadDays(r *http.Request, f Farm, from, to localday.Date) (Days
 		FarmID: f.ID, Timezone: f.Timezone, From: from.String(), To: to.String(),
 		Warranty: s.cfg.Warranty, DivergenceAlertPM: f.DivergenceAlertPM, Days: days, Backlog: *b,
 	}, nil
+}
+
+// apiMonth is the monthly report as JSON (internal/report: the same rows
+// as the psql file and `orchestrator report monthly`), judged by the
+// server's clock.
+func (s *Server) apiMonth(w http.ResponseWriter, r *http.Request) {
+	id, err := farmID(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	if _, err := parseMonth("month", r.PathValue("month")); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	m, err := report.MonthlyAt(r.Context(), s.Control, id, r.PathValue("month"), s.Now())
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
 }

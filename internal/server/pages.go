@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/localday"
+	"github.com/galewatch/galewatch/internal/report"
 )
 
 // The status page: server-rendered HTML, inline SVG charts, inline CSS, no
@@ -33,6 +34,7 @@ var pageTemplates = func() map[string]*template.Template {
 		"pct":      pct,
 		"permille": permille,
 		"count":    count,
+		"countp":   countp,
 		"behind":   behind,
 		"offset":   offset,
 		"hours":    hoursText,
@@ -79,6 +81,14 @@ func count(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// countp is count of a count that may be missing.
+func countp(n *int64) string {
+	if n == nil {
+		return "—"
+	}
+	return count(*n)
 }
 
 // behind shows a number of seconds as a duration ("1 h 02 m", "42 s").
@@ -142,8 +152,17 @@ func hoursText(hours []int) string {
 	return strings.Join(parts, ", ")
 }
 
-// Local writes an instant in the farm's zone.
-func (f Farm) Local(t time.Time) string {
+// Local writes an instant (a time.Time or *time.Time) in the farm's zone.
+func (f Farm) Local(v any) string {
+	var t time.Time
+	switch x := v.(type) {
+	case time.Time:
+		t = x
+	case *time.Time:
+		if x != nil {
+			t = *x
+		}
+	}
 	if t.IsZero() {
 		return "—"
 	}
@@ -164,6 +183,11 @@ type provView struct {
 // Prov is the provenance of a shown number, in the farm's zone.
 func (f Farm) Prov(s Shown) provView {
 	return provView{Path: s.Path, ComputedAtText: f.Local(s.ComputedAt), CompleteThroughText: f.Local(s.CompleteThrough), Revision: s.Revision, Pending: s.Pending}
+}
+
+// DayProv is the provenance of a day as shown, in the farm's zone.
+func (f Farm) DayProv(d Day) provView {
+	return provView{Path: d.Path, ComputedAtText: f.Local(d.ComputedAt), CompleteThroughText: f.Local(d.CompleteThrough), Revision: d.Revision, Pending: d.Pending}
 }
 
 type crumb struct{ URL, Label string }
@@ -187,14 +211,10 @@ type farmMonth struct {
 	Tile                 Tile
 	Availability         *Chart
 	Divergence           *Chart
-	// MonthSummary is the month's status and totals (nil: not shown).
-	MonthSummary *monthSummary
-}
-
-// monthSummary is a month's status line.
-type monthSummary struct {
-	Status string // final or provisional
-	Text   string
+	// Month is the month's report: its status, total and what holds it back.
+	Report report.Month
+	// Waiting lists the month's days with late readings still on a shard.
+	Waiting []string
 }
 
 func monthLabel(first localday.Date) string {
@@ -217,7 +237,7 @@ func (s *Server) farmMonth(r *http.Request, f Farm, chosen *localday.Date, fresh
 		first = *chosen
 	}
 	last := monthEnd(first)
-	days, err := s.days(r.Context(), f, first, last, backlog.days)
+	days, months, err := s.days(r.Context(), f, first, last, backlog.days)
 	if err != nil {
 		return farmMonth{}, err
 	}
@@ -228,13 +248,16 @@ func (s *Server) farmMonth(r *http.Request, f Farm, chosen *localday.Date, fresh
 	fm := farmMonth{
 		Farm: f, Month: monthParam(first), MonthLabel: monthLabel(first),
 		PrevMonth: monthParam(addMonths(first, -1)), NextMonth: monthParam(addMonths(first, 1)), LastDay: last.String(),
-		Days: days, Tile: tile,
+		Days: days, Tile: tile, Report: months[0],
 		Availability: availabilityChart("availability-"+f.ID, first, days, s.cfg.Warranty, compact).rounded(),
 		Divergence:   divergenceChart("divergence-"+f.ID, first, days, f.DivergenceAlertPM, compact).rounded(),
 	}
 	for _, d := range days {
 		if d.Provisional() {
 			fm.ProvisionalDays++
+		}
+		if d.LateReadingsWaiting {
+			fm.Waiting = append(fm.Waiting, d.Day)
 		}
 	}
 	return fm, nil
@@ -362,7 +385,7 @@ func (s *Server) dayPage(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, err)
 		return
 	}
-	days, err := s.days(r.Context(), f, d, d, backlogs[f.ID].days)
+	days, _, err := s.days(r.Context(), f, d, d, backlogs[f.ID].days)
 	if err != nil {
 		s.renderError(w, r, err)
 		return
@@ -381,7 +404,7 @@ func (s *Server) dayPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(days) == 1 {
 		v.Day = &days[0]
-		v.NotClosed = !days[0].Closed
+		v.NotClosed = days[0].Source != "turbine_day"
 	}
 	for _, t := range turbines {
 		v.Turbines = append(v.Turbines, turbineView{Turbine: t, Strip: silentStrip(t.SilentHours, v.Hours)})

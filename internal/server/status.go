@@ -12,6 +12,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/provenance"
+	"github.com/galewatch/galewatch/internal/report"
 )
 
 // The read model shared by the status page and the JSON API: both show the
@@ -99,12 +100,6 @@ func rate(n, of int64) *float64 {
 	return &r
 }
 
-// Reason is why a day is not final yet.
-type Reason struct {
-	Code   string `json:"code"`
-	Reason string `json:"reason"`
-}
-
 // Divergence is a day's fast number against its final one, as last
 // measured (reconciliation_pm).
 type Divergence struct {
@@ -126,86 +121,89 @@ type Divergence struct {
 	Alert bool `json:"alert"`
 }
 
-// Day is one farm-local day as shown.
+// Day is one farm-local day as shown: the monthly report's row (its counts,
+// rates, provenance and status, by the report's one rule), and beside it
+// the day's windows, divergence, alerts and late readings still on a shard.
 type Day struct {
-	Shown
-	// Status is "final" or "provisional" (HeldBack says why).
-	Status   string   `json:"status"`
-	HeldBack []Reason `json:"held_back"`
-	// Closed: the day's turbine_day rows are written (the counts are
-	// theirs); otherwise the counts are the windows published so far.
-	Closed             bool `json:"closed"`
-	TurbinesRolledUp   int  `json:"turbines_rolled_up"`
-	RegisteredTurbines int  `json:"registered_turbines"`
+	ReportDay
+	// Windows are the day's windows published so far, FinalWindows those
+	// with a final row, Revision the sum of their revisions
+	// (day_provenance).
+	Windows      int   `json:"windows"`
+	FinalWindows int   `json:"final_windows"`
+	Revision     int64 `json:"revision"`
 	// Divergence is null until a final row of one of the day's windows has
 	// been measured against its fast row.
 	Divergence        *Divergence `json:"divergence"`
 	CompletenessAlert bool        `json:"completeness_alert"`
+	// LateReadingsWaiting: readings of the day are on a shard under a dirty
+	// mark the drain has not turned into a recompute request yet (within a
+	// minute, or while the control database or the shard is unreachable).
+	// The report cannot see them; the day may still change.
+	LateReadingsWaiting bool `json:"late_readings_waiting"`
 }
 
-// Provisional reports whether the day may still change.
-func (d Day) Provisional() bool { return d.Status != "final" }
+// ReportDay is a day of the monthly report (an alias, so that a Day's
+// fields are the report's: d.Day is the date).
+type ReportDay = report.Day
 
-// heldBackText says what each held_back code of StatusDays means.
-func heldBackText(code string, r controldb.StatusDaysRow) string {
-	switch code {
-	case "open":
-		return "not closed yet: the sum of the windows published so far"
-	case "pending":
-		return "a recompute is requested or running"
-	case "marked":
-		return "late readings wait on a shard for their recompute"
-	case "fast_windows":
-		return fmt.Sprintf("%d of %d windows have no final row yet", r.Windows-r.FinalWindows, r.Windows)
-	case "rolled_up_early":
-		return "rolled up before the day ended"
-	case "turbines_missing":
-		return fmt.Sprintf("%d of %d turbines in service rolled up (a shard's rows are missing)", r.TurbinesRolledUp, r.RegisteredTurbines)
+// Provisional reports whether the day may still change by the report's rule.
+func (d Day) Provisional() bool { return d.Status != report.StatusFinal }
+
+// monthsOf lists the months (YYYY-MM) from from's to to's.
+func monthsOf(from, to localday.Date) []string {
+	var out []string
+	for m := monthOf(from); daysBetween(m, to) >= 0; m = addMonths(m, 1) {
+		out = append(out, monthParam(m))
 	}
-	return code
+	return out
 }
 
-// days lists the farm's days in [from, to] that have a number; marked are
-// the days with late readings waiting on a shard (Backlog.Days).
-func (s *Server) days(ctx context.Context, f Farm, from, to localday.Date, marked []time.Time) ([]Day, error) {
-	rows, err := controldb.New(s.Control).StatusDays(ctx, controldb.StatusDaysParams{
-		FarmID: f.ID, FromDay: from.UTC(), ToDay: to.UTC(), MarkedDays: append([]time.Time{}, marked...),
-	})
+// days lists the farm's days in [from, to] that have a number (the report's
+// rows with a source), and the reports of the months they fall in; marked
+// are the days with late readings waiting on a shard (Backlog.days).
+func (s *Server) days(ctx context.Context, f Farm, from, to localday.Date, marked []time.Time) ([]Day, []report.Month, error) {
+	extras, err := controldb.New(s.Control).StatusDayExtras(ctx, controldb.StatusDayExtrasParams{FarmID: f.ID, FromDay: from.UTC(), ToDay: to.UTC()})
 	if err != nil {
-		return nil, fmt.Errorf("farm %s days %s..%s: %w", f.ID, from, to, err)
+		return nil, nil, fmt.Errorf("farm %s days %s..%s: %w", f.ID, from, to, err)
 	}
-	out := make([]Day, len(rows))
-	for i, r := range rows {
-		d := Day{
-			Shown: show(provenance.Provenance{
-				FarmID: f.ID, Scope: "day", Start: r.FirstWindowStart, End: r.LastWindowEnd, Day: r.Day.Format(time.DateOnly),
-				Path: r.Path, Expected: r.Expected, Received: r.Received, Available: r.Available,
-				ComputedAt: r.ComputedAt, CompleteThrough: r.CompleteThrough, Revision: r.Revision, Pending: r.Pending,
-				Windows: int(r.Windows), FinalWindows: int(r.FinalWindows),
-			}),
-			Status: "final", HeldBack: []Reason{}, Closed: r.Closed,
-			TurbinesRolledUp: int(r.TurbinesRolledUp), RegisteredTurbines: int(r.RegisteredTurbines),
-			CompletenessAlert: r.CompletenessAlert,
-		}
-		for _, code := range r.HeldBack {
-			d.Status = "provisional"
-			d.HeldBack = append(d.HeldBack, Reason{Code: code, Reason: heldBackText(code, r)})
-		}
-		if r.Reconciled && r.ReconciledAt != nil {
-			pm := r.ReceivedDivergencePm
-			if abs(r.AvailableDivergencePm) > abs(pm) {
-				pm = r.AvailableDivergencePm
-			}
-			d.Divergence = &Divergence{
-				Windows: int(r.ReconciledWindows), FastReceived: r.FastReceived, FinalReceived: r.FinalReceived,
-				FastAvailable: r.FastAvailable, FinalAvailable: r.FinalAvailable,
-				ReceivedPM: r.ReceivedDivergencePm, AvailablePM: r.AvailableDivergencePm, PM: pm,
-				ThresholdPM: f.DivergenceAlertPM, MeasuredAt: *r.ReconciledAt, Alert: r.DivergenceAlert,
-			}
-		}
-		out[i] = d
+	byDay := make(map[string]controldb.StatusDayExtrasRow, len(extras))
+	for _, e := range extras {
+		byDay[e.Day.Format(time.DateOnly)] = e
 	}
-	return out, nil
+	out := []Day{}
+	var months []report.Month
+	for _, month := range monthsOf(from, to) {
+		m, err := report.MonthlyAt(ctx, s.Control, f.ID, month, s.Now())
+		if err != nil {
+			return nil, nil, err
+		}
+		months = append(months, m)
+		for _, rd := range m.Days {
+			if rd.Source == "" || rd.Day < from.String() || rd.Day > to.String() {
+				continue
+			}
+			d := Day{ReportDay: rd}
+			if e, ok := byDay[rd.Day]; ok {
+				d.Windows, d.FinalWindows, d.Revision, d.CompletenessAlert = int(e.Windows), int(e.FinalWindows), e.Revision, e.CompletenessAlert
+				if e.Reconciled {
+					pm := e.ReceivedDivergencePm
+					if abs(e.AvailableDivergencePm) > abs(pm) {
+						pm = e.AvailableDivergencePm
+					}
+					d.Divergence = &Divergence{
+						Windows: int(e.ReconciledWindows), FastReceived: e.FastReceived, FinalReceived: e.FinalReceived,
+						FastAvailable: e.FastAvailable, FinalAvailable: e.FinalAvailable,
+						ReceivedPM: e.ReceivedDivergencePm, AvailablePM: e.AvailableDivergencePm, PM: pm,
+						ThresholdPM: f.DivergenceAlertPM, MeasuredAt: e.ReconciledAt, Alert: e.DivergenceAlert,
+					}
+				}
+			}
+			d.LateReadingsWaiting = slices.ContainsFunc(marked, func(t time.Time) bool { return t.Format(time.DateOnly) == rd.Day })
+			out = append(out, d)
+		}
+	}
+	return out, months, nil
 }
 
 func abs(x float64) float64 {
@@ -276,10 +274,11 @@ func (s *Server) turbines(ctx context.Context, f Farm, day localday.Date) ([]Tur
 // Backlog is a farm's dirty backlog: late readings whose recompute has not
 // run yet.
 type Backlog struct {
-	// MarkedDays are the farm-days with a dirty mark (waiting for the
-	// drain) or marked turbine-windows (waiting for their correction) on
-	// some shard; MarkReadings the readings under the marks, DirtyWindows
-	// the marked turbine-windows.
+	// MarkedDays are the farm-days with a dirty mark on some shard: late
+	// readings the drain has not turned into a recompute request yet;
+	// MarkReadings the readings under those marks. DirtyWindows are the
+	// turbine-windows marked for correction (drained or not) whose
+	// recompute has not run.
 	MarkedDays   []string `json:"marked_days"`
 	MarkReadings int64    `json:"mark_readings"`
 	DirtyWindows int64    `json:"dirty_windows"`
@@ -356,7 +355,7 @@ func (s *Server) backlogs(ctx context.Context, farms []Farm, farm *string) (map[
 			if b == nil {
 				continue
 			}
-			if !slices.ContainsFunc(b.days, r.Day.Equal) {
+			if r.Marked && !slices.ContainsFunc(b.days, r.Day.Equal) {
 				b.days = append(b.days, r.Day)
 			}
 			b.MarkReadings += r.MarkReadings

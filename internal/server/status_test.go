@@ -180,28 +180,27 @@ func getJSON(t *testing.T, url string, want int, v any, header ...string) string
 }
 
 type dayJSON struct {
-	Day                string   `json:"day"`
-	Status             string   `json:"status"`
-	Path               string   `json:"path"`
-	Closed             bool     `json:"closed"`
-	Expected           int64    `json:"expected"`
-	Received           int64    `json:"received"`
-	Available          int64    `json:"available"`
-	Availability       *float64 `json:"availability"`
-	Completeness       *float64 `json:"completeness"`
-	Windows            int      `json:"windows"`
-	FinalWindows       int      `json:"final_windows"`
-	Revision           int64    `json:"revision"`
-	Pending            bool     `json:"pending"`
-	ComputedAt         string   `json:"computed_at"`
-	CompleteThrough    string   `json:"complete_through"`
-	TurbinesRolledUp   int      `json:"turbines_rolled_up"`
-	RegisteredTurbines int      `json:"registered_turbines"`
-	CompletenessAlert  bool     `json:"completeness_alert"`
-	HeldBack           []struct {
-		Code string `json:"code"`
-	} `json:"held_back"`
-	Divergence *struct {
+	Day                 string   `json:"day"`
+	Status              string   `json:"status"`
+	Why                 string   `json:"why"`
+	Source              string   `json:"source"`
+	Path                string   `json:"path"`
+	Expected            int64    `json:"expected"`
+	Received            int64    `json:"received"`
+	Available           int64    `json:"available"`
+	Availability        *float64 `json:"availability"`
+	Completeness        *float64 `json:"completeness"`
+	Turbines            *int     `json:"turbines"`
+	RegisteredTurbines  *int     `json:"registered_turbines"`
+	Windows             int      `json:"windows"`
+	FinalWindows        int      `json:"final_windows"`
+	Revision            int64    `json:"revision"`
+	Pending             bool     `json:"pending"`
+	ComputedAt          string   `json:"computed_at"`
+	CompleteThrough     string   `json:"complete_through"`
+	CompletenessAlert   bool     `json:"completeness_alert"`
+	LateReadingsWaiting bool     `json:"late_readings_waiting"`
+	Divergence          *struct {
 		Windows        int     `json:"windows"`
 		FastReceived   int64   `json:"fast_received"`
 		FinalReceived  int64   `json:"final_received"`
@@ -224,14 +223,17 @@ type daysJSON struct {
 	Days              []dayJSON `json:"days"`
 }
 
-func codes(d dayJSON) string {
-	var c []string
-	for _, h := range d.HeldBack {
-		c = append(c, h.Code)
+func intp(p *int) string {
+	if p == nil {
+		return "null"
 	}
-	return strings.Join(c, ",")
+	return fmt.Sprint(*p)
 }
 
+// TestAPIDays: the days of the month so far, each the monthly report's row
+// (counts, rates to six decimals, provenance, status and why, by the
+// report's rule) with the day's windows, divergence, alerts and late
+// readings still on a shard; then ranges and bad parameters.
 func TestAPIDays(t *testing.T) {
 	t.Parallel()
 	e := statusSetup(t, "")
@@ -243,49 +245,56 @@ func TestAPIDays(t *testing.T) {
 		t.Fatalf("days: %+v, want north 2026-08-01..2026-08-04, warranty 0.97, threshold 30, 4 days", got)
 	}
 	type want struct {
-		status, heldBack, path       string
-		closed                       bool
-		expected, received, avail    int64
-		availability, completeness   float64
-		windows, finalWindows        int
-		revision                     int64
-		rolledUp, registered         int
-		computedAt, completeThrough  time.Time
-		divPM, divRecPM, divAvailPM  float64 // -1: no divergence measured
-		divAlert, completenessAlert  bool
-		pending                      bool
-		fastReceived, finalReceived  int64
-		fastAvailable, finalAvailabl int64
+		status, why, source, path   string
+		expected, received, avail   int64
+		availability, completeness  float64
+		turbines, registered        string
+		windows, finalWindows       int
+		revision                    int64
+		computedAt, completeThrough time.Time
+		pending, completenessAlert  bool
+		waiting                     bool
 	}
 	for i, w := range []want{
-		{"final", "", "final", true, 34560, 33840, 31680, 31680.0 / 34560, 33840.0 / 34560, 4, 4, 4, 4, 4,
-			bst(2, 1, 10), bst(2, 1, 9), 6.818, 6.383, 6.818, false, true, false, 33624, 33840, 31464, 31680},
-		{"provisional", "pending", "final", true, 34560, 34560, 34560, 1, 1, 4, 4, 4, 4, 4,
-			bst(3, 1, 10), bst(3, 1, 9), 62.5, 62.5, 62.5, true, false, true, 32400, 34560, 32400, 34560},
-		{"provisional", "marked", "final", true, 34560, 34560, 34560, 1, 1, 4, 4, 4, 4, 4,
-			bst(4, 1, 10), bst(4, 1, 9), -1, 0, 0, false, false, false, 0, 0, 0, 0},
-		{"provisional", "open,fast_windows", "fast", false, 17280, 12960, 12960, 0.75, 0.75, 2, 0, 0, 0, 0,
-			bst(4, 12, 1), bst(4, 6, 0), -1, 0, 0, false, false, false, 0, 0, 0, 0},
+		{"final", "", "turbine_day", "final", 34560, 33840, 31680, 0.916667, 0.979167, "4", "4", 4, 4, 4,
+			bst(2, 1, 10), bst(2, 1, 10), false, true, false},
+		{"provisional", "readings arrived after the rollup (recompute requested 2026-08-04 12:00:00 UTC)", "turbine_day", "final", 34560, 34560, 34560, 1, 1, "4", "4", 4, 4, 4,
+			bst(3, 1, 10), bst(3, 1, 10), true, false, false},
+		{"final", "", "turbine_day", "final", 34560, 34560, 34560, 1, 1, "4", "4", 4, 4, 4,
+			bst(4, 1, 10), bst(4, 1, 10), false, false, true},
+		{"provisional", "not ended", "farm_window", "fast", 17280, 12960, 12960, 0.75, 0.75, "null", "null", 2, 0, 0,
+			bst(4, 12, 1), bst(4, 6, 0), false, false, false},
 	} {
 		d := got.Days[i]
 		day := fmt.Sprintf("2026-08-%02d", i+1)
-		if d.Day != day || d.Status != w.status || codes(d) != w.heldBack || d.Path != w.path || d.Closed != w.closed ||
+		if d.Day != day || d.Status != w.status || d.Why != w.why || d.Source != w.source || d.Path != w.path ||
 			d.Expected != w.expected || d.Received != w.received || d.Available != w.avail ||
 			d.Availability == nil || *d.Availability != w.availability || d.Completeness == nil || *d.Completeness != w.completeness ||
-			d.Windows != w.windows || d.FinalWindows != w.finalWindows || d.Revision != w.revision ||
-			d.TurbinesRolledUp != w.rolledUp || d.RegisteredTurbines != w.registered || d.Pending != w.pending ||
+			intp(d.Turbines) != w.turbines || intp(d.RegisteredTurbines) != w.registered ||
+			d.Windows != w.windows || d.FinalWindows != w.finalWindows || d.Revision != w.revision || d.Pending != w.pending ||
 			d.ComputedAt != w.computedAt.UTC().Format(time.RFC3339) || d.CompleteThrough != w.completeThrough.UTC().Format(time.RFC3339) ||
-			d.CompletenessAlert != w.completenessAlert {
+			d.CompletenessAlert != w.completenessAlert || d.LateReadingsWaiting != w.waiting {
 			t.Errorf("day %s: %+v\nwant %+v", day, d, w)
 		}
-		switch {
-		case w.divPM < 0 && d.Divergence != nil:
-			t.Errorf("day %s: divergence %+v, want none measured", day, *d.Divergence)
-		case w.divPM >= 0 && (d.Divergence == nil || d.Divergence.PM != w.divPM || d.Divergence.ReceivedPM != w.divRecPM ||
-			d.Divergence.AvailablePM != w.divAvailPM || d.Divergence.ThresholdPM != 30 || d.Divergence.Alert != w.divAlert ||
-			d.Divergence.Windows != 4 || d.Divergence.FastReceived != w.fastReceived || d.Divergence.FinalReceived != w.finalReceived ||
-			d.Divergence.FastAvailable != w.fastAvailable || d.Divergence.FinalAvailable != w.finalAvailabl):
-			t.Errorf("day %s: divergence %+v, want pm %.3f (received %.3f, available %.3f), alert %v", day, d.Divergence, w.divPM, w.divRecPM, w.divAvailPM, w.divAlert)
+	}
+	// Divergence, measured for 08-01 (below the threshold) and 08-02 (above: an alert).
+	for i, w := range []struct {
+		pm, recPM, availPM             float64
+		alert                          bool
+		fastRec, finalRec, fastAv, fAv int64
+	}{
+		{6.818, 6.383, 6.818, false, 33624, 33840, 31464, 31680},
+		{62.5, 62.5, 62.5, true, 32400, 34560, 32400, 34560},
+	} {
+		d := got.Days[i].Divergence
+		if d == nil || d.PM != w.pm || d.ReceivedPM != w.recPM || d.AvailablePM != w.availPM || d.ThresholdPM != 30 || d.Alert != w.alert ||
+			d.Windows != 4 || d.FastReceived != w.fastRec || d.FinalReceived != w.finalRec || d.FastAvailable != w.fastAv || d.FinalAvailable != w.fAv {
+			t.Errorf("day %s divergence: %+v, want %+v", got.Days[i].Day, d, w)
+		}
+	}
+	for _, d := range got.Days[2:] {
+		if d.Divergence != nil {
+			t.Errorf("day %s: divergence %+v, want none measured", d.Day, *d.Divergence)
 		}
 	}
 
@@ -320,6 +329,7 @@ func TestAPIDays(t *testing.T) {
 			{"from=%ff%00", "from"},
 			{"from=2026-08-05&to=2026-08-04", "from"},
 			{"from=2025-08-03&to=2026-08-04", "to"}, // 367 days
+			{"from=1969-12-31&to=1970-01-01", "from"},
 		} {
 			var e400 struct{ Error, Parameter string }
 			getJSON(t, e.url+"/api/v1/farms/north/days?"+tc.query, 400, &e400)
@@ -454,7 +464,7 @@ func cell(t *testing.T, row, class string) string {
 	if m == nil {
 		t.Fatalf("no <td class=%q> in %s", class, row)
 	}
-	return strings.TrimSpace(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(m[1], ""))
+	return strings.Join(strings.Fields(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(m[1], " ")), " ")
 }
 
 // TestPagesShowTheAPIsNumbers: the farm page's day rows carry the numbers
@@ -492,8 +502,26 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 	if got := cell(t, element(t, page, "tr", "day-2026-08-01"), "availability"); got != "91.67 %" {
 		t.Errorf("08-01 availability on the page: %q, want 91.67 %%", got)
 	}
-	if got := cell(t, element(t, page, "tr", "day-2026-08-04"), "l status"); got != "provisionalnot closed yet: the sum of the windows published so far; 2 of 2 windows have no final row yet" {
-		t.Errorf("08-04 status on the page: %q, want provisional and why", got)
+	for day, want := range map[string]string{
+		"2026-08-01": "final completeness alert",
+		"2026-08-02": "provisional pending readings arrived after the rollup (recompute requested 2026-08-04 12:00:00 UTC)",
+		"2026-08-03": "final late readings wait on a shard for the drain",
+		"2026-08-04": "provisional not ended",
+	} {
+		if got := strings.Join(strings.Fields(html.UnescapeString(cell(t, element(t, page, "tr", "day-"+day), "l status"))), " "); got != want {
+			t.Errorf("%s status on the page: %q, want %q", day, got, want)
+		}
+	}
+	month := html.UnescapeString(element(t, page, "div", "month-north"))
+	for _, want := range []string{`<span class="badge provisional">provisional</span>`, `<b class="month-availability">94.05 %</b>`, `<b class="month-completeness">95.83 %</b>`,
+		"113,760 available, 115,920 received of 120,960 expected", "held back: not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02",
+	} {
+		if !strings.Contains(month, want) {
+			t.Errorf("the month line lacks %q: %s", want, month)
+		}
+	}
+	if !strings.Contains(page, "late readings wait on a shard for the drain: 2026-08-03") {
+		t.Error("the month does not say that late readings of 08-03 wait on a shard")
 	}
 	for id, want := range map[string][2]int{"availability-north": {4, 4}, "divergence-north": {2, 0}} {
 		svg := element(t, page, "svg", id)
@@ -503,8 +531,8 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 			t.Errorf("chart %s: %d bars and %d points, want %d and %d", id, bars, points, want[0], want[1])
 		}
 	}
-	if n := strings.Count(element(t, page, "svg", "availability-north"), `class="bar availability provisional"`); n != 3 {
-		t.Errorf("%d hatched (provisional) availability bars, want 3", n)
+	if n := strings.Count(element(t, page, "svg", "availability-north"), `class="bar availability provisional"`); n != 2 {
+		t.Errorf("%d hatched (provisional) availability bars, want 2 (08-02, 08-04)", n)
 	}
 	if strings.Contains(page, "<script") || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Error("the page loads a script or names another site")
@@ -516,7 +544,7 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 			t.Fatalf("overview: %d", code)
 		}
 		for _, want := range []string{`id="farm-north"`, `id="farm-south"`, `data-chart="availability" data-bars="4"`, `data-chart="divergence" data-bars="2"`,
-			`<span class="v tile-availability">50.00 %</span>`, `<span class="v freshness">1 h 30 m</span>`, `<span class="v backlog">1 day marked</span>`,
+			`<span class="v tile-availability">50.00 %</span>`, `<span class="v freshness">1 h 30 m</span>`, `<span class="v backlog">1 day</span>`, `<span class="v dirty-windows">3</span>`,
 			`<span class="v oldest-mark">10 m 00 s</span>`, "nothing published yet"} {
 			if !strings.Contains(page, want) {
 				t.Errorf("overview lacks %q", want)
@@ -555,8 +583,8 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 			t.Error("08-01 is not labelled final")
 		}
 		_, page = get(t, e.url+"/farms/north/days/2026-08-04")
-		if !strings.Contains(page, `<span class="badge provisional" id="day-status">provisional</span>`) || !strings.Contains(page, "not closed yet") {
-			t.Error("08-04 is not labelled provisional, not closed")
+		if !strings.Contains(page, `<span class="badge provisional" id="day-status">provisional</span>`) || !strings.Contains(page, "Provisional: not ended.") {
+			t.Error("08-04 is not labelled provisional, not ended")
 		}
 	})
 
@@ -574,7 +602,7 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 			if code != want {
 				t.Errorf("GET %s: %d, want %d", path, code, want)
 			}
-			if want == 400 && !strings.Contains(body, "month: want a month YYYY-MM") && !strings.Contains(body, "day: want a date YYYY-MM-DD") {
+			if want == 400 && !strings.Contains(body, "month: want a month YYYY-MM from 1970 on") && !strings.Contains(body, "day: want a date YYYY-MM-DD from 1970 on") {
 				t.Errorf("GET %s: the page does not name the parameter: %s", path, body)
 			}
 		}
@@ -587,4 +615,63 @@ func group(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestAPIMonth: the monthly report as JSON (internal/report), judged by the
+// server's clock; its total from the summed counts of the days with
+// numbers; 400 naming the month, 404 for an unknown farm.
+func TestAPIMonth(t *testing.T) {
+	t.Parallel()
+	e := statusSetup(t, "")
+	var m struct {
+		FarmID        string `json:"farm_id"`
+		Month, Status string
+		Days          []dayJSON
+		Total         dayJSON
+		HeldBack      []struct{ Day, Reason string } `json:"held_back"`
+	}
+	getJSON(t, e.url+"/api/v1/farms/north/months/2026-08", 200, &m)
+	if m.FarmID != "north" || m.Month != "2026-08" || m.Status != "provisional" || len(m.Days) != 31 {
+		t.Fatalf("month: %s %s %s, %d days; want north 2026-08 provisional, 31 days", m.FarmID, m.Month, m.Status, len(m.Days))
+	}
+	tot := m.Total
+	if tot.Day != "total" || tot.Expected != 120960 || tot.Received != 115920 || tot.Available != 113760 ||
+		*tot.Availability != 0.940476 || *tot.Completeness != 0.958333 || tot.Source != "mixed" || tot.Path != "fast" ||
+		tot.Why != "not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02" {
+		t.Errorf("total: %+v", tot)
+	}
+	if len(m.HeldBack) != 29 || m.HeldBack[0].Day != "2026-08-02" || m.HeldBack[1].Day != "2026-08-04" || m.HeldBack[1].Reason != "not ended" {
+		t.Errorf("held back: %+v, want 08-02 and 08-04..08-31", m.HeldBack)
+	}
+	// The days API shows the same rows.
+	var days daysJSON
+	getJSON(t, e.url+"/api/v1/farms/north/days?from=2026-08-01&to=2026-08-31", 200, &days)
+	for _, d := range days.Days {
+		var r dayJSON
+		for _, x := range m.Days {
+			if x.Day == d.Day {
+				r = x
+			}
+		}
+		if r.Status != d.Status || r.Why != d.Why || r.Expected != d.Expected || *r.Availability != *d.Availability || r.ComputedAt != d.ComputedAt {
+			t.Errorf("day %s: report %+v, days API %+v", d.Day, r, d)
+		}
+	}
+
+	for _, tc := range []struct {
+		path, param string
+		code        int
+	}{
+		{"/api/v1/farms/north/months/2026-13", "month", 400},
+		{"/api/v1/farms/north/months/august", "month", 400},
+		{"/api/v1/farms/north/months/1969-12", "month", 400},
+		{"/api/v1/farms/nowhere/months/2026-08", "id", 404},
+		{"/api/v1/farms/%ff/months/2026-08", "id", 400},
+	} {
+		var e4 struct{ Error, Parameter string }
+		getJSON(t, e.url+tc.path, tc.code, &e4)
+		if e4.Parameter != tc.param {
+			t.Errorf("GET %s: %+v, want %d naming %s", tc.path, e4, tc.code, tc.param)
+		}
+	}
 }

@@ -13,7 +13,9 @@
 -- * farm_freshness reads each farm's latest fast window instead of
 --   aggregating all of them: the fast path publishes a farm's windows in
 --   order (each after the last one published, at a later watermark), so the
---   latest one carries the latest end, watermark and publication time.
+--   latest one carries the latest end, watermark and publication time (the
+--   watermark: unless the allowed lateness was raised while the fast path
+--   was more than a window behind; /metrics reads freshness the same way).
 --
 -- Measured on Ardnave Point with two months of 60 s windows (175,680 rows,
 -- fast and final): a month of day_provenance 1.4 s -> 72 ms; the latest

@@ -19,93 +19,50 @@ JOIN farm_rules r ON r.farm_id = f.id
 WHERE sqlc.narg(farm_id)::text IS NULL OR f.id = sqlc.narg(farm_id)::text
 ORDER BY f.id;
 
--- StatusDays is one farm's days in [@from_day, @to_day] that have a number,
--- each with its provenance, its fast-vs-final divergence and why it is not
--- final yet (held_back; empty = final).
---
--- A closed day (its turbine_day rows written, farm_day) shows those counts;
--- a day not closed shows the sum of the windows published so far
--- (day_provenance). Path, complete_through and the window counts come from
--- day_provenance (a closed day with no window rows, rolled up before
--- windows existed, is path final, complete through its rollup's watermark).
---
--- held_back codes: open (not closed: no turbine_day rows yet), pending (a
--- recompute is requested or running), marked (late readings wait on a shard
--- for the drain: @marked_days, read from the shards), fast_windows (some
--- windows have no final row), rolled_up_early (rolled up before the day
--- ended), turbines_missing (fewer turbine rows than turbines in service).
--- name: StatusDays :many
-WITH f AS (
-    SELECT f.id, f.timezone, r.allowed_lateness_s
-    FROM farm f JOIN farm_rules r ON r.farm_id = f.id
-    WHERE f.id = sqlc.arg(farm_id)::text
-), fd AS (
-    SELECT * FROM farm_day
-    WHERE farm_id = sqlc.arg(farm_id)::text AND day BETWEEN sqlc.arg(from_day)::date AND sqlc.arg(to_day)::date
-), dp AS (
+-- StatusDayExtras is what the status page and the API show beside a day
+-- of the monthly report (report_monthly_availability, control 00011, the
+-- one home of a day's counts, rates, provenance and final/provisional
+-- rule): its windows as published (day_provenance: how many, how many
+-- final, the sum of their revisions), its fast-vs-final divergence as last
+-- measured (reconciliation_pm) and the alerts raised for it. One row per
+-- day of [@from_day, @to_day] that has any of them.
+-- name: StatusDayExtras :many
+WITH dp AS (
     SELECT * FROM day_provenance
     WHERE farm_id = sqlc.arg(farm_id)::text AND day BETWEEN sqlc.arg(from_day)::date AND sqlc.arg(to_day)::date
-), days AS (
-    SELECT coalesce(fd.day, dp.day) AS day,
-           fd.day IS NOT NULL AS closed,
-           coalesce(fd.expected, dp.expected) AS expected,
-           coalesce(fd.received, dp.received) AS received,
-           coalesce(fd.available, dp.available) AS available,
-           coalesce(fd.turbines_in_service, 0) AS turbines_rolled_up,
-           coalesce(fd.registered_turbines, 0) AS registered_turbines,
-           coalesce(dp.first_window_start, (coalesce(fd.day, dp.day)::timestamp AT TIME ZONE f.timezone)) AS first_window_start,
-           coalesce(dp.last_window_end, ((coalesce(fd.day, dp.day) + 1)::timestamp AT TIME ZONE f.timezone)) AS last_window_end,
-           coalesce(dp.path, 'final') AS path,
-           coalesce(dp.windows, 0) AS windows,
-           coalesce(dp.final_windows, 0) AS final_windows,
-           coalesce(dp.revision, 0) AS revision,
-           greatest(fd.computed_at, dp.computed_at) AS computed_at,
-           -- a closed day with no window rows: complete through its
-           -- rollup's watermark, as a window's is
-           coalesce(dp.complete_through, fd.computed_at - f.allowed_lateness_s * interval '1 second') AS complete_through,
-           coalesce(fd.pending, false) OR coalesce(dp.pending, false) AS pending,
-           coalesce(fd.computed_after_day_end, true) AS computed_after_day_end
-    FROM fd FULL JOIN dp ON dp.day = fd.day
-    CROSS JOIN f
+), rc AS (
+    SELECT * FROM reconciliation_pm
+    WHERE farm_id = sqlc.arg(farm_id)::text AND scope = 'day' AND day BETWEEN sqlc.arg(from_day)::date AND sqlc.arg(to_day)::date
+), al AS (
+    SELECT a.day,
+           bool_or(a.kind = 'divergence' AND a.scope = 'day') AS divergence_alert,
+           bool_or(a.kind = 'completeness') AS completeness_alert
+    FROM alert a
+    WHERE a.farm_id = sqlc.arg(farm_id)::text AND a.day BETWEEN sqlc.arg(from_day)::date AND sqlc.arg(to_day)::date
+    GROUP BY a.day
+), d AS (
+    SELECT coalesce(dp.day, rc.day) AS day, dp.windows, dp.final_windows, dp.revision,
+           rc.farm_id AS rc_farm, rc.windows AS rc_windows, rc.fast_received, rc.final_received, rc.fast_available, rc.final_available,
+           rc.received_divergence_pm, rc.available_divergence_pm, rc.measured_at
+    FROM dp FULL JOIN rc ON rc.day = dp.day
 )
-SELECT d.day::date AS day,
-       d.closed::boolean AS closed,
-       d.expected::bigint AS expected,
-       d.received::bigint AS received,
-       d.available::bigint AS available,
-       d.turbines_rolled_up::integer AS turbines_rolled_up,
-       d.registered_turbines::integer AS registered_turbines,
-       d.first_window_start::timestamptz AS first_window_start,
-       d.last_window_end::timestamptz AS last_window_end,
-       d.path::text AS path,
-       d.windows::integer AS windows,
-       d.final_windows::integer AS final_windows,
-       d.revision::bigint AS revision,
-       d.computed_at::timestamptz AS computed_at,
-       d.complete_through::timestamptz AS complete_through,
-       d.pending::boolean AS pending,
-       array_remove(ARRAY[
-           CASE WHEN NOT d.closed THEN 'open' END,
-           CASE WHEN d.pending THEN 'pending' END,
-           CASE WHEN d.day = ANY (sqlc.arg(marked_days)::date[]) THEN 'marked' END,
-           CASE WHEN d.path <> 'final' THEN 'fast_windows' END,
-           CASE WHEN d.closed AND NOT d.computed_after_day_end THEN 'rolled_up_early' END,
-           CASE WHEN d.closed AND d.turbines_rolled_up < d.registered_turbines THEN 'turbines_missing' END
-       ], NULL)::text[] AS held_back,
-       (rc.farm_id IS NOT NULL)::boolean AS reconciled,
-       coalesce(rc.windows, 0)::integer AS reconciled_windows,
-       coalesce(rc.fast_received, 0)::bigint AS fast_received,
-       coalesce(rc.final_received, 0)::bigint AS final_received,
-       coalesce(rc.fast_available, 0)::bigint AS fast_available,
-       coalesce(rc.final_available, 0)::bigint AS final_available,
-       coalesce(rc.received_divergence_pm, 0)::double precision AS received_divergence_pm,
-       coalesce(rc.available_divergence_pm, 0)::double precision AS available_divergence_pm,
-       rc.measured_at AS reconciled_at,
-       EXISTS (SELECT 1 FROM alert a WHERE a.kind = 'divergence' AND a.scope = 'day' AND a.farm_id = sqlc.arg(farm_id)::text AND a.day = d.day)::boolean AS divergence_alert,
-       EXISTS (SELECT 1 FROM alert a WHERE a.kind = 'completeness' AND a.farm_id = sqlc.arg(farm_id)::text AND a.day = d.day)::boolean AS completeness_alert
-FROM days d
-LEFT JOIN reconciliation_pm rc ON rc.farm_id = sqlc.arg(farm_id)::text AND rc.scope = 'day' AND rc.day = d.day
-ORDER BY d.day;
+SELECT coalesce(d.day, al.day)::date AS day,
+       coalesce(d.windows, 0)::integer AS windows,
+       coalesce(d.final_windows, 0)::integer AS final_windows,
+       coalesce(d.revision, 0)::bigint AS revision,
+       (d.rc_farm IS NOT NULL)::boolean AS reconciled,
+       coalesce(d.rc_windows, 0)::integer AS reconciled_windows,
+       coalesce(d.fast_received, 0)::bigint AS fast_received,
+       coalesce(d.final_received, 0)::bigint AS final_received,
+       coalesce(d.fast_available, 0)::bigint AS fast_available,
+       coalesce(d.final_available, 0)::bigint AS final_available,
+       coalesce(d.received_divergence_pm, 0)::double precision AS received_divergence_pm,
+       coalesce(d.available_divergence_pm, 0)::double precision AS available_divergence_pm,
+       coalesce(d.measured_at, 'epoch')::timestamptz AS reconciled_at,
+       coalesce(al.divergence_alert, false)::boolean AS divergence_alert,
+       coalesce(al.completeness_alert, false)::boolean AS completeness_alert
+FROM d FULL JOIN al ON al.day = d.day
+ORDER BY 1;
 
 -- StatusTurbines is one farm-day per turbine: every turbine in service
 -- that day and every turbine_day row of it (a turbine in service without a
