@@ -252,26 +252,20 @@ func trimFloat(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-// SilentStrip is a turbine's 24 (23, 25 on a clock change) local hours,
-// silent ones filled.
+// SilentStrip is a turbine's day of local hours (24, or 23/25 on a clock
+// change) on a green background, its silent hours drawn red on it.
 type SilentStrip struct {
 	Width, Height float64
-	Cells         []Bar
+	Silent        []Bar
 }
 
 // silentStrip draws a turbine's silent hours over a day of hours hours.
 func silentStrip(silent []int, hours int) SilentStrip {
 	s := SilentStrip{Width: float64(hours) * 6, Height: 12}
-	set := map[int]bool{}
 	for _, h := range silent {
-		set[h] = true
-	}
-	for h := 0; h < hours; h++ {
-		class := "hour"
-		if set[h] {
-			class = "hour silent"
+		if h >= 0 && h < hours {
+			s.Silent = append(s.Silent, Bar{X: float64(h) * 6, Y: 0, W: 6, H: 12, Class: "hour silent", Title: fmt.Sprintf("silent %02d:00-%02d:00", h, h+1)})
 		}
-		s.Cells = append(s.Cells, Bar{X: float64(h) * 6, Y: 0, W: 5, H: 12, Class: class, Title: fmt.Sprintf("hour %d", h)})
 	}
 	return s
 }
