@@ -226,7 +226,10 @@ WITH run AS (
     SELECT o.farm_id, o.window_start, o.window_end, o.day, -1, -o.expected::bigint, -o.received::bigint, -o.available::bigint,
            -o.late::bigint, -(o.received + o.beyond_cadence + o.out_of_service)::bigint
     FROM win w
-    JOIN turbine_window o ON o.turbine_id = w.turbine_id AND o.window_start = w.window_start
+    -- one primary-key probe per window (OFFSET 0 keeps it a probe: a
+    -- generic plan would otherwise hash the whole table)
+    CROSS JOIN LATERAL (SELECT tw.* FROM turbine_window tw
+                        WHERE tw.turbine_id = w.turbine_id AND tw.window_start = w.window_start OFFSET 0) AS o
 ), sums AS (
     INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
     SELECT d.farm_id, d.window_start,
