@@ -297,11 +297,6 @@ type Backlog struct {
 	days []time.Time
 }
 
-// Empty reports whether nothing waits.
-func (b Backlog) Empty() bool {
-	return len(b.MarkedDays) == 0 && b.DirtyWindows == 0 && b.Requests == 0 && len(b.ShardsFailed) == 0
-}
-
 // shardTimeout bounds one shard's answer to a status read: a shard that is
 // down makes the backlog partial, not the page slow.
 const shardTimeout = 3 * time.Second
