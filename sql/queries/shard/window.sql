@@ -135,15 +135,7 @@ WITH run AS (
 ), span AS (
     SELECT r.turbine_id, r.c, r.w0, r.w1, r.origin, r.stop, r.e, r.off, r.off_f, r.lo,
            least(sqlc.arg(day_end)::timestamptz, greatest(r.we1,
-               CASE WHEN r.k_after >= r.e THEN r.stop ELSE r.origin + r.k_after * r.c * interval '1 second' END)) AS hi,
-           -- per-row arithmetic in epoch seconds (float8), rounded to whole
-           -- microseconds before any floor or comparison: exact for
-           -- timestamps (each epoch is within 0.25 us of its value), and
-           -- several times cheaper than interval arithmetic per reading
-           date_part('epoch', r.origin) AS origin_e,
-           date_part('epoch', sqlc.arg(day_start)::timestamptz) AS ds_e,
-           round(sqlc.arg(lane_threshold_seconds)::float8 * 1e6) AS lane_us,
-           round(sqlc.arg(early_tolerance_seconds)::float8 * 1e6) AS early_us
+               CASE WHEN r.k_after >= r.e THEN r.stop ELSE r.origin + r.k_after * r.c * interval '1 second' END)) AS hi
     FROM r
 ), win AS (
     SELECT s.turbine_id, w.i,
@@ -153,49 +145,37 @@ WITH run AS (
                        - greatest(0, ceil((w.i * sqlc.arg(window_s)::integer - s.off) / s.c)))::integer AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    -- Per window: slots first (one group per counted slot, and the
-    -- readings outside any slot), then the window from its slots; no
-    -- DISTINCT aggregate (a sort per window).
     SELECT s.turbine_id, a.*
     FROM span s
     CROSS JOIN LATERAL (
-        SELECT z.widx,
-               count(*) FILTER (WHERE z.slot IS NOT NULL) AS received,
-               count(*) FILTER (WHERE z.slot IS NOT NULL AND NOT z.all_available) AS unavailable_slots,
-               coalesce(sum(z.n) FILTER (WHERE z.in_service), 0) AS in_service,
-               coalesce(sum(z.n) FILTER (WHERE NOT z.in_service), 0) AS out_of_service,
-               sum(z.late) AS late,
-               sum(z.early) AS early,
-               round(min(z.min_lag_us)::numeric / 1000)::bigint AS min_lag_ms,
-               round(max(z.max_lag_us)::numeric / 1000)::bigint AS max_lag_ms,
-               max(z.last_received_at) AS last_received_at
-        FROM (SELECT x.widx, x.slot, x.in_service,
-                     count(*)::integer AS n,
-                     bool_and(x.available) AS all_available,
-                     (count(*) FILTER (WHERE x.lag_us > s.lane_us))::integer AS late,
-                     (count(*) FILTER (WHERE -x.lag_us > s.early_us))::integer AS early,
-                     min(x.lag_us) AS min_lag_us, max(x.lag_us) AS max_lag_us,
-                     max(x.received_at) AS last_received_at
-              FROM (SELECT y.in_service, y.slot, y.available, y.lag_us, y.received_at,
-                           CASE WHEN y.slot IS NOT NULL THEN floor((s.off_f + y.slot * s.c) / sqlc.arg(window_s)::integer)
-                                ELSE floor(round((y.t_e - s.ds_e) * 1e6) / (sqlc.arg(window_s)::integer * 1e6))
-                           END::integer AS widx
-                    FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
-                                 CASE WHEN rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AND s.e > 0
-                                      THEN least(floor(round((date_part('epoch', rd.recorded_at) - s.origin_e) * 1e6) / (s.c * 1e6)), s.e - 1)
-                                 END AS slot,
-                                 date_part('epoch', rd.recorded_at) AS t_e,
-                                 rd.available,
-                                 round((date_part('epoch', rd.received_at) - date_part('epoch', rd.recorded_at)) * 1e6) AS lag_us,
-                                 rd.received_at
-                          FROM readings rd
-                          WHERE rd.turbine_id = s.turbine_id
-                            AND rd.recorded_at >= s.lo
-                            AND rd.recorded_at < s.hi
-                          OFFSET 0) AS y) AS x
-              WHERE x.widx BETWEEN s.w0 AND s.w1
-              GROUP BY x.widx, x.slot, x.in_service) AS z
-        GROUP BY z.widx
+        SELECT x.widx,
+               count(DISTINCT x.slot) AS received,
+               count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
+               count(*) FILTER (WHERE x.in_service) AS in_service,
+               count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
+               count(*) FILTER (WHERE x.lag > (sqlc.arg(lane_threshold_seconds)::float8 * interval '1 second')) AS late,
+               count(*) FILTER (WHERE -x.lag > (sqlc.arg(early_tolerance_seconds)::float8 * interval '1 second')) AS early,
+               (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
+               (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
+               max(x.received_at) AS last_received_at
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.received_at,
+                     CASE WHEN y.slot IS NOT NULL THEN floor((s.off_f + y.slot * s.c) / sqlc.arg(window_s)::integer)
+                          ELSE floor(date_part('epoch', y.recorded_at - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)
+                     END::integer AS widx
+              FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
+                           CASE WHEN rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AND s.e > 0
+                                THEN least(floor(date_part('epoch', rd.recorded_at - s.origin) / s.c), s.e - 1)
+                           END AS slot,
+                           rd.recorded_at, rd.available,
+                           rd.received_at - rd.recorded_at AS lag,
+                           rd.received_at
+                    FROM readings rd
+                    WHERE rd.turbine_id = s.turbine_id
+                      AND rd.recorded_at >= s.lo
+                      AND rd.recorded_at < s.hi
+                    OFFSET 0) AS y) AS x
+        WHERE x.widx BETWEEN s.w0 AND s.w1
+        GROUP BY x.widx
     ) AS a
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
