@@ -65,6 +65,6 @@ func (m *Main) Command() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&m.Config.Home, "home", m.Config.Home, "embedded Postgres folder when DATABASE_URL is unset ($GALEWATCH_HOME)")
-	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand(), m.ingestCommand(), m.simulateCommand(), m.workCommand(), m.rollupCommand(), m.latenessCommand(), m.experimentCommand())
+	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand(), m.ingestCommand(), m.simulateCommand(), m.workCommand(), m.rollupCommand(), m.latenessCommand(), m.experimentCommand(), m.reportCommand())
 	return root
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +46,7 @@ func TestRollupWaitBesideServe(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	startServe(ctx, t, bin, procEnv)
+	base := startServe(ctx, t, bin, procEnv)
 
 	for round := 1; round <= 3; round++ {
 		out, took := run(45*time.Second, "rollup", "--farm", "ardnave-point", "--from", "2026-08-01", "--to", "2026-08-02", "--wait")
@@ -58,4 +60,25 @@ func TestRollupWaitBesideServe(t *testing.T) {
 	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND state = 'completed'`); n != 18 {
 		t.Fatalf("completed manual rollup_day jobs = %d, want 18", n)
 	}
+
+	// serve mounts /readyz and /metrics.
+	if code, body := httpGet(t, base+"/readyz"); code != 200 || !strings.HasPrefix(body, `{"status":"ready"`) {
+		t.Fatalf("serve's /readyz: %d %s, want 200 and ready", code, body)
+	}
+	code, body := httpGet(t, base+"/metrics")
+	for _, want := range []string{"\ngalewatch_control_up 1\n", "\ngalewatch_shard_up{shard=\"s4\"} 1\n", "\ngalewatch_ingest_rows_total{lane=\"live\",outcome=\"accepted\"} 0\n"} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Fatalf("serve's /metrics: %d, want 200 and %q in:\n%.2000s", code, want, body)
+		}
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	testdb.Must(t, err, "GET %s", url)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	testdb.Must(t, err, "read %s", url)
+	return resp.StatusCode, string(b)
 }

@@ -23,7 +23,7 @@ const (
 // survey waits until nothing is pending on the story's day, then says
 // what an earlier run left of it.
 func (d *Demo) survey(ctx context.Context) (prior, Observation, error) {
-	seen, err := d.await(ctx, "what an earlier run left", func(o Observation) bool { return o.Settled() })
+	seen, err := d.await(ctx, "what an earlier run left", func(o Observation) bool { return o.Settled() }, false)
 	switch {
 	case err != nil:
 		return fresh, seen, err
@@ -62,11 +62,12 @@ func (d *Demo) intro(before prior) {
 			when, num(s.DayReadings), localHM(s.Outage.From, s.Location), localHM(s.Outage.To, s.Location),
 			localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
 		fmt.Fprintf(&b, "\n            %d of %d turbines stopped all day (%s)", len(s.Stopped), s.Turbines, strings.Join(s.Stopped, ", "))
-		fmt.Fprintf(&b, "\n            expect, once the drain has rolled it up (a minute or two): %s (%s), the hole counted against the farm",
+		fmt.Fprintf(&b, "\n            expect, once the drain has rolled it up (a minute or two): %s (%s): the hole counted against the farm,",
 			pct(s.AfterDay.Availability()), counts(s.AfterDay))
+		fmt.Fprintf(&b, "\n            and the day final by the report's rule (provisional only while its recompute is pending)")
 		fmt.Fprintf(&b, "\n  %s  the replay of what the writer lost: %s readings, %s-%s local (not before the day's number is out)",
 			replayWhen, num(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
-		fmt.Fprintf(&b, "\n            expect within a minute or so: %s final (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
+		fmt.Fprintf(&b, "\n            expect within a minute or so: %s, final again (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
 		switch before {
 		case played:
 			fmt.Fprintf(&b, "\n  an earlier run played all of it on this day: nothing is delivered again (--demo-saturday places it on another past day)")
@@ -168,7 +169,7 @@ func (d *Demo) phase(ctx context.Context, phase string, want Counts, final bool)
 		}
 		return !final || o.Final()
 	}
-	seen, err := d.await(ctx, "the "+phase+" phase rolled up", ok)
+	seen, err := d.await(ctx, "the "+phase+" phase rolled up", ok, true)
 	if err != nil {
 		return err
 	}
@@ -178,10 +179,11 @@ func (d *Demo) phase(ctx context.Context, phase string, want Counts, final bool)
 	} else if !final {
 		d.out.say("%s %s after the day phase, two numbers from one database:\n%s", s.Farm, s.Day, d.describe(seen))
 		d.out.say("  %s of the day's %s slots never arrived. The windows shown leave the hole out of both sides of the ratio (the\n"+
-			"  streaming answer); farm_day counts it against the farm (the batch answer, what the monthly report sums). Every row is\n"+
-			"  on the final path and nothing is pending: nothing in the pipeline says more is coming", num(seen.Expected-seen.Received), num(seen.Expected))
+			"  streaming answer); the day counts it against the farm (the batch answer, what the monthly report sums). And the day\n"+
+			"  is %s: it has ended, was rolled up after it closed, nothing is pending. Nothing in the pipeline says more is\n"+
+			"  coming: the seed story's trap, where only completeness tells", num(seen.Expected-seen.Received), num(seen.Expected), seen.Status)
 	} else {
-		d.out.say("%s %s after the replay: %s final\n%s", s.Farm, s.Day, pct(seen.Availability()), d.describe(seen))
+		d.out.say("%s %s after the replay: %s %s\n%s", s.Farm, s.Day, pct(seen.Availability()), seen.Status, d.describe(seen))
 		d.out.say("  the replay marked the windows it filled, the drain turned the marks into rollup_day jobs, and they rewrote the windows and the day")
 	}
 	d.emit(Event{Phase: phase, Delivered: at, Ingest: &sum, Attempts: attempts, Seen: seen, AsExpected: ok(seen)})
@@ -219,8 +221,11 @@ func (d *Demo) deliver(ctx context.Context, phase string, at time.Time) (ingest.
 
 // await polls the story's farm-day until ok, or Patience has passed (it
 // then returns the last observation).
-func (d *Demo) await(ctx context.Context, what string, ok func(Observation) bool) (Observation, error) {
+// With progress, each new state of the day on the way is said in a line
+// (the status page shows the same).
+func (d *Demo) await(ctx context.Context, what string, ok func(Observation) bool, progress bool) (Observation, error) {
 	deadline := d.cfg.Clock.Now().Add(d.cfg.Patience)
+	var last Observation
 	for {
 		o, err := d.story.Observe(ctx, d.control, d.cfg.Clock.Now())
 		if err != nil {
@@ -229,6 +234,14 @@ func (d *Demo) await(ctx context.Context, what string, ok func(Observation) bool
 		if ok(o) || !o.At.Before(deadline) {
 			return o, nil
 		}
+		if progress && o.Found && (o.Counts != last.Counts || o.Status != last.Status || o.Why != last.Why) {
+			status := o.Status
+			if o.Why != "" {
+				status += ": " + o.Why
+			}
+			d.out.say("  meanwhile the day reads %s %s (%s)", pct(o.Availability()), status, counts(o.Counts))
+		}
+		last = o
 		select {
 		case <-ctx.Done():
 			return o, ctx.Err()
@@ -243,32 +256,26 @@ func (d *Demo) emit(e Event) {
 	}
 }
 
-// describe says what the farm-day reads both ways (Observation), and the
-// demo's label for it (Observation.Final).
+// describe says what the farm-day reads both ways (Observation).
 func (d *Demo) describe(o Observation) string {
 	if !o.Found {
 		return "  nothing rolled up yet"
 	}
-	state := "provisional"
-	switch {
-	case !o.Settled():
-		state = "provisional, a recompute pending"
-	case o.Final():
-		state = "final"
-	case !o.Complete():
-		state = fmt.Sprintf("provisional: %s of its slots missing", pct(1-o.Completeness()))
+	status := o.Status
+	if o.Why != "" {
+		status += ": " + o.Why
 	}
 	of := ""
 	if d.story.Windows > 0 {
 		of = fmt.Sprintf(" of the day's %s", num(int64(d.story.Windows)))
 	}
 	pending := "nothing pending"
-	if !o.Settled() {
+	if o.WindowsPending {
 		pending = "a recompute pending"
 	}
-	return fmt.Sprintf("  farm_day (turbine_day summed, what a monthly report sums):  %s %s (%s; completeness %s)\n"+
-		"  day_provenance (its windows as shown, the tiles' path):    %s over %s%s windows, %s final, %s",
-		pct(o.Availability()), state, counts(o.Counts), pct(o.Completeness()),
+	return fmt.Sprintf("  the day (%s, as the status page and the monthly report show it): %s %s (%s; completeness %s)\n"+
+		"  its windows as shown (day_provenance, the tiles' path):          %s over %s%s windows, %s final, %s",
+		o.Source, pct(o.Availability()), status, counts(o.Counts), pct(o.Completeness()),
 		pct(o.Shown.Availability()), num(int64(o.Windows)), of, num(int64(o.FinalWindows)), pending)
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/provenance"
 	"github.com/galewatch/galewatch/internal/reading"
-	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/report"
 	"github.com/galewatch/galewatch/internal/simulate"
 )
 
@@ -123,29 +123,31 @@ func NewStory(plan *fleet.Plan, day localday.Date, seed uint64) (*Story, error) 
 
 func ceilDiv(d, step time.Duration) int64 { return int64((d + step - 1) / step) }
 
-// Observation is the farm-day as the pipeline shows it, both ways: its
-// turbine_day rows summed (farm_day: the batch answer, what a monthly
-// report sums) and its windows as shown (day_provenance: the fast and
-// final windows, the tiles' path). A window with no reading on any shard
-// gets no row from a correction, so after the day phase the windows shown
-// leave (nearly all of) the hole out of both sides of the ratio and read
-// close to the streaming answer, 98.67 %, beside farm_day's 75.85 %: the
-// seed story's two numbers from one database.
+// Observation is the farm-day as the pipeline shows it, both ways: as the
+// monthly report and the status page show a day (internal/report, the one
+// home of "final": its turbine_day rows once rolled up), and its windows as
+// shown (day_provenance: the fast and final windows, the tiles' path). A
+// window with no reading on any shard gets no row from a correction, so
+// after the day phase the windows shown leave (nearly all of) the hole out
+// of both sides of the ratio and read close to the streaming answer, 98.67
+// %, beside the day's 75.85 %: the seed story's two numbers from one
+// database.
 type Observation struct {
 	At time.Time
-	// Found: the day has turbine_day rows.
+	// Found: the report has counts for the day.
 	Found bool
-	// Counts are farm_day's.
+	// Counts, Source ("turbine_day" once rolled up), Status ("final" or
+	// "provisional"), Why (what holds it back) and Pending are the
+	// report's.
 	Counts
-	// ComputedAfterDayEnd and Pending are farm_day's.
-	ComputedAfterDayEnd, Pending bool
+	Source, Status, Why string
+	Pending             bool
 	// Shown are day_provenance's sums over the windows it shows; Path is
 	// "final" when every one of them is (empty when none is published),
 	// Windows and FinalWindows count them, WindowsPending is its pending.
 	Shown                 Counts
 	Path                  string
 	Windows, FinalWindows int
-	Revision              int64
 	WindowsPending        bool
 }
 
@@ -155,29 +157,28 @@ func (o Observation) Settled() bool { return !o.Pending && !o.WindowsPending }
 // Complete: every expected slot has been received.
 func (o Observation) Complete() bool { return o.Found && o.Received == o.Expected }
 
-// Final is the demo's word for a day that can no longer change: rolled up
-// after it ended, nothing pending, every window on the final path, and
-// complete. The pipeline's own labels (day_provenance.path, farm_day's
-// computed_after_day_end and pending) already say "final" after the day
-// phase, when a quarter of the day is missing and nothing says more is
-// coming: that is the seed story's trap, and completeness is what tells
-// the two apart. Until then the demo calls the day provisional.
-func (o Observation) Final() bool {
-	return o.Found && o.Settled() && o.Path == "final" && o.ComputedAfterDayEnd && o.Complete()
-}
+// Final: the report's status. It says final after the day phase already
+// (the day has ended, was rolled up after it closed, nothing is pending),
+// when a quarter of the day is missing and nothing says more is coming:
+// that is the seed story's trap, and only completeness tells.
+func (o Observation) Final() bool { return o.Found && o.Status == report.StatusFinal }
 
-// Observe reads the story's farm-day.
+// Observe reads the story's farm-day at now.
 func (s *Story) Observe(ctx context.Context, control *pgxpool.Pool, now time.Time) (Observation, error) {
 	o := Observation{At: now}
-	days, err := rollup.FarmDays(ctx, control, []string{s.Farm}, s.Day.UTC(), s.Day.UTC())
+	month, err := report.MonthlyAt(ctx, control, s.Farm, s.Day.UTC().Format("2006-01"), now)
 	if err != nil {
 		return o, err
 	}
-	if len(days) == 1 {
-		d := days[0]
-		o.Found = true
-		o.Counts = Counts{Expected: d.Expected, Received: d.Received, Available: d.Available}
-		o.ComputedAfterDayEnd, o.Pending = d.ComputedAfterDayEnd, d.Pending
+	for _, d := range month.Days {
+		if d.Day != s.Day.String() {
+			continue
+		}
+		o.Status, o.Why, o.Pending, o.Source = d.Status, d.Why, d.Pending, d.Source
+		if d.Expected != nil && d.Received != nil && d.Available != nil {
+			o.Found = true
+			o.Counts = Counts{Expected: *d.Expected, Received: *d.Received, Available: *d.Available}
+		}
 	}
 	p, err := provenance.Day(ctx, control, s.Farm, s.Day.UTC())
 	switch {
@@ -186,7 +187,7 @@ func (s *Story) Observe(ctx context.Context, control *pgxpool.Pool, now time.Tim
 		return o, err
 	default:
 		o.Shown = Counts{Expected: p.Expected, Received: p.Received, Available: p.Available}
-		o.Path, o.Windows, o.FinalWindows, o.Revision, o.WindowsPending = p.Path, p.Windows, p.FinalWindows, p.Revision, p.Pending
+		o.Path, o.Windows, o.FinalWindows, o.WindowsPending = p.Path, p.Windows, p.FinalWindows, p.Pending
 	}
 	return o, nil
 }

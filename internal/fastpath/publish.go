@@ -302,7 +302,7 @@ func (p *Publisher) computeShard(ctx context.Context, g rollup.Grid, rules fleet
 			return err
 		}
 		var err error
-		work, err = rollup.ComputeWindows(ctx, sq, g, turbines, rules, pairs, windows, now)
+		work, err = rollup.ComputeWindows(ctx, sq, g, turbines, rules, pairs, windows, false, now)
 		return err
 	})
 	return work, err

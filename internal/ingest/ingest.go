@@ -39,6 +39,8 @@ type Config struct {
 	// FlushInterval: a live batch older than this is sent when the next
 	// reading arrives even if it is not full.
 	FlushInterval time.Duration
+	// Observer, if set, is told what happens to rows (for /metrics).
+	Observer Observer
 }
 
 // DefaultConfig returns the defaults described on each field.
@@ -154,6 +156,9 @@ func New(cfg Config, control *pgxpool.Pool, shards *fleet.Shards, routes *Routes
 	if bound := fleet.MinMarkMargin - 10*time.Second; cfg.TxTimeout <= 0 || cfg.TxTimeout > bound {
 		cfg.TxTimeout = bound
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
 	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}}
 	in.routes.Store(routes)
 	for _, name := range shards.Names() {
@@ -204,7 +209,7 @@ func (in *Ingestor) Ingest(ctx context.Context, source string, dec reading.Decod
 	if in.closed {
 		return Summary{Error: ErrClosed.Error()}, ErrClosed
 	}
-	s := &session{in: in, source: source, routes: in.routes.Load(), tr: newTracker(), pending: map[string]*[2]*batch{}}
+	s := &session{in: in, source: source, routes: in.routes.Load(), tr: newTracker(in.cfg.Observer), pending: map[string]*[2]*batch{}}
 	readErr := s.readAll(ctx, dec)
 	flushErr := s.flushAll(ctx)
 	s.tr.wait()
@@ -231,6 +236,7 @@ type session struct {
 	tr      *tracker
 	pending map[string]*[2]*batch // shard -> [live, backfill] batch being filled
 	rejects []controldb.IngestRejectInsertParams
+	reasons []RejectReason // reasons[i] is rejects[i]'s
 	samples []RejectSample
 
 	rejected, live, backfill, early int64
@@ -258,19 +264,19 @@ func (s *session) readAll(ctx context.Context, dec reading.Decoder) error {
 
 func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	if rec.Problem != "" {
-		return s.reject(ctx, rec, rec.Problem)
+		return s.reject(ctx, rec, RejectInvalid, rec.Problem)
 	}
 	r := &rec.Reading
 	route := s.routes.Lookup(r.TurbineID)
 	if route == nil {
-		return s.reject(ctx, rec, fmt.Sprintf("unknown turbine %q", r.TurbineID))
+		return s.reject(ctx, rec, RejectUnknownTurbine, fmt.Sprintf("unknown turbine %q", r.TurbineID))
 	}
 	now := s.in.now()
 	if r.ReceivedAt.IsZero() {
 		r.ReceivedAt = now
 	}
-	if msg := s.in.check(route, r, now); msg != "" {
-		return s.reject(ctx, rec, msg)
+	if reason, msg := s.in.check(route, r, now); msg != "" {
+		return s.reject(ctx, rec, reason, msg)
 	}
 	lane := Live
 	if r.ReceivedAt.Sub(r.RecordedAt) > route.Rules.LaneThreshold {
@@ -281,6 +287,7 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	}
 	if r.RecordedAt.Sub(r.ReceivedAt) > route.Rules.EarlyTolerance {
 		s.early++
+		s.in.cfg.Observer.Early(1)
 	}
 	slots := s.pending[route.Shard]
 	if slots == nil {
@@ -315,34 +322,35 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	return nil
 }
 
-// check validates a routed reading; it returns the reason it is refused.
+// check validates a routed reading; it returns the reason it is refused
+// (msg is empty when it is not).
 // Implausible clocks come first: a reading dated 1970 or 2099 must create
 // nothing (no partition, mark or job), whatever else is wrong with it.
-func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) string {
+func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) (reason RejectReason, msg string) {
 	const ts = time.RFC3339Nano
 	limit := route.Rules.FutureLimit
 	if ahead := r.ReceivedAt.Sub(now); ahead > limit {
-		return fmt.Sprintf("received_at %s is %s ahead of the ingest clock %s (limit %s)", r.ReceivedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
+		return RejectFuture, fmt.Sprintf("received_at %s is %s ahead of the ingest clock %s (limit %s)", r.ReceivedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
 	}
 	if ahead := r.RecordedAt.Sub(r.ReceivedAt); ahead > limit {
-		return fmt.Sprintf("recorded_at %s is %s ahead of received_at %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, r.ReceivedAt.UTC().Format(ts), limit)
+		return RejectFuture, fmt.Sprintf("recorded_at %s is %s ahead of received_at %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, r.ReceivedAt.UTC().Format(ts), limit)
 	}
 	if ahead := r.RecordedAt.Sub(now); ahead > limit {
-		return fmt.Sprintf("recorded_at %s is %s ahead of the ingest clock %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
+		return RejectFuture, fmt.Sprintf("recorded_at %s is %s ahead of the ingest clock %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
 	}
 	if maxAge := route.Rules.MaxAge; now.Sub(r.RecordedAt) > maxAge {
-		return fmt.Sprintf("recorded_at %s is older than the maximum age of %d days (a clock that lost its time?)", r.RecordedAt.UTC().Format(ts), int(maxAge.Hours()/24))
+		return RejectTooOld, fmt.Sprintf("recorded_at %s is older than the maximum age of %d days (a clock that lost its time?)", r.RecordedAt.UTC().Format(ts), int(maxAge.Hours()/24))
 	}
 	if k := route.KeepFrom; k != nil && r.RecordedAt.Before(*k) {
-		return fmt.Sprintf("recorded_at %s is older than the retention: farm %s keeps readings from %s", r.RecordedAt.UTC().Format(ts), route.FarmID, k.UTC().Format(ts))
+		return RejectRetention, fmt.Sprintf("recorded_at %s is older than the retention: farm %s keeps readings from %s", r.RecordedAt.UTC().Format(ts), route.FarmID, k.UTC().Format(ts))
 	}
 	if d := route.DecommissionedAt; d != nil && !r.RecordedAt.Before(*d) {
-		return fmt.Sprintf("turbine %q was decommissioned at %s; recorded_at %s is not before it", route.TurbineID, d.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
+		return RejectOutOfService, fmt.Sprintf("turbine %q was decommissioned at %s; recorded_at %s is not before it", route.TurbineID, d.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
 	}
 	if c := route.CommissionedAt; c != nil && r.RecordedAt.Before(*c) {
-		return fmt.Sprintf("turbine %q was commissioned at %s; recorded_at %s is before it", route.TurbineID, c.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
+		return RejectOutOfService, fmt.Sprintf("turbine %q was commissioned at %s; recorded_at %s is before it", route.TurbineID, c.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
 	}
-	return ""
+	return "", ""
 }
 
 func (s *session) flushLive(ctx context.Context) error {
@@ -400,7 +408,7 @@ func (s *session) submit(ctx context.Context, shard string, b *batch) error {
 // MaxRawBytes is how much of a rejected line is kept.
 const MaxRawBytes = 4096
 
-func (s *session) reject(ctx context.Context, rec *reading.Record, reason string) error {
+func (s *session) reject(ctx context.Context, rec *reading.Record, kind RejectReason, reason string) error {
 	s.rejected++
 	if len(s.samples) < MaxRejectSamples {
 		s.samples = append(s.samples, RejectSample{Line: rec.Line, Reason: reason})
@@ -417,6 +425,7 @@ func (s *session) reject(ctx context.Context, rec *reading.Record, reason string
 		p.RawLength = &n
 	}
 	s.rejects = append(s.rejects, p)
+	s.reasons = append(s.reasons, kind)
 	if len(s.rejects) >= 1000 {
 		s.flushRejects(ctx)
 	}
@@ -443,27 +452,33 @@ func (s *session) flushRejects(ctx context.Context) {
 	}
 	q := controldb.New(s.in.control)
 	_, err := q.IngestRejectInsert(ctx, s.rejects)
-	if err != nil && isDataError(err) {
+	switch {
+	case err == nil:
+		for _, r := range s.reasons {
+			s.in.cfg.Observer.Rejected(r, 1)
+		}
+	case isDataError(err):
 		// One row's data was refused: find it, store the rest.
-		err = nil
 		for i := range s.rejects {
 			if _, rowErr := q.IngestRejectInsert(ctx, s.rejects[i:i+1]); rowErr != nil {
 				s.rejectLost(s.rejects[i:i+1], rowErr)
+			} else {
+				s.in.cfg.Observer.Rejected(s.reasons[i], 1)
 			}
 		}
-	}
-	if err != nil {
+	default:
 		// The database itself failed (down, timed out): every row of the
 		// batch is lost, and trying them one by one would only wait longer.
 		s.rejectLost(s.rejects, err)
 	}
-	s.rejects = s.rejects[:0]
+	s.rejects, s.reasons = s.rejects[:0], s.reasons[:0]
 }
 
 func (s *session) rejectLost(rows []controldb.IngestRejectInsertParams, err error) {
 	for _, r := range rows {
 		s.rejectsLost = append(s.rejectsLost, r.Line)
 	}
+	s.in.cfg.Observer.RejectsLost(int64(len(rows)))
 	if s.rejectErr == nil {
 		s.rejectErr = fmt.Errorf("store rejected line(s) of %s: %w", s.source, err)
 	}

@@ -15,6 +15,7 @@ type tracker struct {
 	failedAt                    []int64 // lines of failed rows
 	marks                       map[trackedMark]struct{}
 	err                         error
+	obs                         Observer
 }
 
 type trackedMark struct {
@@ -22,7 +23,9 @@ type trackedMark struct {
 	day         time.Time
 }
 
-func newTracker() *tracker { return &tracker{marks: map[trackedMark]struct{}{}} }
+func newTracker(obs Observer) *tracker {
+	return &tracker{marks: map[trackedMark]struct{}{}, obs: obs}
+}
 
 // add registers a batch about to be handed to a writer.
 func (t *tracker) add() { t.wg.Add(1) }
@@ -33,6 +36,7 @@ func (t *tracker) done(shard string, b *batch, res batchResult) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if res.err != nil {
+		t.obs.Batch(b.lane, 0, 0, int64(len(b.rows)))
 		t.failed += int64(len(b.rows))
 		t.failedAt = append(t.failedAt, b.lines...)
 		if t.err == nil {
@@ -40,6 +44,7 @@ func (t *tracker) done(shard string, b *batch, res batchResult) {
 		}
 		return
 	}
+	t.obs.Batch(b.lane, res.accepted, res.duplicate, 0)
 	t.accepted += res.accepted
 	t.duplicate += res.duplicate
 	for _, k := range res.marks {

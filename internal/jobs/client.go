@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/fastpath"
@@ -41,6 +42,8 @@ type Config struct {
 	// RetryPolicy overrides River's backoff (tests).
 	RetryPolicy river.ClientRetryPolicy
 	Logger      *slog.Logger
+	// Observer, if set, is told how every job run ends (for /metrics).
+	Observer Observer
 }
 
 // DefaultConfig: 2 rollups per shard, drain every 5 s, nightly at 02:00.
@@ -98,6 +101,9 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 	}
 	if cfg.Periodic {
 		rc.PeriodicJobs = periodicJobs(cfg, deps)
+	}
+	if cfg.Observer != nil {
+		rc.Middleware = []rivertype.Middleware{&observeMiddleware{obs: cfg.Observer}}
 	}
 	return river.NewClient(riverpgxv5.New(deps.Control), rc)
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/riverqueue/river/rivertype"
 )
@@ -59,6 +60,16 @@ var UnfinishedStates = append(append([]rivertype.JobState{}, NotStartedStates...
 // RollupQueue is the queue of one shard's rollups: a slow or unreachable
 // shard only holds up its own queue.
 func RollupQueue(shard string) string { return rollupQueuePrefix + shard }
+
+// ShardOfQueue is the shard whose rollup queue queue is (RollupQueue), or
+// "" for the other queues.
+func ShardOfQueue(queue string) string {
+	shard, ok := strings.CutPrefix(queue, rollupQueuePrefix)
+	if !ok {
+		return ""
+	}
+	return shard
+}
 
 // unmarshalArgs decodes a job row's arguments.
 func unmarshalArgs(j *rivertype.JobRow, v any) error { return json.Unmarshal(j.EncodedArgs, v) }

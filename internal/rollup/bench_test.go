@@ -155,7 +155,7 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 			return err
 		}
 		start = time.Now()
-		if work, err = rollup.ComputeWindows(ctx, sharddb.New(tx), g, turbines, rules, pairs, []int{w}, time.Now()); err != nil {
+		if work, err = rollup.ComputeWindows(ctx, sharddb.New(tx), g, turbines, rules, pairs, []int{w}, false, time.Now()); err != nil {
 			return err
 		}
 		i1, f1, s1, err := counters(tx)
@@ -292,10 +292,10 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 			a := args[s]
 			err := pgx.BeginFunc(ctx, tb.env.Shards.Pool(s), func(tx pgx.Tx) error {
 				sq := sharddb.New(tx)
-				if _, err := rollup.ComputeWindows(ctx, sq, g, a.turbines, rules, a.pairs, windows, time.Now()); err != nil {
+				if _, err := rollup.ComputeWindows(ctx, sq, g, a.turbines, rules, a.pairs, windows, false, time.Now()); err != nil {
 					return err
 				}
-				_, err := sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{DayStart: g.Start, FarmID: g.FarmID, Day: day, TurbineIds: a.ids})
+				_, err := sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{DayStart: g.Start, DayEnd: g.End, FarmID: g.FarmID, Day: day, TurbineIds: a.ids})
 				return err
 			})
 			testdb.Must(b, err, "bare SQL on %s", s)

@@ -169,12 +169,19 @@ type ShardWork struct {
 	Windows  int64 // turbine_window rows written
 	RowsRead int64 // readings counted
 	Sums     []sharddb.FarmWindowSumsRow
+	// SumsDiffered is, when the day's farm_window_sum rows were rebuilt,
+	// how many of them differed from turbine_window (a bug: 0 expected),
+	// and FirstDiffered the first such window.
+	SumsDiffered  int64
+	FirstDiffered time.Time
 }
 
 // ComputeWindows computes the pairs' turbine_window rows on a shard (inside
 // the caller's shard transaction, after WindowLock) and returns the
-// shard's sums of the given windows.
-func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbine, rules fleet.Rules, pairs Pairs, sumWindows []int, now time.Time) (ShardWork, error) {
+// shard's sums of the given windows. With rebuildSums (closing a day), the
+// day's farm_window_sum rows are first rebuilt from turbine_window and the
+// windows that differed counted.
+func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbine, rules fleet.Rules, pairs Pairs, sumWindows []int, rebuildSums bool, now time.Time) (ShardWork, error) {
 	var w ShardWork
 	if len(pairs) > 0 {
 		res, err := sq.TurbineWindowUpsert(ctx, pairs.UpsertParams(g, turbines, rules, now))
@@ -182,6 +189,13 @@ func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines [
 			return w, fmt.Errorf("compute windows: %w", err)
 		}
 		w.Windows, w.RowsRead = res.Windows, res.RowsRead
+	}
+	if rebuildSums {
+		res, err := sq.FarmWindowSumRebuild(ctx, sharddb.FarmWindowSumRebuildParams{FarmID: g.FarmID, Day: g.Day})
+		if err != nil {
+			return w, fmt.Errorf("rebuild window sums: %w", err)
+		}
+		w.SumsDiffered, w.FirstDiffered = res.Differed, res.FirstWindow
 	}
 	if len(sumWindows) > 0 {
 		starts := make([]time.Time, 0, len(sumWindows))

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/fleet"
@@ -80,8 +81,10 @@ func NewDatabase(t testing.TB) string {
 		if os.Getenv("GALEWATCH_KEEP_TEST_DBS") != "" {
 			return
 		}
-		for _, suffix := range []string{"", "_s1", "_s2", "_s3", "_s4", "_s5"} {
-			_ = pgserver.DropDatabase(context.Background(), maint, name+suffix)
+		// The database and every shard database named after it (any
+		// shard name: s1, s-1, ...).
+		for _, db := range databasesOf(maint, name) {
+			_ = pgserver.DropDatabase(context.Background(), maint, db)
 		}
 	})
 	dsn, err := pgserver.WithDatabase(maint, name)
@@ -89,6 +92,25 @@ func NewDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dsn
+}
+
+// databasesOf lists name and the databases named name_<anything>.
+func databasesOf(maint, name string) []string {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, maint)
+	if err != nil {
+		return []string{name}
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE datname = $1 OR starts_with(datname, $1 || '_')`, name)
+	if err != nil {
+		return []string{name}
+	}
+	dbs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return []string{name}
+	}
+	return dbs
 }
 
 func sanitize(s string) string {

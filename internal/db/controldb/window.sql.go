@@ -242,8 +242,8 @@ WITH shards AS (
     SELECT p.window_start, max(p.window_end) AS window_end, max(p.day) AS day,
            sum(p.expected) AS expected, sum(p.received) AS received, sum(p.available) AS available, sum(p.late) AS late,
            sum(p.readings) AS readings, count(*) AS parts
-    FROM farm_window_part p
-    WHERE p.farm_id = $1 AND p.window_start = ANY ($4::timestamptz[])
+    FROM unnest($4::timestamptz[]) AS u(window_start)
+    JOIN farm_window_part p ON p.farm_id = $1 AND p.window_start = u.window_start
     GROUP BY p.window_start
 )
 INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
@@ -598,14 +598,15 @@ WITH pairs AS (
     FROM farm_window fa
     JOIN farm_window fi ON fi.farm_id = fa.farm_id AND fi.window_start = fa.window_start AND fi.path = 'final'
     WHERE fa.farm_id = $1 AND fa.path = 'fast'
-      AND fa.day IN (SELECT DISTINCT w.day FROM farm_window w WHERE w.farm_id = $1 AND w.window_start = ANY ($2::timestamptz[]))
+      AND fa.day IN (SELECT DISTINCT w.day FROM unnest($2::timestamptz[]) AS u(window_start)
+                     JOIN farm_window w ON w.farm_id = $1 AND w.window_start = u.window_start)
 ), win AS (
     INSERT INTO reconciliation (farm_id, scope, period_start, day, fast_expected, fast_received, fast_available,
                                 final_expected, final_received, final_available, windows, final_revision, measured_at)
     SELECT farm_id, 'window', window_start, day, fast_expected, fast_received, fast_available,
            final_expected, final_received, final_available, 1, revision, $3::timestamptz
     FROM pairs
-    WHERE window_start = ANY ($2::timestamptz[])
+    WHERE window_start IN (SELECT unnest($2::timestamptz[]))
     ON CONFLICT (farm_id, scope, period_start) DO UPDATE
     SET fast_expected = EXCLUDED.fast_expected, fast_received = EXCLUDED.fast_received, fast_available = EXCLUDED.fast_available,
         final_expected = EXCLUDED.final_expected, final_received = EXCLUDED.final_received,

@@ -43,6 +43,22 @@ type DirtyWindow struct {
 	MarkedAt time.Time
 }
 
+// Per farm window, the sums of this shard's turbine_window rows (its part of the farm window), maintained by every write of turbine_window in the same statement. Rebuilt for a farm-day when the day is closed; a difference found then is a bug (window_sum alert).
+type FarmWindowSum struct {
+	FarmID      string
+	WindowStart time.Time
+	WindowEnd   time.Time
+	Day         time.Time
+	// turbine_window rows summed (0: none left; the row is ignored).
+	Turbines  int32
+	Expected  int64
+	Received  int64
+	Available int64
+	Late      int64
+	// Readings counted: received + beyond_cadence + out_of_service.
+	Readings int64
+}
+
 // Raw readings, partitioned by UTC day of recorded_at (readings_pYYYYMMDD).
 type Reading struct {
 	// The turbine (turbine.id in the control database).

@@ -166,16 +166,67 @@ func (q *Queries) DirtyWindowInsert(ctx context.Context, arg DirtyWindowInsertPa
 	return err
 }
 
+const farmWindowSumRebuild = `-- name: FarmWindowSumRebuild :one
+WITH truth AS (
+    SELECT tw.farm_id, tw.window_start, max(tw.window_end) AS window_end, max(tw.day) AS day, count(*)::integer AS turbines,
+           sum(tw.expected)::bigint AS expected, sum(tw.received)::bigint AS received, sum(tw.available)::bigint AS available,
+           sum(tw.late)::bigint AS late, sum(tw.received + tw.beyond_cadence + tw.out_of_service)::bigint AS readings
+    FROM turbine_window tw
+    WHERE tw.farm_id = $1 AND tw.day = $2
+    GROUP BY tw.farm_id, tw.window_start
+), kept AS (
+    SELECT fs.farm_id, fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings FROM farm_window_sum fs WHERE fs.farm_id = $1 AND fs.day = $2
+), diff AS (
+    SELECT coalesce(t.window_start, k.window_start) AS window_start
+    FROM truth t
+    FULL JOIN kept k ON k.window_start = t.window_start
+    WHERE (t.window_start IS NULL AND k.turbines <> 0)
+       OR (t.window_start IS NOT NULL AND (t.window_end, t.turbines, t.expected, t.received, t.available, t.late, t.readings)
+           IS DISTINCT FROM (k.window_end, k.turbines, k.expected, k.received, k.available, k.late, k.readings))
+), fix AS (
+    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+    SELECT t.farm_id, t.window_start, t.window_end, t.day, t.turbines, t.expected, t.received, t.available, t.late, t.readings
+    FROM truth t
+    WHERE t.window_start IN (SELECT diff.window_start FROM diff)
+    ON CONFLICT (farm_id, window_start) DO UPDATE
+    SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, turbines = EXCLUDED.turbines, expected = EXCLUDED.expected,
+        received = EXCLUDED.received, available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings
+    RETURNING 1
+), zero AS (
+    DELETE FROM farm_window_sum fs
+    WHERE fs.farm_id = $1 AND fs.day = $2
+      AND NOT EXISTS (SELECT 1 FROM truth t WHERE t.window_start = fs.window_start)
+    RETURNING 1
+)
+SELECT count(*)::bigint AS differed, coalesce(min(diff.window_start), 'epoch')::timestamptz AS first_window FROM diff
+`
+
+type FarmWindowSumRebuildParams struct {
+	FarmID string
+	Day    time.Time
+}
+
+type FarmWindowSumRebuildRow struct {
+	Differed    int64
+	FirstWindow time.Time
+}
+
+// FarmWindowSumRebuild rebuilds the farm-day's farm_window_sum rows from
+// turbine_window (run when a day is closed) and returns how many windows
+// differed, and the first of them: anything but 0 is a bug in the upkeep.
+func (q *Queries) FarmWindowSumRebuild(ctx context.Context, arg FarmWindowSumRebuildParams) (FarmWindowSumRebuildRow, error) {
+	row := q.db.QueryRow(ctx, farmWindowSumRebuild, arg.FarmID, arg.Day)
+	var i FarmWindowSumRebuildRow
+	err := row.Scan(&i.Differed, &i.FirstWindow)
+	return i, err
+}
+
 const farmWindowSums = `-- name: FarmWindowSums :many
-SELECT tw.window_start, max(tw.window_end)::timestamptz AS window_end, max(tw.day)::date AS day,
-       sum(tw.expected)::bigint AS expected, sum(tw.received)::bigint AS received,
-       sum(tw.available)::bigint AS available, sum(tw.late)::bigint AS late,
-       sum(tw.received + tw.beyond_cadence + tw.out_of_service)::bigint AS readings,
+SELECT fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings,
        (pg_current_xact_id()::text)::bigint AS shard_xid
-FROM turbine_window tw
-WHERE tw.farm_id = $1 AND tw.window_start = ANY ($2::timestamptz[])
-GROUP BY tw.window_start
-ORDER BY tw.window_start
+FROM farm_window_sum fs
+WHERE fs.farm_id = $1 AND fs.window_start = ANY ($2::timestamptz[]) AND fs.turbines > 0
+ORDER BY fs.window_start
 `
 
 type FarmWindowSumsParams struct {
@@ -195,9 +246,9 @@ type FarmWindowSumsRow struct {
 	ShardXid    int64
 }
 
-// FarmWindowSums sums the farm's turbine_window rows on this shard for the
-// given windows: this shard's part of each farm window. shard_xid is this
-// transaction's id (after WindowLock: a later writer has a larger one).
+// FarmWindowSums returns this shard's part of the given farm windows (its
+// farm_window_sum rows, kept in step with turbine_window). shard_xid is
+// this transaction's id (after WindowLock: a later writer has a larger one).
 func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) ([]FarmWindowSumsRow, error) {
 	rows, err := q.db.Query(ctx, farmWindowSums, arg.FarmID, arg.WindowStarts)
 	if err != nil {
@@ -229,30 +280,36 @@ func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) 
 }
 
 const turbineDayFromWindows = `-- name: TurbineDayFromWindows :many
-SELECT tw.turbine_id,
-       count(*)::integer AS windows,
-       sum(tw.expected)::integer AS expected, sum(tw.received)::integer AS received,
-       sum(tw.available)::integer AS available, sum(tw.beyond_cadence)::integer AS beyond_cadence,
-       sum(tw.out_of_service)::integer AS out_of_service, sum(tw.late)::integer AS late, sum(tw.early)::integer AS early,
-       coalesce(min(tw.min_lag_ms), 0)::bigint AS min_lag_ms, coalesce(max(tw.max_lag_ms), 0)::bigint AS max_lag_ms,
-       coalesce(max(tw.last_received_at), 'epoch')::timestamptz AS last_received_at,
-       coalesce((SELECT array_agg(h.hour ORDER BY h.hour)
-                 FROM (SELECT floor(extract(epoch FROM tw2.window_start - $1::timestamptz) / 3600)::integer AS hour
-                       FROM turbine_window tw2
-                       WHERE tw2.turbine_id = tw.turbine_id AND tw2.farm_id = $2 AND tw2.day = $3
-                       GROUP BY 1
-                       HAVING sum(tw2.expected) > 0 AND sum(tw2.received) = 0) AS h), '{}')::integer[] AS silent_hours
-FROM turbine_window tw
-WHERE tw.farm_id = $2 AND tw.day = $3 AND tw.turbine_id = ANY ($4::text[])
-GROUP BY tw.turbine_id
-ORDER BY tw.turbine_id
+SELECT h.turbine_id,
+       sum(h.windows)::integer AS windows,
+       sum(h.expected)::integer AS expected, sum(h.received)::integer AS received,
+       sum(h.available)::integer AS available, sum(h.beyond_cadence)::integer AS beyond_cadence,
+       sum(h.out_of_service)::integer AS out_of_service, sum(h.late)::integer AS late, sum(h.early)::integer AS early,
+       coalesce(min(h.min_lag_ms), 0)::bigint AS min_lag_ms, coalesce(max(h.max_lag_ms), 0)::bigint AS max_lag_ms,
+       coalesce(max(h.last_received_at), 'epoch')::timestamptz AS last_received_at,
+       coalesce(array_agg(h.hour ORDER BY h.hour) FILTER (WHERE h.expected > 0 AND h.received = 0), '{}')::integer[] AS silent_hours
+FROM (SELECT tw.turbine_id,
+             floor(extract(epoch FROM tw.window_start - $1::timestamptz) / 3600)::integer AS hour,
+             count(*) AS windows,
+             sum(tw.expected) AS expected, sum(tw.received) AS received, sum(tw.available) AS available,
+             sum(tw.beyond_cadence) AS beyond_cadence, sum(tw.out_of_service) AS out_of_service,
+             sum(tw.late) AS late, sum(tw.early) AS early,
+             min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at
+      FROM turbine_window tw
+      WHERE tw.turbine_id = ANY ($2::text[]) AND tw.farm_id = $3 AND tw.day = $4
+        -- the day's key range of each turbine (primary key), not the farm's day
+        AND tw.window_start >= $1::timestamptz AND tw.window_start < $5::timestamptz
+      GROUP BY 1, 2) AS h
+GROUP BY h.turbine_id
+ORDER BY h.turbine_id
 `
 
 type TurbineDayFromWindowsParams struct {
 	DayStart   time.Time
+	TurbineIds []string
 	FarmID     string
 	Day        time.Time
-	TurbineIds []string
+	DayEnd     time.Time
 }
 
 type TurbineDayFromWindowsRow struct {
@@ -274,13 +331,14 @@ type TurbineDayFromWindowsRow struct {
 // TurbineDayFromWindows adds up the given turbines' windows of the day (on
 // the farm's current grid) into their turbine_day counts, with the local
 // hours (0 = the first hour of the day) in which a turbine expected
-// readings and received none.
+// readings and received none. One pass: windows to hours, hours to the day.
 func (q *Queries) TurbineDayFromWindows(ctx context.Context, arg TurbineDayFromWindowsParams) ([]TurbineDayFromWindowsRow, error) {
 	rows, err := q.db.Query(ctx, turbineDayFromWindows,
 		arg.DayStart,
+		arg.TurbineIds,
 		arg.FarmID,
 		arg.Day,
-		arg.TurbineIds,
+		arg.DayEnd,
 	)
 	if err != nil {
 		return nil, err
@@ -372,38 +430,55 @@ func (q *Queries) TurbineWindowMissing(ctx context.Context, arg TurbineWindowMis
 	return items, nil
 }
 
-const turbineWindowOffGridDelete = `-- name: TurbineWindowOffGridDelete :execrows
-DELETE FROM turbine_window tw
-WHERE tw.farm_id = $1 AND tw.day = $2 AND tw.turbine_id = ANY ($3::text[])
-  AND (mod(extract(epoch FROM tw.window_start - $4::timestamptz), $5::integer) <> 0
-       OR tw.window_end <> least(tw.window_start + $5::integer * interval '1 second', $6::timestamptz))
+const turbineWindowOffGridDelete = `-- name: TurbineWindowOffGridDelete :one
+WITH del AS (
+    DELETE FROM turbine_window tw
+    WHERE tw.turbine_id = ANY ($1::text[]) AND tw.farm_id = $2 AND tw.day = $3
+      -- the day's key range of each turbine (primary key), not the farm's day
+      AND tw.window_start >= $4::timestamptz - interval '1 day' AND tw.window_start < $5::timestamptz + interval '1 day'
+      AND (mod(extract(epoch FROM tw.window_start - $4::timestamptz), $6::integer) <> 0
+           OR tw.window_end <> least(tw.window_start + $6::integer * interval '1 second', $5::timestamptz))
+    RETURNING tw.farm_id, tw.window_start, tw.expected, tw.received, tw.available, tw.late,
+              tw.received + tw.beyond_cadence + tw.out_of_service AS readings
+), sub AS (
+    UPDATE farm_window_sum fs
+    SET turbines = fs.turbines - d.turbines, expected = fs.expected - d.expected, received = fs.received - d.received,
+        available = fs.available - d.available, late = fs.late - d.late, readings = fs.readings - d.readings
+    FROM (SELECT del.farm_id, del.window_start, count(*)::integer AS turbines, sum(del.expected)::bigint AS expected,
+                 sum(del.received)::bigint AS received, sum(del.available)::bigint AS available,
+                 sum(del.late)::bigint AS late, sum(del.readings)::bigint AS readings
+          FROM del GROUP BY del.farm_id, del.window_start) AS d
+    WHERE fs.farm_id = d.farm_id AND fs.window_start = d.window_start
+    RETURNING 1
+)
+SELECT count(*)::bigint AS removed FROM del
 `
 
 type TurbineWindowOffGridDeleteParams struct {
+	TurbineIds []string
 	FarmID     string
 	Day        time.Time
-	TurbineIds []string
 	DayStart   time.Time
-	WindowS    int32
 	DayEnd     time.Time
+	WindowS    int32
 }
 
 // TurbineWindowOffGridDelete removes the day's rows of the given turbines
 // that are not on the farm's current window grid (left by a window rule
-// that has since changed), so the day adds up from one grid.
+// that has since changed), so the day adds up from one grid, and takes
+// them out of farm_window_sum. Returns how many rows it removed.
 func (q *Queries) TurbineWindowOffGridDelete(ctx context.Context, arg TurbineWindowOffGridDeleteParams) (int64, error) {
-	result, err := q.db.Exec(ctx, turbineWindowOffGridDelete,
+	row := q.db.QueryRow(ctx, turbineWindowOffGridDelete,
+		arg.TurbineIds,
 		arg.FarmID,
 		arg.Day,
-		arg.TurbineIds,
 		arg.DayStart,
-		arg.WindowS,
 		arg.DayEnd,
+		arg.WindowS,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var removed int64
+	err := row.Scan(&removed)
+	return removed, err
 }
 
 const turbineWindowUpsert = `-- name: TurbineWindowUpsert :one
@@ -489,7 +564,36 @@ WITH run AS (
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
         last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at
-    RETURNING received + beyond_cadence + out_of_service AS readings
+    RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
+              received + beyond_cadence + out_of_service AS readings
+), delta AS (
+    -- The change to this shard's farm-window sums: the rows written, less
+    -- the rows they replaced.
+    SELECT i.farm_id, i.window_start, i.window_end, i.day, 1 AS turbines, i.expected::bigint AS expected,
+           i.received::bigint AS received, i.available::bigint AS available, i.late::bigint AS late, i.readings::bigint AS readings
+    FROM ins i
+    UNION ALL
+    SELECT o.farm_id, o.window_start, o.window_end, o.day, -1, -o.expected::bigint, -o.received::bigint, -o.available::bigint,
+           -o.late::bigint, -(o.received + o.beyond_cadence + o.out_of_service)::bigint
+    FROM win w
+    -- one primary-key probe per window (OFFSET 0 keeps it a probe: a
+    -- generic plan would otherwise hash the whole table)
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at FROM turbine_window tw
+                        WHERE tw.turbine_id = w.turbine_id AND tw.window_start = w.window_start OFFSET 0) AS o
+), sums AS (
+    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+    SELECT d.farm_id, d.window_start,
+           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)),
+           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)),
+           sum(d.turbines), sum(d.expected), sum(d.received), sum(d.available), sum(d.late), sum(d.readings)
+    FROM delta d
+    GROUP BY d.farm_id, d.window_start
+    ON CONFLICT (farm_id, window_start) DO UPDATE
+    SET window_end = EXCLUDED.window_end, day = EXCLUDED.day,
+        turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
+        received = fs.received + EXCLUDED.received, available = fs.available + EXCLUDED.available,
+        late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings
+    RETURNING 1
 )
 SELECT count(*)::bigint AS windows, coalesce(sum(readings), 0)::bigint AS rows_read FROM ins
 `
@@ -532,7 +636,9 @@ type TurbineWindowUpsertRow struct {
 // out_of_service = readings of the window (by recorded_at) outside the
 // service interval. A run reads its turbine's key range from its first
 // window's start to the end of the last slot that starts in its last
-// window (one LATERAL index range scan per run).
+// window (one LATERAL index range scan per run). The same statement keeps
+// farm_window_sum (this shard's part of each farm window) in step: it adds
+// the rows written and subtracts the rows they replace.
 func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpsertParams) (TurbineWindowUpsertRow, error) {
 	row := q.db.QueryRow(ctx, turbineWindowUpsert,
 		arg.DayStart,

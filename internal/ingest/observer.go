@@ -1,0 +1,52 @@
+package ingest
+
+// Observer is told what ingest does with rows as it happens: a batch when
+// its shard transaction ends, rejects when they are stored. serve counts
+// them for /metrics (internal/metrics); ingest itself knows nothing of
+// Prometheus. Calls come from several goroutines at once.
+type Observer interface {
+	// Batch: a batch of lane ended; accepted rows were stored, duplicate
+	// rows were already stored, failed rows were not stored (the batch's
+	// transaction failed).
+	Batch(lane Lane, accepted, duplicate, failed int64)
+	// Rejected: n lines were refused for reason and recorded in ingest_reject.
+	Rejected(reason RejectReason, n int64)
+	// RejectsLost: n refused lines could not be recorded in ingest_reject
+	// (counted as failed in the summary).
+	RejectsLost(n int64)
+	// Early: n valid rows were ahead of their received_at by more than the
+	// farm's early tolerance (counted when read, as the summary's early).
+	Early(n int64)
+}
+
+// RejectReason is the kind of reason a line was refused for: a small fixed
+// set (the full reason, with values, is in ingest_reject).
+type RejectReason string
+
+// The reasons a line is refused for.
+const (
+	// RejectInvalid: the line does not parse, or a field is missing or invalid.
+	RejectInvalid RejectReason = "invalid"
+	// RejectUnknownTurbine: no turbine of that id is registered.
+	RejectUnknownTurbine RejectReason = "unknown_turbine"
+	// RejectFuture: received_at or recorded_at beyond the future limit.
+	RejectFuture RejectReason = "future"
+	// RejectTooOld: recorded_at older than the farm's maximum age.
+	RejectTooOld RejectReason = "too_old"
+	// RejectRetention: recorded_at older than what the farm keeps.
+	RejectRetention RejectReason = "retention"
+	// RejectOutOfService: before the turbine's commissioning or at or
+	// after its decommissioning.
+	RejectOutOfService RejectReason = "out_of_service"
+)
+
+// RejectReasons lists every RejectReason.
+var RejectReasons = []RejectReason{RejectInvalid, RejectUnknownTurbine, RejectFuture, RejectTooOld, RejectRetention, RejectOutOfService}
+
+// noObserver is used when nobody listens.
+type noObserver struct{}
+
+func (noObserver) Batch(Lane, int64, int64, int64) {}
+func (noObserver) Rejected(RejectReason, int64)    {}
+func (noObserver) RejectsLost(int64)               {}
+func (noObserver) Early(int64)                     {}

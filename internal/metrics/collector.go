@@ -1,0 +1,197 @@
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/fleet"
+)
+
+// The gauges read from the databases at scrape time.
+var (
+	descControlUp = prometheus.NewDesc("galewatch_control_up",
+		"1 when every control-database read of this scrape succeeded, else 0 (its gauges are then left out).", nil, nil)
+	descShardUp = prometheus.NewDesc("galewatch_shard_up",
+		"1 when the shard answered this scrape's read, else 0 (its backlog gauges are then left out).", []string{"shard"}, nil)
+	descDirtyMarks = prometheus.NewDesc("galewatch_dirty_marks",
+		"Farm-days marked dirty by late readings on the shard and not yet drained into a recompute (dirty_mark).", []string{"shard", "farm"}, nil)
+	descDirtyWindows = prometheus.NewDesc("galewatch_dirty_windows",
+		"Turbine-windows marked on the shard, waiting for their correction or the fast path (dirty_window).", []string{"shard", "farm"}, nil)
+	descDirtyOldest = prometheus.NewDesc("galewatch_dirty_oldest_mark_age_seconds",
+		"Age of the oldest dirty_mark or dirty_window mark of the farm on the shard (absent when there is none).", []string{"shard", "farm"}, nil)
+	descPending = prometheus.NewDesc("galewatch_rollup_pending",
+		"Recomputes requested by the drain whose rollup_day job has not started (rollup_pending).", []string{"shard", "farm"}, nil)
+	descPendingOldest = prometheus.NewDesc("galewatch_rollup_pending_oldest_age_seconds",
+		"Age of the oldest rollup_pending request (absent when there is none).", []string{"shard", "farm"}, nil)
+	descPublishLag = prometheus.NewDesc("galewatch_publish_lag_seconds",
+		"How long after its end + allowed lateness the farm's latest fast window was published (publish_lag.lag_ms).", []string{"farm"}, nil)
+	descBehind = prometheus.NewDesc("galewatch_farm_behind_seconds",
+		"Freshness: now - the watermark the farm's latest fast window was published at (farm_freshness.behind_s). Grows while the farm is not published.", []string{"farm"}, nil)
+	descPublishedThrough = prometheus.NewDesc("galewatch_farm_published_through_timestamp_seconds",
+		"End of the farm's latest published (fast) window, Unix time.", []string{"farm"}, nil)
+	descDivergence = prometheus.NewDesc("galewatch_divergence_per_mille",
+		"Fast against final for the farm's latest period measured (reconciliation_pm): (final - fast) / final in per mille, by scope (window, day) and measure (received, available).", []string{"farm", "scope", "measure"}, nil)
+	descAlerts = prometheus.NewDesc("galewatch_alerts",
+		"Alerts raised for the farm, by kind (divergence, completeness, window_sum); an alert stays once raised.", []string{"farm", "kind"}, nil)
+	descAlertLast = prometheus.NewDesc("galewatch_alert_last_raised_timestamp_seconds",
+		"When the farm's latest alert of the kind was raised, Unix time.", []string{"farm", "kind"}, nil)
+)
+
+var allDescs = []*prometheus.Desc{descControlUp, descShardUp, descDirtyMarks, descDirtyWindows, descDirtyOldest,
+	descPending, descPendingOldest, descPublishLag, descBehind, descPublishedThrough, descDivergence, descAlerts, descAlertLast}
+
+// collector reads the gauges from the control database and every shard,
+// all at once, within timeout.
+type collector struct {
+	control *pgxpool.Pool
+	shards  *fleet.Shards
+	now     func() time.Time
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+// controlRead is what one scrape read from the control database.
+type controlRead struct {
+	ok          bool
+	farmShards  []controldb.MetricsFarmShardsRow
+	pending     []controldb.MetricsRollupPendingRow
+	publication []controldb.MetricsPublicationRow
+	divergence  []controldb.MetricsDivergenceRow
+	alerts      []controldb.MetricsAlertsRow
+}
+
+// shardRead is what one scrape read from one shard.
+type shardRead struct {
+	ok      bool
+	backlog []sharddb.MetricsDirtyBacklogRow
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	now := c.now()
+	names := c.shards.Names()
+	shards := make([]shardRead, len(names))
+	var ctl controlRead
+	var wg sync.WaitGroup
+	wg.Go(func() { ctl = c.readControl(ctx, now) })
+	for i, name := range names {
+		wg.Go(func() { shards[i] = c.readShard(ctx, name, now) })
+	}
+	wg.Wait()
+
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(descControlUp, bit(ctl.ok))
+	for i, name := range names {
+		gauge(descShardUp, bit(shards[i].ok), name)
+	}
+	// Backlog gauges: 0 for every farm with turbines on an answering
+	// shard, so a sum over farms is 0, not absent, when all is drained.
+	type key struct{ shard, farm string }
+	marks := map[key]sharddb.MetricsDirtyBacklogRow{}
+	for i, name := range names {
+		if !shards[i].ok {
+			continue
+		}
+		for _, b := range shards[i].backlog {
+			marks[key{name, b.FarmID}] = b
+		}
+		for _, fs := range ctl.farmShards {
+			if k := (key{name, fs.FarmID}); fs.ShardName == name {
+				if _, seen := marks[k]; !seen {
+					marks[k] = sharddb.MetricsDirtyBacklogRow{FarmID: fs.FarmID}
+				}
+			}
+		}
+	}
+	for k, b := range marks {
+		gauge(descDirtyMarks, float64(b.Marks), k.shard, k.farm)
+		gauge(descDirtyWindows, float64(b.Windows), k.shard, k.farm)
+		if b.Marks+b.Windows > 0 {
+			gauge(descDirtyOldest, b.OldestS, k.shard, k.farm)
+		}
+	}
+	if !ctl.ok {
+		return
+	}
+	pending := map[key]controldb.MetricsRollupPendingRow{}
+	for _, fs := range ctl.farmShards {
+		pending[key{fs.ShardName, fs.FarmID}] = controldb.MetricsRollupPendingRow{}
+	}
+	for _, p := range ctl.pending {
+		pending[key{p.ShardName, p.FarmID}] = p
+	}
+	for k, p := range pending {
+		gauge(descPending, float64(p.Requests), k.shard, k.farm)
+		if p.Requests > 0 {
+			gauge(descPendingOldest, p.OldestS, k.shard, k.farm)
+		}
+	}
+	for _, p := range ctl.publication {
+		gauge(descPublishLag, float64(p.LagMs)/1000, p.FarmID)
+		gauge(descBehind, p.BehindS, p.FarmID)
+		gauge(descPublishedThrough, unixSeconds(p.WindowEnd), p.FarmID)
+	}
+	for _, d := range ctl.divergence {
+		gauge(descDivergence, d.ReceivedPm, d.FarmID, d.Scope, "received")
+		gauge(descDivergence, d.AvailablePm, d.FarmID, d.Scope, "available")
+	}
+	for _, a := range ctl.alerts {
+		gauge(descAlerts, float64(a.Alerts), a.FarmID, a.Kind)
+		gauge(descAlertLast, unixSeconds(a.LastRaisedAt), a.FarmID, a.Kind)
+	}
+}
+
+// readControl runs the control database's reads; any failure makes the
+// whole control side down (the reason goes to the log, not the scrape).
+func (c *collector) readControl(ctx context.Context, now time.Time) controlRead {
+	q := controldb.New(c.control)
+	r := controlRead{ok: true}
+	var err error
+	for _, read := range []func(){
+		func() { r.farmShards, err = q.MetricsFarmShards(ctx) },
+		func() { r.pending, err = q.MetricsRollupPending(ctx, now) },
+		func() { r.publication, err = q.MetricsPublication(ctx, now) },
+		func() { r.divergence, err = q.MetricsDivergence(ctx) },
+		func() { r.alerts, err = q.MetricsAlerts(ctx) },
+	} {
+		if read(); err != nil {
+			c.log.Warn("metrics: control database", "err", err)
+			return controlRead{}
+		}
+	}
+	return r
+}
+
+func (c *collector) readShard(ctx context.Context, name string, now time.Time) shardRead {
+	backlog, err := sharddb.New(c.shards.Pool(name)).MetricsDirtyBacklog(ctx, now)
+	if err != nil {
+		c.log.Warn("metrics: shard", "shard", name, "err", err)
+		return shardRead{}
+	}
+	return shardRead{ok: true, backlog: backlog}
+}
+
+func bit(ok bool) float64 {
+	if ok {
+		return 1
+	}
+	return 0
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }
+func at(s string) *time.Time { t, _ := time.Parse(time.RFC3339, s); return &t }
+
+// sample is a two-day month: one final day, one held back, and the total.
+func sample() Month {
+	final := Day{Day: "2026-08-01", Expected: i64(43200), Received: i64(43200), Available: i64(21600),
+		Availability: f64(0.5), Completeness: f64(1), Turbines: i64(1), RegisteredTurbines: i64(1),
+		Source: "turbine_day", Path: "final", ComputedAt: at("2026-08-02T00:01:00Z"), CompleteThrough: at("2026-08-02T00:01:00Z"),
+		Status: StatusFinal}
+	held := Day{Day: "2026-08-02", Status: StatusProvisional, Why: "no rollup"}
+	total := Day{Day: TotalDay, Expected: i64(43200), Received: i64(43200), Available: i64(21600),
+		Availability: f64(0.5), Completeness: f64(1), Source: "turbine_day", Path: "final",
+		ComputedAt: at("2026-08-02T00:01:00Z"), CompleteThrough: at("2026-08-02T00:01:00Z"), Status: StatusProvisional,
+		Why: "no rollup: 2026-08-02, 2026-08-04"}
+	return Month{FarmID: "north", Month: "2026-08", Status: StatusProvisional, Days: []Day{final, held}, Total: total,
+		HeldBack: []HeldBack{{Day: "2026-08-02", Reason: "no rollup"}}}
+}
+
+// TestWriteCSV: the bytes psql --csv prints for the same rows: NULL as an
+// empty field, rates with 6 decimals, UTC times, quotes only around a
+// field with a comma.
+func TestWriteCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCSV(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	want := "farm,day,expected,received,available,availability,completeness,turbines,registered_turbines,source,path,computed_at_utc,complete_through_utc,pending,status,why\n" +
+		"north,2026-08-01,43200,43200,21600,0.500000,1.000000,1,1,turbine_day,final,2026-08-02 00:01:00,2026-08-02 00:01:00,false,final,\n" +
+		"north,2026-08-02,,,,,,,,,,,,false,provisional,no rollup\n" +
+		"north,total,43200,43200,21600,0.500000,1.000000,,,turbine_day,final,2026-08-02 00:01:00,2026-08-02 00:01:00,false,provisional,\"no rollup: 2026-08-02, 2026-08-04\"\n"
+	if b.String() != want {
+		t.Fatalf("CSV:\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestWriteMarkdown: a title with the status, the held-back days, rates in
+// percent.
+func TestWriteMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# Availability of north, 2026-08: provisional\n\nHeld back by 1 day:\n\n- 2026-08-02: no rollup\n\n",
+		"| 2026-08-01 | 43200 | 43200 | 21600 | 50.00 % | 100.00 % | final | 2026-08-02 00:01:00 | no | final |  |\n",
+		"| 2026-08-02 |  |  |  |  |  |  |  | no | provisional | no rollup |\n",
+		"| **total** | 43200 | 43200 | 21600 | 50.00 % | 100.00 % | final | 2026-08-02 00:01:00 | no | provisional | no rollup: 2026-08-02, 2026-08-04 |\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("markdown:\n%s\nwant it to contain\n%s", b.String(), want)
+		}
+	}
+}
+
+// TestWriteJSON: snake_case keys, nulls for what was not computed.
+func TestWriteJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, sample(), FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	days := got["days"].([]any)
+	held := days[1].(map[string]any)
+	total := got["total"].(map[string]any)
+	if got["farm_id"] != "north" || got["status"] != "provisional" || len(days) != 2 ||
+		held["expected"] != nil || held["availability"] != nil || held["why"] != "no rollup" ||
+		total["availability"] != 0.5 || total["computed_at"] != "2026-08-02T00:01:00Z" ||
+		got["held_back"].([]any)[0].(map[string]any)["reason"] != "no rollup" {
+		t.Fatalf("JSON: %s", b.String())
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, s := range []string{"csv", "json", "md"} {
+		if f, err := ParseFormat(s); err != nil || string(f) != s {
+			t.Fatalf("ParseFormat(%q) = %q, %v", s, f, err)
+		}
+	}
+	if _, err := ParseFormat("xlsx"); err == nil || err.Error() != `format "xlsx": want csv, json or md` {
+		t.Fatalf("ParseFormat(xlsx): %v", err)
+	}
+	if got := FileName("ardnave-point", "2026-08", FormatCSV); got != "ardnave-point_2026-08.csv" {
+		t.Fatalf("FileName = %q", got)
+	}
+}

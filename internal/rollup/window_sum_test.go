@@ -1,0 +1,131 @@
+package rollup_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// sumDrift counts the farm windows of north on s1 whose farm_window_sum row
+// differs from a fresh sum of turbine_window (rows summing to nothing are
+// allowed to stay as zeros).
+func sumDrift(t testing.TB, b *bundle) int64 {
+	t.Helper()
+	return testdb.Int(t, b.env.Shards.Pool("s1"), `
+		WITH truth AS (
+			SELECT window_start, count(*)::int AS turbines, sum(expected)::bigint AS expected, sum(received)::bigint AS received,
+			       sum(available)::bigint AS available, sum(late)::bigint AS late,
+			       sum(received + beyond_cadence + out_of_service)::bigint AS readings
+			FROM turbine_window WHERE farm_id = 'north' GROUP BY window_start)
+		SELECT count(*) FROM truth t FULL JOIN (SELECT * FROM farm_window_sum WHERE farm_id = 'north') k USING (window_start)
+		WHERE (t.window_start IS NULL AND k.turbines <> 0)
+		   OR (t.window_start IS NOT NULL AND (t.turbines, t.expected, t.received, t.available, t.late, t.readings)
+		       IS DISTINCT FROM (k.turbines, k.expected, k.received, k.available, k.late, k.readings))`)
+}
+
+// TestWindowSumsKeptInStep: the shard's farm-window sums, kept by every
+// write of turbine_window (fast path, corrections, the close of the day, a
+// window rule changed under a computed day), always equal a fresh sum of
+// turbine_window; and what they feed is right: the final 12:00 window holds
+// 90 expected and 31 received.
+func TestWindowSumsKeptInStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t, windowFleet, options{})
+	ctx := context.Background()
+	b.clock.Set(noon.Add(61 * time.Second))
+	for k := 0; k < 30; k++ {
+		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+	}
+	b.clock.Set(noon.Add(2 * time.Minute))
+	_, err := b.publisher(2 * time.Minute).PublishDue(ctx)
+	testdb.Must(t, err, "publish")
+	if n := sumDrift(t, b); n != 0 {
+		t.Fatalf("after publication: %d windows drifted, want 0", n)
+	}
+	// A late reading of N-002 in the published window: a correction.
+	b.clock.Set(noon.Add(5 * time.Minute))
+	b.readingsAt(t, noon.Add(10*time.Second), "N-002")
+	b.drain(t)
+	b.waitIdle(t)
+	if n := sumDrift(t, b); n != 0 {
+		t.Fatalf("after the correction: %d windows drifted, want 0", n)
+	}
+	final, ok := b.window(t, "north", noon, "final")
+	if !ok || final.Expected != 90 || final.Received != 31 {
+		t.Fatalf("final 12:00 window %+v (present %v), want expected 90, received 31", final, ok)
+	}
+	// The day closes: every window of every turbine computed and summed.
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	b.clock.Set(day.Add(26 * time.Hour))
+	res, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonSchedule})
+	testdb.Must(t, err, "close the day")
+	if len(res.Alarms) != 0 {
+		t.Fatalf("closing the day raised %v, want no alarm", res.Alarms)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines = 3`); n != 1440 {
+		t.Fatalf("%d windows of the day summed over 3 turbines, want 1440", n)
+	}
+	// The window rule changes to 10 minutes: a manual recompute removes
+	// the 1-minute rows (and takes them out of the sums) and writes 144.
+	testdb.Exec(t, b.env.Control, `UPDATE farm SET window_s = 600 WHERE id = 'north'`)
+	res, err = b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual})
+	testdb.Must(t, err, "recompute on the new grid")
+	// (The control database keeps the old grid's final rows beside the new
+	// ones, which its own day check reports; the shard's sums must not
+	// have drifted.)
+	for _, a := range res.Alarms {
+		if strings.Contains(a, "farm_window_sum") {
+			t.Fatalf("recompute on the new grid found drifted sums: %s", a)
+		}
+	}
+	if n := sumDrift(t, b); n != 0 {
+		t.Fatalf("after the grid change: %d windows drifted, want 0", n)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines > 0`); n != 144 {
+		t.Fatalf("%d windows with rows after the grid change, want 144", n)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT sum(received) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01'`); n != 31 {
+		t.Fatalf("received over the day's sums = %d, want 31", n)
+	}
+}
+
+// TestWindowSumDriftIsAlarmedAndRebuilt: a farm_window_sum row that no
+// longer equals its turbine_window rows (here made so by hand) is found
+// when the day is closed, rebuilt before it feeds a part, and raised as a
+// window_sum alarm naming the window.
+func TestWindowSumDriftIsAlarmedAndRebuilt(t *testing.T) {
+	t.Parallel()
+	b := setup(t, windowFleet, options{})
+	ctx := context.Background()
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	b.clock.Set(day.Add(26 * time.Hour))
+	for k := 0; k < 30; k++ {
+		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+	}
+	req := rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual}
+	_, err := b.computer.Recompute(ctx, req)
+	testdb.Must(t, err, "first close")
+	testdb.Exec(t, b.env.Shards.Pool("s1"), `UPDATE farm_window_sum SET received = received + 5 WHERE farm_id = 'north' AND window_start = $1`, noon)
+	if n := sumDrift(t, b); n != 1 {
+		t.Fatalf("%d windows drifted after the corruption, want 1", n)
+	}
+	res, err := b.computer.Recompute(ctx, req)
+	testdb.Must(t, err, "second close")
+	if len(res.Alarms) != 1 || !strings.Contains(res.Alarms[0], "differed from turbine_window in 1 windows (first 2026-08-01T12:00:00Z)") {
+		t.Fatalf("alarms %q, want one naming 1 window, the first 2026-08-01T12:00:00Z", res.Alarms)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum' AND farm_id = 'north' AND day = '2026-08-01'`); n != 1 {
+		t.Fatalf("%d window_sum alerts, want 1", n)
+	}
+	if n := sumDrift(t, b); n != 0 {
+		t.Fatalf("%d windows drifted after the rebuild, want 0", n)
+	}
+	final, ok := b.window(t, "north", noon, "final")
+	if !ok || final.Received != 30 {
+		t.Fatalf("final 12:00 window %+v (present %v), want received 30 (the rebuilt sum, not 35)", final, ok)
+	}
+}
