@@ -169,9 +169,9 @@ func (d *Demo) placeStory() error {
 	}
 	// The registry decides what ingest accepts: check the day against the
 	// farm's rules there, rather than have every reading rejected.
-	route := d.in.Routes().Lookup(story.StoppedOrFirst())
+	route := d.in.Routes().Lookup(story.firstTurbine)
 	if route == nil || route.FarmID != story.Farm {
-		return fmt.Errorf("demo: the database's fleet has no %s turbine %s: apply the fleet file first (orchestrator fleet apply)", story.Farm, story.StoppedOrFirst())
+		return fmt.Errorf("demo: the database's fleet has no %s turbine %s: apply the fleet file first (orchestrator fleet apply)", story.Farm, story.firstTurbine)
 	}
 	if age := d.start.Sub(story.Start); age > route.Rules.MaxAge {
 		return fmt.Errorf("demo: the story's day %s starts %d days ago, beyond %s's max_age of %d days: ingest would reject every reading; choose a later day or raise rules: max_age",
@@ -186,15 +186,6 @@ func (d *Demo) placeStory() error {
 	}
 	d.story = story
 	return nil
-}
-
-// StoppedOrFirst names a turbine of the story's farm (the first stopped
-// one), to look the farm up in the registry.
-func (s *Story) StoppedOrFirst() string {
-	if len(s.Stopped) > 0 {
-		return s.Stopped[0]
-	}
-	return ""
 }
 
 // SetURL sets where the server listens, for the narration (before Run).

@@ -76,12 +76,14 @@ func (d *Demo) intro(before prior) {
 		}
 	}
 	fmt.Fprintf(&b, "\nlook at:")
-	if d.cfg.URL != "" {
-		fmt.Fprintf(&b, "\n  %s/          the status page: the farm tiles", d.cfg.URL)
-		if d.story != nil {
-			fmt.Fprintf(&b, "; %s, day %s", d.story.Farm, d.story.Day)
+	if u := d.cfg.URL; u != "" {
+		fmt.Fprintf(&b, "\n  %s/  the status page: every farm's tile, moving every minute", u)
+		if s := d.story; s != nil {
+			fmt.Fprintf(&b, "\n  %s/farms/%s?month=%s  the farm's month: the Saturday's bar", u, s.Farm, s.Day.UTC().Format("2006-01"))
+			fmt.Fprintf(&b, "\n  %s/farms/%s/days/%s  the day: its status, windows and turbines", u, s.Farm, s.Day)
+			fmt.Fprintf(&b, "\n  %s/api/v1/farms/%s/days?from=%s&to=%s  the same as JSON", u, s.Farm, s.Day, s.Day)
 		}
-		fmt.Fprintf(&b, "\n  %s/riverui/  the jobs: publish_windows (every 2 s), drain_dirty, and the rollup_day jobs late readings cause", d.cfg.URL)
+		fmt.Fprintf(&b, "\n  %s/riverui/  the jobs: publish_windows (every 2 s), drain_dirty, and the rollup_day jobs late readings cause", u)
 	}
 	if s := d.story; s != nil {
 		fmt.Fprintf(&b, "\n  psql \"$(bin/orchestrator db url)\" -c \"SELECT day, path, windows, final_windows, expected, received, available, pending FROM day_provenance WHERE farm_id = '%s' AND day = '%s'\"",

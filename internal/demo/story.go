@@ -42,8 +42,9 @@ type Story struct {
 	// set by New from the registry; 0 when unknown).
 	Windows int
 
-	plan *fleet.Plan
-	seed uint64
+	plan         *fleet.Plan
+	seed         uint64
+	firstTurbine string // to find the farm in the registry
 }
 
 // Counts are a farm-day's three stored counts (slots, per the slot rule).
@@ -91,7 +92,7 @@ func NewStory(plan *fleet.Plan, day localday.Date, seed uint64) (*Story, error) 
 		Farm: simulate.ArdnaveFarm, Day: day, Location: cfg.Location,
 		Start: cfg.From, End: cfg.To, Outage: cfg.Outages[0],
 		Turbines: len(cfg.Turbines), Stopped: slices.Clone(cfg.Stopped),
-		plan: plan, seed: seed,
+		plan: plan, seed: seed, firstTurbine: cfg.Turbines[0].ID,
 	}
 	seconds := s.End.Sub(s.Start)
 	for _, t := range cfg.Turbines {
