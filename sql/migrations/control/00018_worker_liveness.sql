@@ -67,6 +67,8 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+-- It writes River's table: not for everyone (reporting logins included).
+REVOKE EXECUTE ON FUNCTION river_job_rescue_abandoned(timestamptz, integer) FROM PUBLIC;
 COMMENT ON FUNCTION river_job_rescue_abandoned(timestamptz, integer) IS 'Gives back River jobs running for at least p_running_for_s seconds whose worker process is gone (worker_alive false): available again, or discarded when out of attempts. Run by every serve/work process every few seconds.';
 
 -- +goose Down
