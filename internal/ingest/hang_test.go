@@ -56,3 +56,27 @@ farms:
 		t.Fatalf("s1 holds %d readings, want 3", n)
 	}
 }
+
+// TestBatchAfterAShardRestartIsStored: the shard's server drops every
+// session (as a restart does) right after a body was stored, so the pool's
+// idle connections are dead but recent enough not to be checked. The next
+// body is stored all the same: the writer sees the lost connection, drops
+// the pool's connections and tries the batch once more. It used to fail the
+// whole batch ("unexpected EOF"), found by the stopped-shard fault test.
+func TestBatchAfterAShardRestartIsStored(t *testing.T) {
+	t.Parallel()
+	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
+	if sum, err := b.ingest(t, reading.NDJSON, line("T-001", tuesday, tuesday)+"\n"); err != nil || sum.Accepted != 1 {
+		t.Fatalf("first body: %+v, %v", sum, err)
+	}
+	s1 := b.env.Shards.Pool("s1")
+	maint := testdb.Pool(t, testdb.MaintenanceDSN(t))
+	if n := testdb.Int(t, maint, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM (SELECT pid FROM pg_stat_activity WHERE datname = $1 OFFSET 0) s`, s1.Config().ConnConfig.Database); n == 0 {
+		t.Fatal("no session of s1 to end")
+	}
+	at := tuesday.Add(-10 * time.Second)
+	sum, err := b.ingest(t, reading.NDJSON, line("T-002", at, tuesday)+"\n"+line("T-003", at, tuesday)+"\n")
+	if err != nil || sum.Accepted != 2 || sum.Failed != 0 {
+		t.Fatalf("body after the sessions ended: %+v, %v; want 2 accepted", sum, err)
+	}
+}

@@ -134,8 +134,25 @@ func (w *shardWriter) write(ctx context.Context, b *batch) batchResult {
 	// within it, never holds the writer for ever.
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
+	res := w.writeOnce(ctx, b)
+	if res.err != nil && connectionLost(res.err) && ctx.Err() == nil {
+		// The shard's server dropped the connection: it restarted, and the
+		// pool still held connections to the server that was. Those are
+		// all dead: drop them and try the batch once more on a fresh one.
+		// Safe whatever the first try did: rows it committed come back
+		// as duplicates (the staging path), and are counted so.
+		w.pool.Reset()
+		res = w.writeOnce(ctx, b)
+	}
+	if res.err != nil {
+		res.err = fmt.Errorf("shard %s: %w", w.name, res.err)
+	}
+	return res
+}
+
+func (w *shardWriter) writeOnce(ctx context.Context, b *batch) batchResult {
 	if err := w.keeper.Ensure(ctx, batchDays(b.rows)); err != nil {
-		return batchResult{err: fmt.Errorf("shard %s: %w", w.name, err)}
+		return batchResult{err: err}
 	}
 	// The write time is taken before the transaction opens: the mark rule
 	// needs a time no later than the commit minus the transaction's length.
@@ -146,18 +163,28 @@ func (w *shardWriter) write(ctx context.Context, b *batch) batchResult {
 			return res
 		}
 		if !isUniqueViolation(err) {
-			return batchResult{err: fmt.Errorf("shard %s: %w", w.name, err)}
+			return batchResult{err: err}
 		}
 		w.dupMode.Store(true)
 	}
 	res, err := w.stageBatch(ctx, b, writeTime)
 	if err != nil {
-		return batchResult{err: fmt.Errorf("shard %s: %w", w.name, err)}
+		return batchResult{err: err}
 	}
 	if res.duplicate == 0 {
 		w.dupMode.Store(false)
 	}
 	return res
+}
+
+// connectionLost says err is the connection failing (the server went away
+// or restarted), not the server refusing a statement nor the write bound.
+func connectionLost(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	return true
 }
 
 // copyBatch is the fast path: COPY straight into readings.

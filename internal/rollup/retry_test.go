@@ -2,6 +2,7 @@ package rollup_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -50,5 +51,52 @@ func TestRetriedDirtyJobDoesTheSameWork(t *testing.T) {
 	}
 	if n := testdb.Int(t, b.env.Shards.Pool("s4"), `SELECT count(*) FROM dirty_window`); n != 0 {
 		t.Fatalf("%d dirty windows left on s4 after the retry, want 0", n)
+	}
+}
+
+// TestRecomputeAfterAFailedShardCommitSumsWholeParts: a correction of
+// north's 14:00 window (N-001's readings arriving late) commits its control
+// side, whose part of the window counts all three turbines of the shard
+// (it had no part, so it filled the other two in), and its shard commit
+// fails (a worker killed between the two commits). The next recompute
+// finds the part on the control database but not the turbine_window rows
+// it stood for on the shard: the part's transaction rolled back. It fills
+// the window in again, and the final row counts the three turbines: 90
+// slots expected, N-001's 30 received. It used to trust the part and sum
+// N-001 alone: 30 expected (found by the kill -9 fault test).
+func TestRecomputeAfterAFailedShardCommitSumsWholeParts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, windowFleet, options{noStart: true})
+	two := time.Date(2026, 8, 1, 14, 0, 0, 0, time.UTC)
+	b.clock.Set(two.Add(2 * time.Hour)) // the day is still open; the window long past its watermark
+	for k := 0; k < 30; k++ {
+		b.readingsAt(t, two.Add(time.Duration(2*k)*time.Second), "N-001")
+	}
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	killed := errors.New("killed between the commits")
+	b.computer.BetweenCommits = func(rollup.Request) error { return killed }
+	req := rollup.Request{FarmID: "north", Day: two, Shard: "s1", Reason: rollup.ReasonDirty, Attempt: 1}
+	if _, err := b.computer.Recompute(ctx, req); !errors.Is(err, killed) {
+		t.Fatalf("first attempt: %v, want it killed between its commits", err)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT expected FROM farm_window_part WHERE farm_id = 'north' AND window_start = $1`, two); n != 90 {
+		t.Fatalf("the part the first attempt committed: expected %d, want 90", n)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window`); n != 0 {
+		t.Fatalf("%d turbine_window rows after the shard side rolled back, want 0", n)
+	}
+	b.computer.BetweenCommits = nil
+	req.Attempt = 2
+	res, err := b.computer.Recompute(ctx, req)
+	testdb.Must(t, err, "retry")
+	if res.Skipped {
+		t.Fatalf("retry: %+v, want the marks recomputed", res)
+	}
+	w, ok := b.window(t, "north", two, "final")
+	if !ok || w.Expected != 90 || w.Received != 30 {
+		t.Fatalf("north's final 14:00 window after the retry: %+v (exists %v); want 90 expected, 30 received", w, ok)
 	}
 }

@@ -98,6 +98,10 @@ type Computer struct {
 	// AfterCompute, if set, runs after the shard query and before the upsert,
 	// with the lock held (tests hold a recompute mid-way with it).
 	AfterCompute func(Request)
+	// BetweenCommits, if set, runs after the control commit and before the
+	// shard commit; an error rolls the shard side back and is returned, as
+	// a failed shard commit or a worker killed there would (tests).
+	BetweenCommits func(Request) error
 }
 
 var (
@@ -136,6 +140,11 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	if res.Refused == nil && !res.Skipped {
 		if err := faultpoint.Reached(ctx, faultpoint.RollupBetweenCommits, req.Reason+" "+req.key()); err != nil {
 			return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
+		}
+		if c.BetweenCommits != nil {
+			if err := c.BetweenCommits(req); err != nil {
+				return Result{}, fmt.Errorf("rollup %s: %w", req.key(), err)
+			}
 		}
 		if err := stx.Commit(ctx); err != nil {
 			return Result{}, fmt.Errorf("rollup %s: commit shard %s (the control side committed; the marks stay and the next recompute repeats this one): %w", req.key(), req.Shard, err)
@@ -277,9 +286,14 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 			if err != nil {
 				return Result{}, fmt.Errorf("window parts present: %w", err)
 			}
-			have := map[int64]bool{}
-			for _, p := range present {
-				have[p.Unix()] = true
+			// A part counts only if the shard transaction that computed it
+			// committed: a job that died between its control and shard
+			// commits left a part whose turbine_window rows do not exist,
+			// and recomputing only the marks would sum a part short of
+			// those turbines.
+			have, err := confirmedParts(ctx, sq, present)
+			if err != nil {
+				return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
 			}
 			var absent []int
 			for i, w := range touched {
@@ -422,6 +436,37 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		res.Alarms = append(res.Alarms, alarms...)
 	}
 	return res, nil
+}
+
+// confirmedParts returns the windows (by start, Unix seconds) whose part
+// was computed by a shard transaction that committed.
+func confirmedParts(ctx context.Context, sq *sharddb.Queries, present []controldb.FarmWindowPartsPresentRow) (map[int64]bool, error) {
+	have := map[int64]bool{}
+	if len(present) == 0 {
+		return have, nil
+	}
+	var xids []int64
+	seen := map[int64]bool{}
+	for _, p := range present {
+		if !seen[p.ShardXid] {
+			seen[p.ShardXid] = true
+			xids = append(xids, p.ShardXid)
+		}
+	}
+	confirmed, err := sq.ShardXactsConfirmed(ctx, xids)
+	if err != nil {
+		return nil, fmt.Errorf("window parts' transactions: %w", err)
+	}
+	ok := map[int64]bool{}
+	for _, x := range confirmed {
+		ok[x] = true
+	}
+	for _, p := range present {
+		if ok[p.ShardXid] {
+			have[p.WindowStart.Unix()] = true
+		}
+	}
+	return have, nil
 }
 
 func rangeOf(from, to int) []int {

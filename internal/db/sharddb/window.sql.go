@@ -279,6 +279,40 @@ func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) 
 	return items, nil
 }
 
+const shardXactsConfirmed = `-- name: ShardXactsConfirmed :many
+SELECT u.x::bigint AS xid
+FROM (SELECT unnest($1::bigint[]) AS x) AS u
+WHERE CASE WHEN (u.x::text)::xid8 > pg_current_xact_id() THEN false
+           ELSE coalesce(pg_xact_status((u.x::text)::xid8), 'committed') = 'committed' END
+`
+
+// ShardXactsConfirmed returns, of the given transaction ids of this shard,
+// those that committed, or are too old for the shard to remember (long
+// committed). A window part on the control database computed by a shard
+// transaction that rolled back (its job died, or its shard commit failed,
+// after the control commit) does not stand for turbine_window rows here.
+// An id the shard has not reached yet (the shard was replaced) is not
+// confirmed either.
+func (q *Queries) ShardXactsConfirmed(ctx context.Context, xids []int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, shardXactsConfirmed, xids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var xid int64
+		if err := rows.Scan(&xid); err != nil {
+			return nil, err
+		}
+		items = append(items, xid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const turbineDayFromWindows = `-- name: TurbineDayFromWindows :many
 SELECT h.turbine_id,
        sum(h.windows)::integer AS windows,

@@ -315,3 +315,16 @@ FROM (SELECT tw.turbine_id,
       GROUP BY 1, 2) AS h
 GROUP BY h.turbine_id
 ORDER BY h.turbine_id;
+
+-- ShardXactsConfirmed returns, of the given transaction ids of this shard,
+-- those that committed, or are too old for the shard to remember (long
+-- committed). A window part on the control database computed by a shard
+-- transaction that rolled back (its job died, or its shard commit failed,
+-- after the control commit) does not stand for turbine_window rows here.
+-- An id the shard has not reached yet (the shard was replaced) is not
+-- confirmed either.
+-- name: ShardXactsConfirmed :many
+SELECT u.x::bigint AS xid
+FROM (SELECT unnest(sqlc.arg(xids)::bigint[]) AS x) AS u
+WHERE CASE WHEN (u.x::text)::xid8 > pg_current_xact_id() THEN false
+           ELSE coalesce(pg_xact_status((u.x::text)::xid8), 'committed') = 'committed' END;
