@@ -60,10 +60,12 @@ func TestRetriedDirtyJobDoesTheSameWork(t *testing.T) {
 // (it had no part, so it filled the other two in), and its shard commit
 // fails (a worker killed between the two commits). The next recompute
 // finds the part on the control database but not the turbine_window rows
-// it stood for on the shard: the part's transaction rolled back. It fills
-// the window in again, and the final row counts the three turbines: 90
+// it stood for on the shard. It asks the shard which windows it has whole,
+// fills this one in again, and the final row counts the three turbines: 90
 // slots expected, N-001's 30 received. It used to trust the part and sum
-// N-001 alone: 30 expected (found by the kill -9 fault test).
+// N-001 alone: 30 expected (found by the kill -9 and stopped-shard fault
+// tests; a shard transaction id cannot tell, since a server that crashed
+// may give an unlogged id again).
 func TestRecomputeAfterAFailedShardCommitSumsWholeParts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -274,26 +274,26 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		finalWindows = rangeOf(0, closed)
 	default:
 		// A correction: the marked turbine-windows, plus, in the windows it
-		// touches that this shard has no part of yet (the fast path did not
-		// publish them), every turbine of the farm on the shard, so each
-		// window's part is whole.
+		// touches that this shard has not computed whole yet (the fast path
+		// did not publish them), every turbine of the farm on the shard, so
+		// each window's part is whole.
 		if touched := pairs.Windows(); len(touched) > 0 {
 			starts := make([]time.Time, len(touched))
 			for i, w := range touched {
 				starts[i], _ = g.Bounds(w)
 			}
-			present, err := q.FarmWindowPartsPresent(ctx, controldb.FarmWindowPartsPresentParams{FarmID: req.FarmID, ShardName: req.Shard, WindowStarts: starts})
+			// Whole windows are asked of the shard itself: a job that died
+			// between its control and shard commits left a part on the
+			// control database whose turbine_window rows do not exist, and
+			// recomputing only the marks there would sum a part short of
+			// the turbines it had filled in.
+			whole, err := sq.FarmWindowsWhole(ctx, sharddb.FarmWindowsWholeParams{FarmID: req.FarmID, WindowStarts: starts, Turbines: int32(len(allIDs))})
 			if err != nil {
-				return Result{}, fmt.Errorf("window parts present: %w", err)
+				return Result{}, fmt.Errorf("shard %s: whole windows: %w", req.Shard, err)
 			}
-			// A part counts only if the shard transaction that computed it
-			// committed: a job that died between its control and shard
-			// commits left a part whose turbine_window rows do not exist,
-			// and recomputing only the marks would sum a part short of
-			// those turbines.
-			have, err := confirmedParts(ctx, sq, present)
-			if err != nil {
-				return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
+			have := map[int64]bool{}
+			for _, w := range whole {
+				have[w.Unix()] = true
 			}
 			var absent []int
 			for i, w := range touched {
@@ -436,37 +436,6 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		res.Alarms = append(res.Alarms, alarms...)
 	}
 	return res, nil
-}
-
-// confirmedParts returns the windows (by start, Unix seconds) whose part
-// was computed by a shard transaction that committed.
-func confirmedParts(ctx context.Context, sq *sharddb.Queries, present []controldb.FarmWindowPartsPresentRow) (map[int64]bool, error) {
-	have := map[int64]bool{}
-	if len(present) == 0 {
-		return have, nil
-	}
-	var xids []int64
-	seen := map[int64]bool{}
-	for _, p := range present {
-		if !seen[p.ShardXid] {
-			seen[p.ShardXid] = true
-			xids = append(xids, p.ShardXid)
-		}
-	}
-	confirmed, err := sq.ShardXactsConfirmed(ctx, xids)
-	if err != nil {
-		return nil, fmt.Errorf("window parts' transactions: %w", err)
-	}
-	ok := map[int64]bool{}
-	for _, x := range confirmed {
-		ok[x] = true
-	}
-	for _, p := range present {
-		if ok[p.ShardXid] {
-			have[p.WindowStart.Unix()] = true
-		}
-	}
-	return have, nil
 }
 
 func rangeOf(from, to int) []int {

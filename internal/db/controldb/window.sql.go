@@ -394,49 +394,6 @@ func (q *Queries) FarmWindowPartUpsert(ctx context.Context, arg FarmWindowPartUp
 	return err
 }
 
-const farmWindowPartsPresent = `-- name: FarmWindowPartsPresent :many
-SELECT window_start, shard_xid
-FROM farm_window_part
-WHERE farm_id = $1 AND shard_name = $2
-  AND window_start = ANY ($3::timestamptz[])
-`
-
-type FarmWindowPartsPresentParams struct {
-	FarmID       string
-	ShardName    string
-	WindowStarts []time.Time
-}
-
-type FarmWindowPartsPresentRow struct {
-	WindowStart time.Time
-	ShardXid    int64
-}
-
-// FarmWindowPartsPresent returns which of the given windows already have a
-// part from this shard (the fast path or a day close computed every
-// turbine of the shard there), with the shard transaction that computed
-// it: the caller counts the part only if that transaction committed
-// (ShardXactsConfirmed).
-func (q *Queries) FarmWindowPartsPresent(ctx context.Context, arg FarmWindowPartsPresentParams) ([]FarmWindowPartsPresentRow, error) {
-	rows, err := q.db.Query(ctx, farmWindowPartsPresent, arg.FarmID, arg.ShardName, arg.WindowStarts)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []FarmWindowPartsPresentRow
-	for rows.Next() {
-		var i FarmWindowPartsPresentRow
-		if err := rows.Scan(&i.WindowStart, &i.ShardXid); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const farmWindowsDue = `-- name: FarmWindowsDue :many
 WITH f AS (
     SELECT f.id, f.timezone, r.window_s, r.allowed_lateness_s

@@ -279,33 +279,38 @@ func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) 
 	return items, nil
 }
 
-const shardXactsConfirmed = `-- name: ShardXactsConfirmed :many
-SELECT u.x::bigint AS xid
-FROM (SELECT unnest($1::bigint[]) AS x) AS u
-WHERE CASE WHEN (u.x::text)::xid8 > pg_current_xact_id() THEN false
-           ELSE coalesce(pg_xact_status((u.x::text)::xid8), 'committed') = 'committed' END
+const farmWindowsWhole = `-- name: FarmWindowsWhole :many
+SELECT window_start
+FROM farm_window_sum
+WHERE farm_id = $1 AND window_start = ANY ($2::timestamptz[])
+  AND turbines >= $3::integer
 `
 
-// ShardXactsConfirmed returns, of the given transaction ids of this shard,
-// those that committed, or are too old for the shard to remember (long
-// committed). A window part on the control database computed by a shard
-// transaction that rolled back (its job died, or its shard commit failed,
-// after the control commit) does not stand for turbine_window rows here.
-// An id the shard has not reached yet (the shard was replaced) is not
-// confirmed either.
-func (q *Queries) ShardXactsConfirmed(ctx context.Context, xids []int64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, shardXactsConfirmed, xids)
+type FarmWindowsWholeParams struct {
+	FarmID       string
+	WindowStarts []time.Time
+	Turbines     int32
+}
+
+// FarmWindowsWhole returns which of the given windows have a turbine_window
+// row here for every one of the farm's turbines on this shard (the
+// maintained farm_window_sum, as this transaction sees it): the windows a
+// correction need not fill in. Asked of the shard itself, not of the parts
+// on the control database: a job that died between its control and shard
+// commits left a part whose rows were never written.
+func (q *Queries) FarmWindowsWhole(ctx context.Context, arg FarmWindowsWholeParams) ([]time.Time, error) {
+	rows, err := q.db.Query(ctx, farmWindowsWhole, arg.FarmID, arg.WindowStarts, arg.Turbines)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []int64
+	var items []time.Time
 	for rows.Next() {
-		var xid int64
-		if err := rows.Scan(&xid); err != nil {
+		var window_start time.Time
+		if err := rows.Scan(&window_start); err != nil {
 			return nil, err
 		}
-		items = append(items, xid)
+		items = append(items, window_start)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -235,14 +235,3 @@ SELECT count(*)::bigint
 FROM farm_window
 WHERE farm_id = sqlc.arg(farm_id) AND path = 'final' AND received = sqlc.arg(received)::bigint
   AND window_start >= sqlc.arg(from_t)::timestamptz AND window_start < sqlc.arg(to_t)::timestamptz;
-
--- FarmWindowPartsPresent returns which of the given windows already have a
--- part from this shard (the fast path or a day close computed every
--- turbine of the shard there), with the shard transaction that computed
--- it: the caller counts the part only if that transaction committed
--- (ShardXactsConfirmed).
--- name: FarmWindowPartsPresent :many
-SELECT window_start, shard_xid
-FROM farm_window_part
-WHERE farm_id = sqlc.arg(farm_id) AND shard_name = sqlc.arg(shard_name)
-  AND window_start = ANY (sqlc.arg(window_starts)::timestamptz[]);

@@ -316,15 +316,14 @@ FROM (SELECT tw.turbine_id,
 GROUP BY h.turbine_id
 ORDER BY h.turbine_id;
 
--- ShardXactsConfirmed returns, of the given transaction ids of this shard,
--- those that committed, or are too old for the shard to remember (long
--- committed). A window part on the control database computed by a shard
--- transaction that rolled back (its job died, or its shard commit failed,
--- after the control commit) does not stand for turbine_window rows here.
--- An id the shard has not reached yet (the shard was replaced) is not
--- confirmed either.
--- name: ShardXactsConfirmed :many
-SELECT u.x::bigint AS xid
-FROM (SELECT unnest(sqlc.arg(xids)::bigint[]) AS x) AS u
-WHERE CASE WHEN (u.x::text)::xid8 > pg_current_xact_id() THEN false
-           ELSE coalesce(pg_xact_status((u.x::text)::xid8), 'committed') = 'committed' END;
+-- FarmWindowsWhole returns which of the given windows have a turbine_window
+-- row here for every one of the farm's turbines on this shard (the
+-- maintained farm_window_sum, as this transaction sees it): the windows a
+-- correction need not fill in. Asked of the shard itself, not of the parts
+-- on the control database: a job that died between its control and shard
+-- commits left a part whose rows were never written.
+-- name: FarmWindowsWhole :many
+SELECT window_start
+FROM farm_window_sum
+WHERE farm_id = sqlc.arg(farm_id) AND window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
+  AND turbines >= sqlc.arg(turbines)::integer;
