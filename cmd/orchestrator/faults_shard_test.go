@@ -252,12 +252,15 @@ func TestFaultShardStopped(t *testing.T) {
 	testdb.Must(t, s2.Up(ctx), "start s2")
 	reached := srv.waitFor("galewatch faultpoint "+faultpoint.RollupBetweenCommits+" reached", 2*time.Minute)
 	testdb.Must(t, s2.StopImmediate(ctx), "stop s2 mid-rollup")
+	// Started again before the job goes on, so that its retry (a second
+	// later) finds the server: the job's shard transaction died with the
+	// server all the same, and its commit fails.
+	testdb.Must(t, s2.Up(ctx), "start s2 again")
 	testdb.Must(t, srv.cmd.Process.Signal(syscall.SIGUSR1), "release the rollup")
 	waitUntil(t, time.Minute, "the held s2 rollup to fail", func() (bool, string) {
 		n := testdb.Int(t, sep.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'shard' = 's2' AND cardinality(errors) > 0`)
 		return n > 0, fmt.Sprintf("%d failed s2 rollups", n)
 	})
-	testdb.Must(t, s2.Up(ctx), "start s2 again")
 
 	// 4. s2 back, the senders re-send what was not stored (after the
 	// held recompute: a writer of the same farm-day waits for the claims of
