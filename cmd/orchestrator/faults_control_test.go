@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/faultpoint"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -68,8 +70,12 @@ func TestFaultControlRestart(t *testing.T) {
 	ctx := context.Background()
 	sep := testdb.NewSeparate(t, faultFleet)
 	env := orchEnv(sep.ControlDSN)
-	srv := serveProc(t, bin, env)
-	worker := startProcess(t, bin, env, "work")
+	// Each process holds its first recompute of the data with its control
+	// and shard transactions open, so that the restart cuts jobs in the
+	// middle; both go on (SIGUSR1) once the database is back.
+	held := append(env[:len(env):len(env)], faultpoint.Env+"="+faultpoint.RollupBeforeControlCommit+"=dirty")
+	srv := serveProc(t, bin, held)
+	worker := startProcess(t, bin, held, "work")
 
 	lines := fileLines(t, file)
 	var bodies, resent atomic.Int64
@@ -98,11 +104,12 @@ func TestFaultControlRestart(t *testing.T) {
 		}
 		done <- nil
 	}()
-	// Under load: a third of the bodies in, and recomputes of them done.
+	// Under load: a third of the bodies in, and a recompute of them held
+	// in the middle.
+	reached := "galewatch faultpoint " + faultpoint.RollupBeforeControlCommit + " reached"
 	waitUntil(t, 2*time.Minute, "load before the restart", func() (bool, string) {
-		var jobs int64
-		_ = sep.Control.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'dirty' AND state = 'completed'`).Scan(&jobs)
-		return bodies.Load() >= 9 && jobs > 0, fmt.Sprintf("%d bodies stored, %d dirty recomputes done", bodies.Load(), jobs)
+		n := srv.count(reached) + worker.count(reached)
+		return bodies.Load() >= 9 && n > 0, fmt.Sprintf("%d bodies stored, %d recompute(s) held", bodies.Load(), n)
 	})
 	close(proceed)
 	waitUntil(t, time.Minute, "the sender under way again", func() (bool, string) {
@@ -115,6 +122,10 @@ func TestFaultControlRestart(t *testing.T) {
 	testdb.Must(t, sep.ControlServer.StopImmediate(ctx), "stop the control server")
 	testdb.Must(t, sep.ControlServer.Up(ctx), "start the control server")
 	down := time.Since(start)
+	heldJobs := srv.count(reached) + worker.count(reached)
+	for _, o := range []*orchestrator{srv, worker} {
+		testdb.Must(t, o.cmd.Process.Signal(syscall.SIGUSR1), "let the held recomputes go on")
+	}
 
 	select {
 	case err := <-done:
@@ -143,6 +154,9 @@ func TestFaultControlRestart(t *testing.T) {
 		t.Fatalf("healthz after the restart: %d %s %v", code, body, err)
 	}
 	retried := testdb.Int(t, sep.Control, `SELECT count(*) FROM river_job WHERE cardinality(errors) > 0`)
-	t.Logf("control restarted in %v with %d of %d bodies stored and %d job(s) running; the sender re-sent %d body part(s); %d job(s) had errors and were retried; settled %v after the sender finished",
-		down.Round(10*time.Millisecond), atBodies, (len(lines)+999)/1000, running, resent.Load(), retried, settle.Round(100*time.Millisecond))
+	if retried < int64(heldJobs) {
+		t.Fatalf("%d job(s) have errors, want at least the %d cut by the restart (failed, then retried)", retried, heldJobs)
+	}
+	t.Logf("control restarted in %v with %d of %d bodies stored and %d job(s) running (%d recompute(s) held mid-transaction); the sender re-sent %d body part(s); %d job(s) had errors and were retried; settled %v after the sender finished",
+		down.Round(10*time.Millisecond), atBodies, (len(lines)+999)/1000, running, heldJobs, resent.Load(), retried, settle.Round(100*time.Millisecond))
 }

@@ -389,6 +389,9 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	if c.AfterCompute != nil {
 		c.AfterCompute(req)
 	}
+	if err := faultpoint.Reached(ctx, faultpoint.RollupBeforeControlCommit, req.Reason+" "+req.key()); err != nil {
+		return Result{}, err
+	}
 
 	// The control side: parts, final rows, reconciliation, alerts, and the
 	// day's turbine_day rows once it has ended.
