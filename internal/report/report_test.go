@@ -251,13 +251,24 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 		t.Fatalf("1 October: %+v; want turbine_day, final, 2 of 2 turbines, computed and complete through %s", d, b.clock.Now())
 	}
 
-	// Raising the farm's allowed lateness afterwards (60 s to a day) does
-	// not reopen the days: each row records when its day counted as closed
-	// when it was written (turbine_day.closed_at). Judged against today's
-	// lateness, every day would read "rolled up before the day closed".
-	testdb.Exec(t, b.env.Control, `UPDATE farm SET allowed_lateness_s = 86400 WHERE id = 'north'`)
-	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal || len(m.HeldBack) != 0 {
-		t.Fatalf("after raising the allowed lateness: %s, held back %s; want final (the rows were computed after their days closed)", m.Status, heldBack(m))
+	// 31 October rolled up again 90 s after it ended (it closed at its end
+	// + the allowed lateness, 60 s), then the farm's allowed lateness raised
+	// to an hour: the day stays final, since each row records when its day
+	// counted as closed when it was written (turbine_day.closed_at). Judged
+	// against today's lateness, it would read "rolled up before the day
+	// closed (computed 2026-11-01 00:01:30 UTC, closed 2026-11-01 01:00:00 UTC)".
+	b.clock.Set(time.Date(2026, 11, 1, 0, 1, 30, 0, time.UTC))
+	_, err := jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.inserter, "north", "2026-10-31", rollup.ReasonManual, jobs.PriorityManual)
+	testdb.Must(t, err, "enqueue")
+	b.runJobs(t)
+	b.clock.Set(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	testdb.Exec(t, b.env.Control, `UPDATE farm SET allowed_lateness_s = 3600 WHERE id = 'north'`)
+	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal || len(m.HeldBack) != 0 || !m.Days[30].ComputedAt.Equal(time.Date(2026, 11, 1, 0, 1, 30, 0, time.UTC)) {
+		t.Fatalf("after raising the allowed lateness: %s, held back %s, 31 October computed %v; want final, computed 2026-11-01 00:01:30",
+			m.Status, heldBack(m), m.Days[30].ComputedAt)
+	}
+	if got := b.text(t, `SELECT min(closed_at)::text FROM turbine_day WHERE farm_id = 'north' AND day = '2026-10-31'`); got != "2026-11-01 00:01:00+00" {
+		t.Errorf("31 October's closed_at: %s, want 2026-11-01 00:01:00+00 (its end + the 60 s then in force)", got)
 	}
 	testdb.Exec(t, b.env.Control, `UPDATE farm SET allowed_lateness_s = NULL WHERE id = 'north'`)
 
@@ -334,7 +345,7 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 
 	// A rollup_day job queued for a day (here a manual one) holds it back
 	// until it has run.
-	_, err := jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.inserter, "north", "2026-10-20", rollup.ReasonManual, jobs.PriorityManual)
+	_, err = jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.inserter, "north", "2026-10-20", rollup.ReasonManual, jobs.PriorityManual)
 	testdb.Must(t, err, "enqueue")
 	if m = b.month(t, "2026-10"); heldBack(m) != "2026-10-20: recompute pending" || !m.Days[19].Pending {
 		t.Fatalf("with a job queued for 20 October: held back %s, want 2026-10-20: recompute pending", heldBack(m))
