@@ -27,6 +27,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	var maxBody int64 = 64 << 20
 	maxConcurrent := 4
 	warrantyPct := server.DefaultWarranty * 100
+	var demoOpts *demoOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve HTTP (status page, /api/v1, /healthz, POST /v1/readings, /riverui/) until interrupted",
@@ -39,6 +40,9 @@ func (m *Main) serveCommand() *cobra.Command {
 			srvCfg.Warranty = warrantyPct / 100
 			// Refuse an exposed address before touching anything.
 			if err := srvCfg.CheckExposure(); err != nil {
+				return err
+			}
+			if err := demoOpts.check(); err != nil {
 				return err
 			}
 			if _, err := m.Migrate(ctx); err != nil {
@@ -73,8 +77,14 @@ func (m *Main) serveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			story, err := m.newDemo(ctx, demoOpts, in)
+			if err != nil {
+				return err
+			}
+			defer story.wait(ctx) // it stops with ctx, before the pipeline it feeds
 			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
 				fmt.Printf("serving on http://%s (status page: /, API: /api/v1/farms, healthz: /healthz, readyz: /readyz, metrics: /metrics, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
+				story.tell(ctx, a)
 			})
 		},
 	}
@@ -83,6 +93,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
 	cmd.Flags().Float64Var(&warrantyPct, "warranty", warrantyPct, "availability (%) the status page draws its warranty line at")
 	jobFlags(cmd, &jobCfg)
+	demoOpts = addDemoFlags(cmd)
 	return cmd
 }
 

@@ -324,6 +324,7 @@ func TestIngestRole(t *testing.T) {
 		{"shard", `DELETE FROM dirty_mark`},
 		{"shard", `DELETE FROM dirty_window`},
 		{"shard", `UPDATE dirty_mark SET farm_id = 'south'`},
+		{"shard", `UPDATE dirty_window SET window_start = window_start + interval '1 minute'`},
 		{"shard", `SELECT count(*) FROM turbine_window`},
 		{"shard", `INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available, beyond_cadence, out_of_service, late, early, computed_at) VALUES ('N-001', now(), now(), 'north', '2026-08-01', 1, 1, 1, 0, 0, 0, 0, now())`},
 		{"shard", `SELECT readings_ensure_partition('` + next.Format(time.DateOnly) + `')`},
@@ -346,7 +347,7 @@ func TestIngestRole(t *testing.T) {
 		"dirty_mark(first_recorded_at) UPDATE, dirty_mark(last_recorded_at) SELECT, dirty_mark(last_recorded_at) UPDATE, " +
 		"dirty_mark(readings) SELECT, dirty_mark(readings) UPDATE, dirty_mark(turbine_ids) SELECT, dirty_mark(turbine_ids) UPDATE, " +
 		"dirty_mark(updated_at) SELECT, dirty_mark(updated_at) UPDATE, dirty_mark(version) SELECT, dirty_mark(version) UPDATE, " +
-		"dirty_window INSERT, dirty_window(day) SELECT, dirty_window(farm_id) SELECT, dirty_window(turbine_id) SELECT, dirty_window(window_start) SELECT, " +
+		"dirty_window INSERT, dirty_window(day) SELECT, dirty_window(farm_id) SELECT, dirty_window(marked_at) SELECT, dirty_window(marked_at) UPDATE, dirty_window(turbine_id) SELECT, dirty_window(window_start) SELECT, " +
 		"readings INSERT, readings(recorded_at) SELECT, readings(turbine_id) SELECT, readings_staging SELECT"
 	if got := grants(t, shardPool, role); got != want {
 		t.Fatalf("the shard grants %s:\n%s\nwant exactly\n%s", role, got, want)
