@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"
@@ -149,5 +150,52 @@ func TestCancelledJobsRequestIsAdopted(t *testing.T) {
 	b.waitIdle(t)
 	if got := b.turbineDay(t, "KS-005", "2026-08-01"); got.Received != 300 {
 		t.Fatalf("KS-005 received %d, want 300", got.Received)
+	}
+}
+
+// TestAMarkAWriterHoldsIsNotClaimedUnderIt: a late reading of N-001 at
+// 14:00:00 on 1 August marks its turbine-window and commits. A second one,
+// at 14:00:02, marks the same turbine-window, which already has its row;
+// while its transaction is still open (its reading invisible to anyone
+// else), a full recompute of the farm-day claims the day's marks and reads
+// the readings. The recompute must leave that mark (the writer holds it),
+// so the drain's next recompute counts the second reading: 2 slots, not 1.
+func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	at := time.Date(2026, 8, 1, 14, 0, 0, 0, time.UTC)
+	var armed atomic.Bool
+	var b *bundle
+	var recomputed rollup.Result
+	hooks := &ingest.Hooks{BeforeCommit: func(shard string, _ ingest.Lane) error {
+		if shard != "s1" || !armed.CompareAndSwap(true, false) {
+			return nil
+		}
+		var err error
+		recomputed, err = b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+		return err
+	}}
+	b = setup(t, windowFleet, options{hooks: hooks})
+	b.clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
+
+	b.readingsAt(t, at, "N-001")
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start = $1`, at); n != 1 {
+		t.Fatalf("%d marks of N-001's 14:00 window after its first reading, want 1", n)
+	}
+	armed.Store(true)
+	b.readingsAt(t, at.Add(2*time.Second), "N-001")
+	if armed.Load() || recomputed.Windows == 0 {
+		t.Fatalf("the recompute did not run inside the second write (armed %v, result %+v)", armed.Load(), recomputed)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start = $1`, at); n != 1 {
+		t.Fatalf("%d marks of N-001's 14:00 window after a recompute claimed the day under the second write, want 1 (the writer's)", n)
+	}
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
+		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
 	}
 }

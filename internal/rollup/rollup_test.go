@@ -57,6 +57,7 @@ type options struct {
 	noStart         bool
 	afterCompute    func(rollup.Request)
 	onResult        func(rollup.Request, rollup.Result)
+	hooks           *ingest.Hooks
 }
 
 func setup(t testing.TB, fleetYAML string, opts options) *bundle {
@@ -66,7 +67,7 @@ func setup(t testing.TB, fleetYAML string, opts options) *bundle {
 	b := &bundle{env: env, clock: &clock{now: time.Date(2026, 8, 2, 3, 0, 0, 0, london)}}
 	routes, err := ingest.LoadRoutes(ctx, env.Control, b.clock.Now(), 0)
 	testdb.Must(t, err, "routes")
-	b.in = ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, b.clock.Now, nil)
+	b.in = ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, b.clock.Now, opts.hooks)
 	b.in.Start(ctx)
 	t.Cleanup(b.in.Close)
 	b.computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now, AfterCompute: opts.afterCompute, OnResult: opts.onResult}

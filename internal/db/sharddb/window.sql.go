@@ -12,7 +12,10 @@ import (
 
 const dirtyWindowClaim = `-- name: DirtyWindowClaim :many
 DELETE FROM dirty_window d
-WHERE d.farm_id = $1 AND d.day = $2 AND d.window_start < $3::timestamptz
+USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
+       WHERE c.farm_id = $1 AND c.day = $2 AND c.window_start < $3::timestamptz
+       FOR UPDATE SKIP LOCKED) AS claimed
+WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start
 RETURNING d.turbine_id,
           floor(extract(epoch FROM d.window_start - $4::timestamptz) / $5::integer)::integer AS window_index
 `
@@ -34,7 +37,9 @@ type DirtyWindowClaimRow struct {
 // that start before @before (the windows already published), returning
 // their window index in the day. Run after WindowLock, in the transaction
 // that recomputes them: marks committed after this statement's snapshot
-// stay for the next recompute.
+// stay for the next recompute, and so do marks a writer still holds
+// locked (SKIP LOCKED: its readings are not committed yet, so the reads
+// that follow cannot count them; the claim never waits on a writer).
 func (q *Queries) DirtyWindowClaim(ctx context.Context, arg DirtyWindowClaimParams) ([]DirtyWindowClaimRow, error) {
 	rows, err := q.db.Query(ctx, dirtyWindowClaim,
 		arg.FarmID,
@@ -63,8 +68,11 @@ func (q *Queries) DirtyWindowClaim(ctx context.Context, arg DirtyWindowClaimPara
 
 const dirtyWindowClaimRange = `-- name: DirtyWindowClaimRange :execrows
 DELETE FROM dirty_window d
-WHERE d.farm_id = $1 AND d.day = $2
-  AND d.window_start >= $3::timestamptz AND d.window_start < $4::timestamptz
+USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
+       WHERE c.farm_id = $1 AND c.day = $2
+         AND c.window_start >= $3::timestamptz AND c.window_start < $4::timestamptz
+       FOR UPDATE SKIP LOCKED) AS claimed
+WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start
 `
 
 type DirtyWindowClaimRangeParams struct {
@@ -76,7 +84,8 @@ type DirtyWindowClaimRangeParams struct {
 
 // DirtyWindowClaimRange takes the farm-day's dirty turbine-windows starting
 // in [@from, @to): what the fast path absorbs when it computes those
-// windows (its snapshot holds the readings that marked them).
+// windows (its snapshot holds the readings that marked them). Marks a
+// writer holds locked are left, as in DirtyWindowClaim.
 func (q *Queries) DirtyWindowClaimRange(ctx context.Context, arg DirtyWindowClaimRangeParams) (int64, error) {
 	result, err := q.db.Exec(ctx, dirtyWindowClaimRange,
 		arg.FarmID,
@@ -124,7 +133,7 @@ INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, ma
 SELECT $1::text, u.day, u.turbine_id, u.window_start, u.window_end, $2::timestamptz
 FROM (SELECT unnest($3::date[]) AS day, unnest($4::text[]) AS turbine_id,
              unnest($5::timestamptz[]) AS window_start, unnest($6::timestamptz[]) AS window_end) AS u
-ON CONFLICT (farm_id, day, turbine_id, window_start) DO NOTHING
+ON CONFLICT (farm_id, day, turbine_id, window_start) DO UPDATE SET marked_at = least(dirty_window.marked_at, EXCLUDED.marked_at)
 `
 
 type DirtyWindowInsertParams struct {
@@ -139,7 +148,12 @@ type DirtyWindowInsertParams struct {
 // DirtyWindowInsert records the turbine-windows an inserted batch may have
 // changed after their publication (the mark rule, docs/dirty-marks.md).
 // Callers pass them sorted by (day, turbine, window) so that concurrent
-// writers meet in the same order.
+// writers meet in the same order. A mark already there (an earlier batch's)
+// is updated, not skipped: the update locks it until this transaction
+// commits, so a claim cannot take it while this batch's readings are still
+// invisible to the claimer's reads (it skips the locked mark, which then
+// stays for the next recompute). Skipped, the mark would be the earlier
+// batch's only, and a claim between the two commits would lose this one.
 func (q *Queries) DirtyWindowInsert(ctx context.Context, arg DirtyWindowInsertParams) error {
 	_, err := q.db.Exec(ctx, dirtyWindowInsert,
 		arg.FarmID,
