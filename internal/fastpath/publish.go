@@ -152,6 +152,11 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 	if p.skip(farm, now) {
 		return 0, 0, nil
 	}
+	unlock, locked, err := p.lockFarm(ctx, farm)
+	if err != nil || !locked {
+		return 0, 0, err
+	}
+	defer unlock()
 	due, err := q.FarmWindowsDue(ctx, controldb.FarmWindowsDueParams{
 		FarmID: farm, Now: now, StartFrom: now.Add(-cmp.Or(p.CatchUp, time.Hour)), MaxWindows: int32(cmp.Or(p.MaxWindows, 120)),
 	})
@@ -180,6 +185,36 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 		due = due[n:]
 	}
 	return published, rows, nil
+}
+
+// lockFarm takes the farm's publication lock (a session advisory lock on
+// the control database), without waiting: one publisher per farm at a
+// time, across processes. locked is false when another publisher holds it;
+// its round publishes the farm's windows. Held from before the windows due
+// are read until they are published: two publishers computing the same
+// window would each absorb its marks, and the one publishing from the
+// older snapshot would win (FarmWindowFastPublish keeps the first), with
+// the marks of readings only the newer one saw already gone, and so no
+// correction (TestTwoPublishersAtOnce). River runs one publish_windows job
+// at a time; this makes the fast path safe without relying on it.
+func (p *Publisher) lockFarm(ctx context.Context, farm string) (unlock func(), locked bool, err error) {
+	conn, err := p.Control.Acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	q := controldb.New(conn)
+	key := "galewatch.publish/" + farm
+	if locked, err = q.AdvisoryTryLockKey(ctx, key); err != nil || !locked {
+		conn.Release()
+		return nil, false, err
+	}
+	return func() {
+		if err := q.AdvisoryUnlockKey(context.WithoutCancel(ctx), key); err != nil {
+			// A pooled session must not keep the lock: end it.
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+		conn.Release()
+	}, true, nil
 }
 
 // publishDay computes the given windows of one farm-local day on every

@@ -149,3 +149,89 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoPublishersAtOnce: two fast paths (two processes) publish at
+// 12:02:00 at once. A computes north's window 12:00 (N-001's 30 readings)
+// and is held before publishing; N-002's reading of 12:00:10 then commits
+// (marking the window); B starts while A is held. Each window is
+// published once (2 windows due, 2 publications between A and B, one
+// fast row each), north's by A without the late reading, and the
+// reading's mark survives B: the drain's correction writes the final row
+// with it (31), and reconciliation measures 1000 × 1/31 = 32.258 per
+// mille. (Were B to compute north too, it would absorb that mark; A's
+// publication from the older snapshot would then stand with nothing left
+// to correct it.)
+func TestTwoPublishersAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, windowFleet, options{})
+	aHeld, releaseA := make(chan struct{}), make(chan struct{})
+	bHeld, releaseB := make(chan struct{}), make(chan struct{})
+	hold := func(held, release chan struct{}) func(string) error {
+		var once atomic.Bool
+		return func(farm string) error {
+			if farm == "north" && once.CompareAndSwap(false, true) {
+				close(held)
+				<-release
+			}
+			return nil
+		}
+	}
+	var publications atomic.Int32
+	count := func(fastpath.Published) { publications.Add(1) }
+	pa, pb := b.publisher(2*time.Minute), b.publisher(2*time.Minute)
+	pa.AfterCompute, pa.OnPublish = hold(aHeld, releaseA), count
+	pb.AfterCompute, pb.OnPublish = hold(bHeld, releaseB), count
+
+	b.clock.Set(noon.Add(61 * time.Second))
+	for k := 0; k < 30; k++ {
+		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+	}
+	b.clock.Set(noon.Add(2 * time.Minute))
+	type result struct {
+		sum fastpath.Summary
+		err error
+	}
+	aDone, bDone := make(chan result, 1), make(chan result, 1)
+	go func() { s, err := pa.PublishDue(ctx); aDone <- result{s, err} }()
+	<-aHeld
+	testdb.Must(t, b.sendAt("N-002", noon.Add(10*time.Second)), "the late reading")
+	go func() { s, err := pb.PublishDue(ctx); bDone <- result{s, err} }()
+	var rb result
+	bFinished := false
+	select {
+	case rb = <-bDone:
+		bFinished = true
+	case <-bHeld:
+	}
+	close(releaseA)
+	ra := <-aDone
+	if !bFinished {
+		close(releaseB)
+		rb = <-bDone
+	}
+	testdb.Must(t, ra.err, "publisher A")
+	testdb.Must(t, rb.err, "publisher B")
+	if n := publications.Load(); n != 2 || ra.sum.Windows+rb.sum.Windows != 2 {
+		t.Fatalf("%d publications (A %d windows, B %d), want 2: north's and south's 12:00, once each", n, ra.sum.Windows, rb.sum.Windows)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`); n != 2 {
+		t.Fatalf("%d fast rows, want 2", n)
+	}
+	if w, _ := b.window(t, "north", noon, "fast"); w.Received != 30 {
+		t.Fatalf("north's fast row received %d, want 30 (A's snapshot, before the late reading)", w.Received)
+	}
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	if w, ok := b.window(t, "north", noon, "final"); !ok || w.Received != 31 || w.Revision != 1 {
+		t.Fatalf("north's final row %+v (exists %v), want received 31, revision 1: the late reading corrected", w, ok)
+	}
+	var pm float64
+	err := b.env.Control.QueryRow(ctx, `SELECT received_divergence_pm FROM reconciliation_pm WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon).Scan(&pm)
+	testdb.Must(t, err, "reconciliation")
+	if pm != 32.258 {
+		t.Fatalf("divergence %.3f per mille, want 32.258", pm)
+	}
+}
