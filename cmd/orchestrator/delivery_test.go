@@ -98,7 +98,7 @@ func (o *orchestrators) Start(t testing.TB, at time.Time) {
 	t.Helper()
 	o.SetClock(t, at)
 	for i := 0; i < o.serves; i++ {
-		lines := o.start(t, fmt.Sprintf("serve %d", i+1), "serve", "--addr", "127.0.0.1:0", "--drain-every", "1s")
+		lines := o.start(t, fmt.Sprintf("serve %d", i+1), "serve", "--addr", "127.0.0.1:0", "--drain-every", "500ms", "--publish-every", "500ms")
 		select {
 		case line := <-lines:
 			_, after, ok := strings.Cut(line, "serving on ")
@@ -111,7 +111,7 @@ func (o *orchestrators) Start(t testing.TB, at time.Time) {
 		}
 	}
 	for i := 0; i < o.works; i++ {
-		o.start(t, fmt.Sprintf("work %d", i+1), "work", "--drain-every", "1s")
+		o.start(t, fmt.Sprintf("work %d", i+1), "work", "--drain-every", "500ms", "--publish-every", "500ms")
 	}
 	pipelinetest.WaitSettled(t, o.env, at, pipelinetest.WaitOptions{Startup: true})
 }
@@ -140,7 +140,7 @@ func (o *orchestrators) Deliver(t testing.TB, k int, d pipelinetest.Delivery) []
 func (o *orchestrators) Close(t testing.TB, at time.Time) {
 	t.Helper()
 	o.SetClock(t, at)
-	out, err := o.run("work", "--until-idle", "--drain-every", "1s")
+	out, err := o.run("work", "--until-idle", "--drain-every", "500ms", "--publish-every", "500ms")
 	testdb.Must(t, err, "work --until-idle: %s", out)
 	pipelinetest.WaitSettled(t, o.env, at, pipelinetest.WaitOptions{})
 }
