@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/reading"
@@ -233,5 +235,30 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 	testdb.Must(t, err, "reconciliation")
 	if pm != 32.258 {
 		t.Fatalf("divergence %.3f per mille, want 32.258", pm)
+	}
+}
+
+// TestPublishingOnAPoolOfOneConnection: the fast path publishes two farms,
+// four at a time, through a control pool of one connection: each farm's
+// publication holds its lock's connection and takes no other, so it
+// finishes (holding one while waiting for another would wait forever).
+func TestPublishingOnAPoolOfOneConnection(t *testing.T) {
+	t.Parallel()
+	b := setup(t, windowFleet, options{})
+	cfg, err := pgxpool.ParseConfig(b.env.ControlDSN)
+	testdb.Must(t, err, "pool config")
+	cfg.MaxConns = 1
+	one, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	testdb.Must(t, err, "pool")
+	t.Cleanup(one.Close)
+	p := b.publisher(2 * time.Minute)
+	p.Control, p.Parallel = one, 4
+	b.clock.Set(noon.Add(2 * time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sum, err := p.PublishDue(ctx)
+	testdb.Must(t, err, "publish on one connection")
+	if sum.Windows != 2 {
+		t.Fatalf("%d windows published, want 2 (north's and south's 12:00)", sum.Windows)
 	}
 }
