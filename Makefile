@@ -17,9 +17,9 @@ build: ## Build bin/orchestrator
 	$(GO) build -o $(BIN) ./cmd/orchestrator
 
 .PHONY: run
-run: build ## Start the embedded DB (unless DATABASE_URL), migrate, apply fleet/demo.yaml, serve
+run: build ## Embedded DB (unless DATABASE_URL), apply fleet/demo.yaml, serve with the demo: live feed + the Ardnave Saturday
 	./$(BIN) fleet apply fleet/demo.yaml
-	./$(BIN) serve
+	./$(BIN) serve --demo --demo-fleet fleet/demo.yaml
 
 .PHONY: db-down
 db-down: build ## Stop the embedded Postgres cluster (data stays in .galewatch/)

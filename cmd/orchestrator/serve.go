@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 
 	"github.com/galewatch/galewatch/internal/ingest"
@@ -22,14 +26,23 @@ func (m *Main) serveCommand() *cobra.Command {
 	jobCfg := jobs.DefaultConfig()
 	var maxBody int64 = 64 << 20
 	maxConcurrent := 4
+	warrantyPct := server.DefaultWarranty * 100
+	var demoOpts *demoOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve HTTP (/healthz, POST /v1/readings, ...) until interrupted",
+		Short: "Serve HTTP (status page, /api/v1, /healthz, POST /v1/readings, /riverui/) until interrupted",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			srvCfg.Token = os.Getenv(server.TokenEnv)
+			if warrantyPct <= 0 || warrantyPct > 100 {
+				return fmt.Errorf("--warranty %v: want a percentage above 0 and at most 100", warrantyPct)
+			}
+			srvCfg.Warranty = warrantyPct / 100
 			// Refuse an exposed address before touching anything.
 			if err := srvCfg.CheckExposure(); err != nil {
+				return err
+			}
+			if err := demoOpts.check(); err != nil {
 				return err
 			}
 			if _, err := m.Migrate(ctx); err != nil {
@@ -60,20 +73,50 @@ func (m *Main) serveCommand() *cobra.Command {
 				return err
 			}
 			defer stopRiver(client)
-			srv := server.New(control, shards, srvCfg)
-			srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
-			srv.Handle("GET /metrics", met.Handler())
-			if err := srv.MountRiverUI(ctx, client); err != nil {
+			srv, err := m.httpServer(ctx, srvCfg, in, client, met.Handler(), maxBody, maxConcurrent)
+			if err != nil {
 				return err
 			}
+			story, err := m.newDemo(ctx, demoOpts, in)
+			if err != nil {
+				return err
+			}
+			defer story.wait(ctx) // it stops with ctx, before the pipeline it feeds
 			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
-				fmt.Printf("serving on http://%s (healthz: /healthz, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
+				fmt.Printf("serving on http://%s (status page: /, API: /api/v1/farms, healthz: /healthz, readyz: /readyz, metrics: /metrics, ingest: POST /v1/readings, jobs: /riverui/)\n", a)
+				story.tell(ctx, a)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&srvCfg.Addr, "addr", srvCfg.Addr, "listen address ($GALEWATCH_ADDR); beyond loopback only with $GALEWATCH_TOKEN")
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
 	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
+	cmd.Flags().Float64Var(&warrantyPct, "warranty", warrantyPct, "availability (%) the status page draws its warranty line at")
 	jobFlags(cmd, &jobCfg)
+	demoOpts = addDemoFlags(cmd)
 	return cmd
+}
+
+// httpServer builds what serve serves: the status page and API, health,
+// readiness, ingest, metrics (when given) and the River UI, on the clock
+// m.Now.
+func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ingestor, client *river.Client[pgx.Tx], metrics http.Handler, maxBody int64, maxConcurrent int) (*server.Server, error) {
+	control, err := m.Control(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := m.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srv := server.New(control, shards, cfg)
+	srv.Now = m.Now
+	srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
+	if metrics != nil {
+		srv.Handle("GET /metrics", metrics)
+	}
+	if err := srv.MountRiverUI(ctx, client); err != nil {
+		return nil, err
+	}
+	return srv, nil
 }

@@ -311,8 +311,18 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 			if err := offGrid(); err != nil {
 				return Result{}, err
 			}
-			if err := missing(ids, 0, closed-1); err != nil {
-				return Result{}, err
+			// Turbines whose marks already name every window are
+			// recomputed whole: nothing to look for.
+			var partial []string
+			for _, id := range ids {
+				if len(pairs[id]) < closed {
+					partial = append(partial, id)
+				}
+			}
+			if len(partial) > 0 {
+				if err := missing(partial, 0, closed-1); err != nil {
+					return Result{}, err
+				}
 			}
 		}
 	}

@@ -58,6 +58,9 @@ type options struct {
 	afterCompute    func(rollup.Request)
 	onResult        func(rollup.Request, rollup.Result)
 	hooks           *ingest.Hooks
+	// retry is the fixed wait before a failed job's next attempt (default
+	// 100 ms).
+	retry time.Duration
 }
 
 func setup(t testing.TB, fleetYAML string, opts options) *bundle {
@@ -75,6 +78,9 @@ func setup(t testing.TB, fleetYAML string, opts options) *bundle {
 	cfg := jobs.DefaultConfig()
 	cfg.Periodic = false // the tests drain explicitly: time is data here
 	cfg.RetryPolicy = fixedRetry(100 * time.Millisecond)
+	if opts.retry > 0 {
+		cfg.RetryPolicy = fixedRetry(opts.retry)
+	}
 	if opts.workersPerShard > 0 {
 		cfg.WorkersPerShard = opts.workersPerShard
 	}
@@ -518,7 +524,10 @@ func dayOf(j *rivertype.JobRow) string {
 // its jobs retry and complete once it is back.
 func TestShardDown(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.ArdnaveFleet, options{})
+	// Retries a second apart: the Kilmore job keeps failing until s4 is
+	// back, which waits for Ardnave's three jobs; at 100 ms apart a loaded
+	// machine used up its 25 attempts before that.
+	b := setup(t, testdb.ArdnaveFleet, options{retry: time.Second})
 	maint := testdb.MaintenanceDSN(t)
 	s4 := testdb.Pool(t, maint)
 	s4db := b.env.Shards.Pool("s4").Config().ConnConfig.Database

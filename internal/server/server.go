@@ -1,5 +1,6 @@
 // Package server is the orchestrator's HTTP face: health, ingest, the River
-// UI and (as the project grows) the status page and the JSON API.
+// UI, the status page (server-rendered HTML with inline SVG charts) and the
+// JSON API under /api/v1/.
 //
 // It is closed by default: without a token it serves only on a loopback
 // address and only to requests addressed to a loopback host name; with a
@@ -38,7 +39,16 @@ type Config struct {
 	// reads its response slowly) is cut off instead of holding a
 	// connection and an ingest slot forever.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// Warranty is the availability the status page draws its threshold
+	// line at (a fraction; DefaultWarranty). It frames the charts and
+	// defines no stored count, so it is the server's setting (serve
+	// --warranty), not a rule of the control database.
+	Warranty float64
 }
+
+// DefaultWarranty is the availability a turbine supplier's warranty
+// commonly guarantees: 97 %.
+const DefaultWarranty = 0.97
 
 // DefaultConfig listens on 127.0.0.1:8080. ReadTimeout bounds the whole
 // request (a 64 MiB ingest body at 1 MB/s takes about a minute);
@@ -51,6 +61,7 @@ func DefaultConfig() Config {
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
+		Warranty:          DefaultWarranty,
 	}
 }
 
@@ -88,17 +99,25 @@ func isLoopbackHost(host string) bool {
 type Server struct {
 	Control *pgxpool.Pool
 	Shards  *fleet.Shards
-	cfg     Config
-	mux     *http.ServeMux
-	log     *slog.Logger
-	csrf    *http.CrossOriginProtection
+	// Now is the clock: the default month and day range (the farm-local
+	// today), freshness and the backlog's age. time.Now unless set.
+	Now  func() time.Time
+	cfg  Config
+	mux  *http.ServeMux
+	log  *slog.Logger
+	csrf *http.CrossOriginProtection
 }
 
 // New builds a Server and its routes.
 func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
-	s := &Server{Control: control, Shards: shards, cfg: cfg, mux: http.NewServeMux(), log: slog.Default(), csrf: http.NewCrossOriginProtection()}
+	s := &Server{Control: control, Shards: shards, Now: time.Now, cfg: cfg, mux: http.NewServeMux(), log: slog.Default(), csrf: http.NewCrossOriginProtection()}
+	if s.cfg.Warranty == 0 {
+		s.cfg.Warranty = DefaultWarranty
+	}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.routeAPI()
+	s.routePages()
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/localday"
 )
 
 // scenarios are named, reproducible incidents from the source story; named
@@ -48,8 +49,14 @@ func Scenario(name string, plan *fleet.Plan, phase string, seed uint64) (Config,
 	return cfg, nil
 }
 
+// ArdnaveFarm is the farm of the ardnave-saturday scenario.
+const ArdnaveFarm = "ardnave-point"
+
 // ardnaveStopped are the turbines stopped all of the Ardnave Saturday.
 var ardnaveStopped = []string{"AP-007", "AP-123", "AP-205", "AP-288"}
+
+// ArdnaveStopped lists the turbines stopped all of the Ardnave Saturday.
+func ArdnaveStopped() []string { return slices.Clone(ardnaveStopped) }
 
 // ardnaveSaturday is Saturday 1 August 2026 at Ardnave Point: four machines
 // down for maintenance all day, the link down 05:40–13:10, and the writer
@@ -57,7 +64,19 @@ var ardnaveStopped = []string{"AP-007", "AP-123", "AP-205", "AP-288"}
 // and replayed on Tuesday morning. Clocks are exact so the expected counts
 // per local window are exact too.
 func ardnaveSaturday(plan *fleet.Plan, phase string, seed uint64) (Config, error) {
-	const farm = "ardnave-point"
+	return ArdnaveSaturdayOn(plan, localday.Date{Year: 2026, Month: time.August, Day: 1}, time.Time{}, phase, seed)
+}
+
+// ArdnaveSaturdayOn is the Ardnave Saturday played on another farm-local
+// day: the same stopped turbines, link-down period and lost range at the
+// same local times of day, so the same counts (a day of 24 hours gives
+// 33,210 of 43,200 slots per turbine before the replay). The lost readings
+// are replayed at replayAt (plus up to 10 minutes, as any replay); zero
+// means the story's Tuesday, 10:00 local three days after day. A demo
+// places the story next to today's data this way; the scenario itself is
+// day 2026-08-01.
+func ArdnaveSaturdayOn(plan *fleet.Plan, day localday.Date, replayAt time.Time, phase string, seed uint64) (Config, error) {
+	const farm = ArdnaveFarm
 	var loc *time.Location
 	for _, f := range plan.Farms {
 		if f.ID == farm {
@@ -70,21 +89,30 @@ func ardnaveSaturday(plan *fleet.Plan, phase string, seed uint64) (Config, error
 	if loc == nil {
 		return Config{}, fmt.Errorf("farm %q is not in the fleet plan", farm)
 	}
-	at := func(day, h, m int) time.Time { return time.Date(2026, time.August, day, h, m, 0, 0, loc) }
-	cfg, err := FarmConfig(plan, farm, at(1, 0, 0), at(2, 0, 0), seed)
+	at := func(days, h, m int) time.Time {
+		d := day.AddDays(days)
+		return time.Date(d.Year, d.Month, d.Day, h, m, 0, 0, loc)
+	}
+	start, end := localday.Bounds(day, loc)
+	cfg, err := FarmConfig(plan, farm, start.In(loc), end.In(loc), seed)
 	if err != nil {
 		return Config{}, err
+	}
+	if replayAt.IsZero() {
+		replayAt = at(3, 10, 0)
 	}
 	cfg.ExactClocks = true
 	cfg.Offsets = nil
 	cfg.Stopped = slices.Clone(ardnaveStopped)
 	cfg.Outages = []Outage{{
-		From: at(1, 5, 40), To: at(1, 13, 10),
-		LostFrom: at(1, 5, 58), LostTo: at(1, 11, 31),
-		ReplayAt: at(4, 10, 0),
+		From: at(0, 5, 40), To: at(0, 13, 10),
+		LostFrom: at(0, 5, 58), LostTo: at(0, 11, 31),
+		ReplayAt: replayAt,
 	}}
-	cfg.Phase = phase
-	return cfg, nil
+	if cfg.Phase, err = NormalizePhase(phase); err != nil {
+		return Config{}, err
+	}
+	return cfg, cfg.Validate()
 }
 
 // FarmConfig is a plain run of one farm: its turbines, its zone, the default

@@ -88,13 +88,14 @@ func (q *Queries) ProvenanceDay(ctx context.Context, arg ProvenanceDayParams) (D
 }
 
 const provenanceTile = `-- name: ProvenanceTile :one
-SELECT farm_id, window_start, window_end, day, path, expected, received, available, late, computed_at, complete_through, revision, pending FROM window_provenance
-WHERE farm_id = $1
-ORDER BY window_start DESC
-LIMIT 1
+SELECT wp.farm_id, wp.window_start, wp.window_end, wp.day, wp.path, wp.expected, wp.received, wp.available, wp.late, wp.computed_at, wp.complete_through, wp.revision, wp.pending FROM window_provenance wp
+WHERE wp.farm_id = $1::text
+  AND wp.window_start = (SELECT max(fw.window_start) FROM farm_window fw WHERE fw.farm_id = $1::text)
 `
 
-// ProvenanceTile is a farm's latest window as shown (window_provenance).
+// ProvenanceTile is a farm's latest window as shown (window_provenance):
+// the latest start among its rows of either path, found through
+// farm_window's key instead of sorting every window the farm ever had.
 func (q *Queries) ProvenanceTile(ctx context.Context, farmID string) (WindowProvenance, error) {
 	row := q.db.QueryRow(ctx, provenanceTile, farmID)
 	var i WindowProvenance

@@ -1,9 +1,10 @@
--- ProvenanceTile is a farm's latest window as shown (window_provenance).
+-- ProvenanceTile is a farm's latest window as shown (window_provenance):
+-- the latest start among its rows of either path, found through
+-- farm_window's key instead of sorting every window the farm ever had.
 -- name: ProvenanceTile :one
-SELECT * FROM window_provenance
-WHERE farm_id = sqlc.arg(farm_id)
-ORDER BY window_start DESC
-LIMIT 1;
+SELECT wp.* FROM window_provenance wp
+WHERE wp.farm_id = sqlc.arg(farm_id)::text
+  AND wp.window_start = (SELECT max(fw.window_start) FROM farm_window fw WHERE fw.farm_id = sqlc.arg(farm_id)::text);
 
 -- ProvenanceWindow is one window as shown.
 -- name: ProvenanceWindow :one

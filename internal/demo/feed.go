@@ -1,0 +1,210 @@
+package demo
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/reading"
+	"github.com/galewatch/galewatch/internal/simulate"
+)
+
+// Feed is the live simulated feed: every turbine of the fleet takes a
+// reading every cadence (internal/simulate: the fleet's clock offsets and
+// its arrival-delay mixture), and each reading is ingested once its
+// received_at has come, through the same ingest pipeline as
+// POST /v1/readings. Most arrive within 5 s; the mixture's tail arrives
+// minutes to hours later, in the backfill lane, and marks the windows the
+// fast path already published, which the drain's jobs then correct. A
+// reading still on its way when the process stops is lost, as a farm's
+// buffer would be.
+type Feed struct {
+	in     *ingest.Ingestor
+	groups []*feedGroup
+	// waiting are readings generated whose received_at has not come yet.
+	waiting arrivals
+
+	mu    sync.Mutex
+	stats FeedStats
+}
+
+// feedGroup is the turbines of one cadence: their slots are a grid of that
+// cadence, so every call to the generator stays on it.
+type feedGroup struct {
+	cfg  simulate.Config
+	step time.Duration
+	next time.Time // the first slot not generated yet
+}
+
+// FeedStats is what the feed has done so far.
+type FeedStats struct {
+	Turbines int
+	// PerSecond is the fleet's reading rate (each turbine 1 / its cadence).
+	PerSecond float64
+	// Through: every slot before it has been generated. LastStep is the
+	// clock's reading at the last delivery.
+	Through, LastStep time.Time
+	// Generated readings; of those Delivered to ingest, and Waiting for
+	// their received_at.
+	Generated, Delivered, Waiting int64
+	// Ingest sums the ingest summaries of every delivery.
+	Ingest ingest.Summary
+	// Errors counts deliveries that did not fully succeed (their failed
+	// rows are lost, as a real sender that gave up would lose them).
+	Errors int
+}
+
+// NewFeed builds the feed of every turbine of plan, starting with the slots
+// at or after start. seed fixes the clock offsets and delays.
+func NewFeed(plan *fleet.Plan, seed uint64, start time.Time, in *ingest.Ingestor) (*Feed, error) {
+	if len(plan.Turbines) == 0 {
+		return nil, fmt.Errorf("live feed: the fleet has no turbines")
+	}
+	ids := make([]string, len(plan.Turbines))
+	byCadence := map[int][]fleet.Turbine{}
+	for i, t := range plan.Turbines {
+		ids[i] = t.ID
+		byCadence[t.CadenceSeconds] = append(byCadence[t.CadenceSeconds], t)
+	}
+	// One set of offsets for the whole fleet, as FarmConfig does: a
+	// turbine's clock is off by the same amount whichever group it is in.
+	offsets := simulate.ClockOffsets(ids, seed)
+	f := &Feed{in: in}
+	f.stats.Turbines = len(ids)
+	for _, cad := range slices.Sorted(maps.Keys(byCadence)) {
+		step := time.Duration(cad) * time.Second
+		next := start.Truncate(step)
+		if next.Before(start) {
+			next = next.Add(step)
+		}
+		cfg := simulate.Config{Turbines: byCadence[cad], Seed: seed, Offsets: offsets, Delay: slices.Clone(simulate.DefaultDelay)}
+		cfg.From, cfg.To = next, next
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("live feed: %w", err)
+		}
+		f.groups = append(f.groups, &feedGroup{cfg: cfg, step: step, next: next})
+		f.stats.PerSecond += float64(len(byCadence[cad])) / float64(cad)
+	}
+	f.stats.Through = f.through()
+	return f, nil
+}
+
+func (f *Feed) through() time.Time {
+	t := f.groups[0].next
+	for _, g := range f.groups[1:] {
+		if g.next.Before(t) {
+			t = g.next
+		}
+	}
+	return t
+}
+
+// Stats returns what the feed has done so far.
+func (f *Feed) Stats() FeedStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// Step generates every slot before now and ingests, in one delivery, every
+// reading whose received_at is not after now. It is not safe to call Step
+// concurrently; Stats is.
+func (f *Feed) Step(ctx context.Context, now time.Time) error {
+	var recs []reading.Record
+	var generated int64
+	for _, g := range f.groups {
+		if !g.next.Before(now) {
+			continue
+		}
+		g.cfg.From, g.cfg.To = g.next, now
+		n := int64(0)
+		_, err := simulate.Generate(g.cfg, func(r *reading.Reading) error {
+			n++
+			if r.ReceivedAt.After(now) {
+				heap.Push(&f.waiting, *r)
+			} else {
+				recs = append(recs, reading.Record{Reading: *r})
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("live feed: %w", err)
+		}
+		generated += n
+		slots := (now.Sub(g.next) + g.step - 1) / g.step
+		g.next = g.next.Add(slots * g.step)
+	}
+	for f.waiting.Len() > 0 && !f.waiting[0].ReceivedAt.After(now) {
+		recs = append(recs, reading.Record{Reading: heap.Pop(&f.waiting).(reading.Reading)})
+	}
+	for i := range recs {
+		recs[i].Line = int64(i + 1)
+	}
+	var sum ingest.Summary
+	var err error
+	if len(recs) > 0 {
+		sum, err = f.in.Ingest(ctx, "demo:live", &records{recs: recs})
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stats.Through, f.stats.LastStep = f.through(), now
+	f.stats.Generated += generated
+	f.stats.Delivered += int64(len(recs))
+	f.stats.Waiting = int64(f.waiting.Len())
+	addSummary(&f.stats.Ingest, sum)
+	if err != nil {
+		f.stats.Errors++
+		return fmt.Errorf("live feed: %d readings delivered, %d not stored: %w", len(recs), sum.Failed, err)
+	}
+	return nil
+}
+
+// addSummary adds the counts of s to total.
+func addSummary(total *ingest.Summary, s ingest.Summary) {
+	total.Accepted += s.Accepted
+	total.Duplicate += s.Duplicate
+	total.Rejected += s.Rejected
+	total.Live += s.Live
+	total.Backfill += s.Backfill
+	total.Early += s.Early
+	total.DirtyMarks += s.DirtyMarks
+	total.Failed += s.Failed
+}
+
+// arrivals is a min-heap of readings by received_at.
+type arrivals []reading.Reading
+
+func (a arrivals) Len() int { return len(a) }
+func (a arrivals) Less(i, j int) bool {
+	return cmp.Or(a[i].ReceivedAt.Compare(a[j].ReceivedAt), cmp.Compare(a[i].TurbineID, a[j].TurbineID)) < 0
+}
+func (a arrivals) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
+func (a *arrivals) Push(x any)   { *a = append(*a, x.(reading.Reading)) }
+func (a *arrivals) Pop() any {
+	old := *a
+	r := old[len(old)-1]
+	*a = old[:len(old)-1]
+	return r
+}
+
+// records serves a slice of records as a reading.Decoder.
+type records struct {
+	recs []reading.Record
+	i    int
+}
+
+func (r *records) Next() (*reading.Record, error) {
+	if r.i == len(r.recs) {
+		return nil, io.EOF
+	}
+	r.i++
+	return &r.recs[r.i-1], nil
+}
