@@ -254,8 +254,11 @@ func (l *lockedBuffer) String() string {
 // twice, no River job fails, and the outcome is the clean run's, row for
 // row (windows fast and final with their revisions, turbine_day,
 // reconciliation, alerts).
+//
+// Not parallel (nor TestSeveralOrchestrators): they run up to four
+// orchestrator processes, which would slow this package's timed tests
+// (TestRollupWaitBesideServe) on a 2-core machine.
 func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
-	t.Parallel()
 	bin := buildBinary(t)
 	want := pipelinetest.Clean(t)
 	sc := pipelinetest.NewScenario(t)
@@ -290,7 +293,6 @@ func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
 // corrections run (revisions then depend on timing: a correction may take
 // two deliveries' marks at once).
 func TestSeveralOrchestrators(t *testing.T) {
-	t.Parallel()
 	bin := buildBinary(t)
 	want := pipelinetest.Clean(t)
 	sc := pipelinetest.NewScenario(t)
@@ -303,7 +305,6 @@ func TestSeveralOrchestrators(t *testing.T) {
 		{"TwoServesAndWorkWhileDataArrives", 2, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
 			o := newOrchestrators(t, bin, tc.serves, tc.works)
 			o.send = func(t testing.TB, k int, d pipelinetest.Delivery) []ingest.Summary {
 				var senders []func() (ingest.Summary, error)
