@@ -3,6 +3,7 @@ package pipelinetest
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -203,7 +204,15 @@ func Clean(t testing.TB) *CleanRun {
 	run := &CleanRun{Outcome: Read(t, p.Env.Control)}
 	for k, s := range sums {
 		run.Summaries = append(run.Summaries, CheckDelivered(t, k, sc.Deliveries[k], 1, s))
+		t.Logf("clean run, delivery %d at %s: %d readings (%d live, %d backfill), %d farm-day-shards marked",
+			k, sc.Deliveries[k].At.Format("15:04:05"), s[0].Accepted, s[0].Live, s[0].Backfill, s[0].DirtyMarks)
 	}
+	revisions := map[string]int{}
+	for _, r := range run.Outcome[Revisions] {
+		revisions[r[strings.LastIndexByte(r, ' ')+1:]]++
+	}
+	t.Logf("clean run: %d turbine_day rows, %d fast and %d final windows (revisions: %v), %d reconciliation rows, %d alerts",
+		run.Outcome.Len(TurbineDays), run.Outcome.Len(Fasts), run.Outcome.Len(Finals), revisions, run.Outcome.Len(Reconciliation), run.Outcome.Len(Alerts))
 	clean.run = run
 	return run
 }
