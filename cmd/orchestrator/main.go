@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/galewatch/galewatch/internal/clock"
 	"github.com/galewatch/galewatch/internal/fleet"
 )
 
@@ -61,10 +62,30 @@ func (m *Main) Command() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
-			return checkRetiredEnv()
+			if err := checkRetiredEnv(); err != nil {
+				return err
+			}
+			return m.useClockFile()
 		},
 	}
 	root.PersistentFlags().StringVar(&m.Config.Home, "home", m.Config.Home, "embedded Postgres folder when DATABASE_URL is unset ($GALEWATCH_HOME)")
 	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand(), m.ingestCommand(), m.simulateCommand(), m.workCommand(), m.rollupCommand(), m.latenessCommand(), m.experimentCommand(), m.reportCommand())
 	return root
+}
+
+// useClockFile takes the process's time from a test's clock file when
+// GALEWATCH_TEST_CLOCK_FILE is set (tests that run several real processes
+// on one simulated clock), and says so on stderr.
+func (m *Main) useClockFile() error {
+	path := os.Getenv(clock.FileEnv)
+	if path == "" {
+		return nil
+	}
+	now, err := clock.File(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", clock.FileEnv, err)
+	}
+	m.Now = now
+	fmt.Fprintf(os.Stderr, "orchestrator: test clock: the time is read from %s (%s), not from the system\n", path, clock.FileEnv)
+	return nil
 }

@@ -234,11 +234,16 @@ func (p *Publisher) PublishFarm(ctx context.Context, farm string) (int, int64, e
 }
 
 func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, error) {
-	q := controldb.New(p.Control)
 	now := p.Now()
 	if p.skip(farm, now) {
 		return 0, 0, nil
 	}
+	conn, unlock, locked, err := p.lockFarm(ctx, farm)
+	if err != nil || !locked {
+		return 0, 0, err
+	}
+	defer unlock()
+	q := controldb.New(conn)
 	due, err := q.FarmWindowsDue(ctx, controldb.FarmWindowsDueParams{
 		FarmID: farm, Now: now, StartFrom: now.Add(-cmp.Or(p.CatchUp, time.Hour)), MaxWindows: int32(cmp.Or(p.MaxWindows, 120)),
 	})
@@ -256,7 +261,7 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 		for n < len(due) && due[n].Day.Equal(due[0].Day) {
 			n++
 		}
-		k, r, err := p.publishDay(ctx, farm, shards, due[:n], now)
+		k, r, err := p.publishDay(ctx, conn, farm, shards, due[:n], now)
 		published += k
 		rows += r
 		if err != nil {
@@ -269,11 +274,46 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 	return published, rows, nil
 }
 
+// lockFarm takes the farm's publication lock (a session advisory lock on
+// the control database), without waiting: one publisher per farm at a
+// time, across processes. locked is false when another publisher holds it;
+// its round publishes the farm's windows. Held from before the windows due
+// are read until they are published: two publishers computing the same
+// window would each absorb its marks, and the one publishing from the
+// older snapshot would win (FarmWindowFastPublish keeps the first), with
+// the marks of readings only the newer one saw already gone, and so no
+// correction (TestTwoPublishersAtOnce). River runs one publish_windows job
+// at a time; this makes the fast path safe without relying on it.
+//
+// The farm's publication runs every control statement on the connection
+// holding the lock, and acquires no other: a publisher holding one pooled
+// connection while waiting for another would deadlock a small pool (four
+// farms at once on a pool of four).
+func (p *Publisher) lockFarm(ctx context.Context, farm string) (conn *pgxpool.Conn, unlock func(), locked bool, err error) {
+	conn, err = p.Control.Acquire(ctx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	q := controldb.New(conn)
+	key := "galewatch.publish/" + farm
+	if locked, err = q.AdvisoryTryLockKey(ctx, key); err != nil || !locked {
+		conn.Release()
+		return nil, nil, false, err
+	}
+	return conn, func() {
+		if err := q.AdvisoryUnlockKey(context.WithoutCancel(ctx), key); err != nil {
+			// A pooled session must not keep the lock: end it.
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+		conn.Release()
+	}, true, nil
+}
+
 // publishDay computes the given windows of one farm-local day on every
 // shard of the farm, then publishes them in order. Nothing is published
 // unless every shard computed.
-func (p *Publisher) publishDay(ctx context.Context, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (int, int64, error) {
-	q := controldb.New(p.Control)
+func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (int, int64, error) {
+	q := controldb.New(conn)
 	day, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: farm, Day: due[0].Day})
 	if err != nil {
 		return 0, 0, fmt.Errorf("farm day: %w", err)
@@ -292,6 +332,14 @@ func (p *Publisher) publishDay(ctx context.Context, farm string, shards []string
 		err   error
 	}
 	parts := make([]part, len(shards))
+	turbines := make([][]rollup.Turbine, len(shards))
+	for i, shard := range shards {
+		rows, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: farm, ShardName: shard})
+		if err != nil {
+			return 0, 0, fmt.Errorf("turbines on shard %s: %w", shard, err)
+		}
+		turbines[i] = rollup.TurbinesOf(rows)
+	}
 	var wg sync.WaitGroup
 	for i, shard := range shards {
 		wg.Add(1)
@@ -299,7 +347,7 @@ func (p *Publisher) publishDay(ctx context.Context, farm string, shards []string
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, cmp.Or(p.ShardTimeout, 10*time.Second))
 			defer cancel()
-			work, err := p.computeShard(sctx, g, rules, shard, first, last, windows, now)
+			work, err := p.computeShard(sctx, g, rules, shard, turbines[i], first, last, windows, now)
 			parts[i] = part{shard: shard, work: work, err: err}
 		}()
 	}
@@ -324,7 +372,7 @@ func (p *Publisher) publishDay(ctx context.Context, farm string, shards []string
 		return 0, rowsRead, err
 	}
 	var out []Published
-	err = pgx.BeginFunc(ctx, p.Control, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		tq := controldb.New(tx)
 		for _, pt := range parts {
 			if len(pt.work.Sums) == 0 {
@@ -368,20 +416,15 @@ func (p *Publisher) publishDay(ctx context.Context, farm string, shards []string
 // (the computation's snapshot holds the readings that wrote them), and
 // returns the shard's sums. The shard transaction commits here: its rows
 // are exact for its snapshot whether or not the publication follows.
-func (p *Publisher) computeShard(ctx context.Context, g rollup.Grid, rules fleet.Rules, shard string, first, last int, windows []int, now time.Time) (rollup.ShardWork, error) {
+func (p *Publisher) computeShard(ctx context.Context, g rollup.Grid, rules fleet.Rules, shard string, turbines []rollup.Turbine, first, last int, windows []int, now time.Time) (rollup.ShardWork, error) {
 	pool := p.Shards.Pool(shard)
 	if pool == nil {
 		return rollup.ShardWork{}, fmt.Errorf("shard %q is not registered", shard)
 	}
-	rows, err := controldb.New(p.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: g.FarmID, ShardName: shard})
-	if err != nil {
-		return rollup.ShardWork{}, err
-	}
-	turbines := rollup.TurbinesOf(rows)
 	pairs := rollup.Pairs{}
 	pairs.AddRange(turbines, first, last+1)
 	var work rollup.ShardWork
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		sq := sharddb.New(tx)
 		if err := sq.WindowLock(ctx, sharddb.WindowLockParams{FarmID: g.FarmID, Day: g.Day}); err != nil {
 			return err

@@ -473,3 +473,41 @@ func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 		t.Fatalf("%d window_sum bug alarms, want 0", n)
 	}
 }
+
+// TestACorrectionLeavesAWindowDueToTheFastPath: a reading of 12:00:10
+// arrives at 12:01:40, late enough to mark its window (end 12:01 + 60 s of
+// allowed lateness − 30 s of margin) but before the window is due
+// (12:02:00). At 12:02:00 the drain's correction happens to run before the
+// fast path: it must leave the window to the fast path (which will publish
+// it, reading what has arrived), not write its final row first — a window
+// with a final row gets no fast row, so it would never be published.
+func TestACorrectionLeavesAWindowDueToTheFastPath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, windowFleet, options{})
+	p := b.publisher(2 * time.Minute)
+	b.clock.Set(noon.Add(time.Minute))
+	if _, err := p.PublishDue(ctx); err != nil { // publishes 11:59
+		t.Fatal(err)
+	}
+	b.clock.Set(noon.Add(100 * time.Second))
+	b.readingsAt(t, noon.Add(10*time.Second), "N-001")
+	b.clock.Set(noon.Add(2 * time.Minute))
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	if _, ok := b.window(t, "north", noon, "final"); ok {
+		t.Fatal("the correction wrote the final row of window 12:00, which the fast path had yet to publish")
+	}
+	if _, err := p.PublishDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, ok := b.window(t, "north", noon, "fast")
+	if !ok || w.Received != 1 || !w.ComputedAt.Equal(noon.Add(2*time.Minute)) {
+		t.Fatalf("window 12:00's fast row: %+v (published %v), want published at 12:02:00 with the reading (received 1)", w, ok)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window`); n != 0 {
+		t.Fatalf("%d dirty windows left, want 0 (the fast path absorbed the mark)", n)
+	}
+}

@@ -198,6 +198,11 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	// turbine_day rows are written only once every window of the day is
 	// past the watermark: a day adds up from all its windows.
 	dayEnded := closed == g.Len()
+	if !dayEnded {
+		if closed, err = leaveToFastPath(ctx, q, g, closed); err != nil {
+			return Result{}, err
+		}
+	}
 	// A dirty recompute corrects the windows its marks name; the close of a
 	// day (scheduled, manual) also fills in any window never computed.
 	// Either takes only windows past the watermark: a window not yet there
@@ -439,6 +444,27 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		res.Alarms = append(res.Alarms, alarms...)
 	}
 	return res, nil
+}
+
+// leaveToFastPath returns how many of the first closed windows (past the
+// watermark) of a day in progress a recompute may take: those before the
+// farm's latest fast window. The ones after it are the fast path's, which
+// publishes them in order and absorbs their marks; a recompute that took
+// one first would write its final row, and a window with a final row is
+// never published (it would be missing from the fast path's record, seen
+// with several processes racing: a correction run before the fast path's
+// round). Their marks stay for the fast path; a window it will never
+// publish (past its catch-up) is taken once a later window is published,
+// or by the day's close. A farm never published is not held back.
+func leaveToFastPath(ctx context.Context, q *controldb.Queries, g Grid, closed int) (int, error) {
+	through, err := q.FarmWindowFastThrough(ctx, g.FarmID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return closed, nil
+	case err != nil:
+		return 0, fmt.Errorf("fast path's progress: %w", err)
+	}
+	return min(closed, g.Before(through)), nil
 }
 
 func rangeOf(from, to int) []int {

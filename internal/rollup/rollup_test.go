@@ -382,7 +382,9 @@ func TestRecomputeIsIdempotent(t *testing.T) {
 
 // TestBackfillDuringARunningRollup: a replay commits (and is drained) while
 // a recompute of the same farm-day is held between its shard read and its
-// write. Once the queue drains, the replay is counted.
+// write. Once the queue drains, the replay is counted, in the day's rows
+// and in its final windows (TestALateReadingWhileTheFastPathPublishes is
+// the same for a fast-path publication).
 func TestBackfillDuringARunningRollup(t *testing.T) {
 	t.Parallel()
 	held := make(chan struct{})
@@ -420,6 +422,21 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	b.waitIdle(t)
 	if got := b.turbineDay(t, "KS-001", "2026-08-01"); got.Received != 1800+300 {
 		t.Fatalf("KS-001 after the queue drained: received %d, want %d (the held job's stale write must not win)", got.Received, 1800+300)
+	}
+	// The windows too: the held close wrote every window's final row from
+	// its snapshot (14:00 to 14:10 empty), the backfill's correction then
+	// rewrote the ten it touched: 140 turbines × 30 slots each, revision 2.
+	for i := 0; i < 10; i++ {
+		start := hour(14).Add(time.Duration(i) * time.Minute)
+		if w, ok := b.window(t, "kilmore-sands", start, "final"); !ok || w.Received != 140*30 || w.Expected != 140*30 || w.Revision != 2 {
+			t.Fatalf("final window %s after the queue drained: %+v (exists %v), want received 4200 of 4200, revision 2", start.Format("15:04"), w, ok)
+		}
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 140*(1800+300) {
+		t.Fatalf("the day's final windows add up to %d received, want %d (its turbine_day rows)", n, 140*(1800+300))
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum'`); n != 0 {
+		t.Fatalf("%d window_sum bug alarms, want 0", n)
 	}
 	job, err := b.client.JobGet(context.Background(), ids[0])
 	testdb.Must(t, err, "job")

@@ -49,6 +49,14 @@ func (g Grid) Closed(now time.Time, lateness time.Duration) int {
 	return n
 }
 
+// Before is how many windows of the day start before t.
+func (g Grid) Before(t time.Time) int {
+	if !t.After(g.Start) {
+		return 0
+	}
+	return min(g.Len(), int((t.Sub(g.Start)+g.Window-1)/g.Window))
+}
+
 // Starts returns the starts of windows [from, to).
 func (g Grid) Starts(from, to int) []time.Time {
 	out := make([]time.Time, 0, to-from)

@@ -219,6 +219,26 @@ func (q *Queries) FarmWindowFastPublish(ctx context.Context, arg FarmWindowFastP
 	return items, nil
 }
 
+const farmWindowFastThrough = `-- name: FarmWindowFastThrough :one
+SELECT window_end
+FROM farm_window
+WHERE farm_id = $1 AND path = 'fast'
+ORDER BY window_start DESC
+LIMIT 1
+`
+
+// FarmWindowFastThrough is the end of the farm's latest fast window (no
+// row when the fast path has published none). The fast path publishes a
+// farm's windows in order, so it will never publish a window before this
+// one that it has not published yet; the windows after it are its own to
+// publish. Read through the key, the latest window first.
+func (q *Queries) FarmWindowFastThrough(ctx context.Context, farmID string) (time.Time, error) {
+	row := q.db.QueryRow(ctx, farmWindowFastThrough, farmID)
+	var window_end time.Time
+	err := row.Scan(&window_end)
+	return window_end, err
+}
+
 const farmWindowFinalLock = `-- name: FarmWindowFinalLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('farm_window_final/' || $1::text || '/' || to_char($2::date, 'YYYY-MM-DD'), 0))
 `

@@ -222,6 +222,18 @@ FROM farm_window
 WHERE farm_id = sqlc.arg(farm_id) AND path = 'final' AND computed_at = sqlc.arg(computed_at)::timestamptz
 ORDER BY window_start;
 
+-- FarmWindowFastThrough is the end of the farm's latest fast window (no
+-- row when the fast path has published none). The fast path publishes a
+-- farm's windows in order, so it will never publish a window before this
+-- one that it has not published yet; the windows after it are its own to
+-- publish. Read through the key, the latest window first.
+-- name: FarmWindowFastThrough :one
+SELECT window_end
+FROM farm_window
+WHERE farm_id = sqlc.arg(farm_id) AND path = 'fast'
+ORDER BY window_start DESC
+LIMIT 1;
+
 -- FarmWindowFastGet is one window's fast row.
 -- name: FarmWindowFastGet :one
 SELECT received, available, expected, computed_at

@@ -1,0 +1,218 @@
+package pipelinetest
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/galewatch/galewatch/internal/fastpath"
+	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/reading"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// Clock is a test's clock.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+// Set moves the clock.
+func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
+
+// Pipeline is the orchestrator in this process, on a test clock: an
+// ingestor, the fast path, the drainer and River workers (no periodic
+// jobs: the steps publish and drain explicitly, in the order the
+// periodic jobs of a real process would run them after the clock moved).
+// It is a Driver that sends each delivery once.
+type Pipeline struct {
+	Env       *testdb.Env
+	Clock     *Clock
+	In        *ingest.Ingestor
+	Publisher *fastpath.Publisher
+	Drainer   *jobs.Drainer
+	Computer  *rollup.Computer
+	Client    *river.Client[pgx.Tx]
+	events    <-chan *river.Event
+}
+
+// New starts a pipeline on env (a control database with the scenario's
+// fleet applied).
+func New(t testing.TB, env *testdb.Env) *Pipeline {
+	t.Helper()
+	p := &Pipeline{Env: env, Clock: &Clock{now: Clocks[0]}}
+	p.In = p.NewIngestor(t)
+	p.Computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
+	p.Drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
+	p.Publisher = &fastpath.Publisher{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
+	cfg := jobs.DefaultConfig()
+	cfg.Periodic = false
+	cfg.RetryPolicy = fixedRetry(100 * time.Millisecond)
+	client, err := jobs.NewClient(context.Background(), cfg, jobs.Deps{
+		Control: env.Control, Shards: env.Shards, Computer: p.Computer, Drainer: p.Drainer, Publisher: p.Publisher, Now: p.Clock.Now,
+	})
+	testdb.Must(t, err, "river client")
+	p.Client = client
+	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+	t.Cleanup(cancel)
+	p.events = events
+	testdb.Must(t, client.Start(context.Background()), "start river")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = client.Stop(ctx)
+	})
+	return p
+}
+
+// NewIngestor starts another ingest pipeline on the same databases and
+// clock: what a second process sending readings has.
+func (p *Pipeline) NewIngestor(t testing.TB) *ingest.Ingestor {
+	t.Helper()
+	ctx := context.Background()
+	routes, err := ingest.LoadRoutes(ctx, p.Env.Control, p.Clock.Now(), 0)
+	testdb.Must(t, err, "routes")
+	in := ingest.New(ingest.DefaultConfig(), p.Env.Control, p.Env.Shards, routes, p.Clock.Now, nil)
+	in.Start(ctx)
+	t.Cleanup(in.Close)
+	return in
+}
+
+type fixedRetry time.Duration
+
+func (f fixedRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(time.Duration(f)) }
+
+// Start runs what a leader runs on start (the drain and yesterday's
+// rollup of every farm), then publishes.
+func (p *Pipeline) Start(t testing.TB, at time.Time) {
+	t.Helper()
+	p.Clock.Set(at)
+	testdb.Must(t, jobs.EnqueueStartup(context.Background(), p.Env.Control, p.Client, at), "startup jobs")
+	p.Settle(t, at)
+}
+
+// SetClock moves the clock.
+func (p *Pipeline) SetClock(_ testing.TB, at time.Time) { p.Clock.Set(at) }
+
+// Published publishes the windows due.
+func (p *Pipeline) Published(t testing.TB, _ time.Time) {
+	t.Helper()
+	_, err := p.Publisher.PublishDue(context.Background())
+	testdb.Must(t, err, "publish")
+}
+
+// Settle publishes, drains (letting bursts settle, as the periodic drain
+// does) and waits for the recomputes.
+func (p *Pipeline) Settle(t testing.TB, at time.Time) {
+	t.Helper()
+	p.Published(t, at)
+	_, err := p.Drainer.Drain(context.Background(), p.Client)
+	testdb.Must(t, err, "drain")
+	p.WaitJobs(t)
+}
+
+// WaitJobs waits, event by event, until no rollup or drain job is queued,
+// running or retrying.
+func (p *Pipeline) WaitJobs(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		res, err := p.Client.JobList(ctx, river.NewJobListParams().
+			Kinds(jobs.KindRollupDay, jobs.KindRollupSchedule, jobs.KindDrainDirty).
+			States(rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled, rivertype.JobStatePending).First(1))
+		testdb.Must(t, err, "job list")
+		if len(res.Jobs) == 0 {
+			return
+		}
+		select {
+		case <-p.events:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("jobs still waiting after 2 minutes: %+v", res.Jobs[0])
+		}
+	}
+}
+
+// Deliver sends the delivery once.
+func (p *Pipeline) Deliver(t testing.TB, k int, d Delivery) []ingest.Summary {
+	t.Helper()
+	return []ingest.Summary{Send(t, p.In, d.Body)}
+}
+
+// Send ingests an NDJSON body through in.
+func Send(t testing.TB, in *ingest.Ingestor, body []byte) ingest.Summary {
+	t.Helper()
+	sum, err := Ingest(context.Background(), in, body)
+	testdb.Must(t, err, "ingest")
+	return sum
+}
+
+// Ingest ingests an NDJSON body through in (from any goroutine).
+func Ingest(ctx context.Context, in *ingest.Ingestor, body []byte) (ingest.Summary, error) {
+	dec, err := reading.NewDecoder(reading.NDJSON, bytes.NewReader(body))
+	if err != nil {
+		return ingest.Summary{}, err
+	}
+	return in.Ingest(ctx, "pipelinetest", dec)
+}
+
+// Close closes the day as `work --until-idle` does: a drain and every
+// farm's rollup of yesterday, then everything they lead to.
+func (p *Pipeline) Close(t testing.TB, at time.Time) {
+	t.Helper()
+	p.Clock.Set(at)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	testdb.Must(t, jobs.EnqueueStartup(ctx, p.Env.Control, p.Client, at), "close: startup jobs")
+	testdb.Must(t, jobs.WaitIdle(ctx, p.Client, p.Env.Control, p.Env.Shards), "close: wait idle")
+}
+
+// CleanRun is the scenario played once, each delivery sent once, in this
+// process: what every other run must leave too.
+type CleanRun struct {
+	Outcome   Outcome
+	Summaries []ingest.Summary // per delivery
+}
+
+var clean struct {
+	mu  sync.Mutex
+	run *CleanRun
+}
+
+// Clean plays the clean run (once per test binary) and returns it.
+func Clean(t testing.TB) *CleanRun {
+	t.Helper()
+	clean.mu.Lock()
+	defer clean.mu.Unlock()
+	if clean.run != nil {
+		return clean.run
+	}
+	sc := NewScenario(t)
+	p := New(t, testdb.New(t, Fleet))
+	sums := Play(t, p, sc, false)
+	run := &CleanRun{Outcome: Read(t, p.Env.Control)}
+	for k, s := range sums {
+		run.Summaries = append(run.Summaries, CheckDelivered(t, k, sc.Deliveries[k], 1, s))
+		t.Logf("clean run, delivery %d at %s: %d readings (%d live, %d backfill), %d farm-day-shards marked",
+			k, sc.Deliveries[k].At.Format("15:04:05"), s[0].Accepted, s[0].Live, s[0].Backfill, s[0].DirtyMarks)
+	}
+	revisions := map[string]int{}
+	for _, r := range run.Outcome[Revisions] {
+		revisions[r[strings.LastIndexByte(r, ' ')+1:]]++
+	}
+	t.Logf("clean run: %d turbine_day rows, %d fast and %d final windows (revisions: %v), %d reconciliation rows, %d alerts",
+		run.Outcome.Len(TurbineDays), run.Outcome.Len(Fasts), run.Outcome.Len(Finals), revisions, run.Outcome.Len(Reconciliation), run.Outcome.Len(Alerts))
+	clean.run = run
+	return run
+}
