@@ -137,7 +137,8 @@ func TestReportMonthlyMatchesPsql(t *testing.T) {
 		1:  "north,2026-08-01,48,48,42,0.875000,1.000000,2,2,turbine_day,final,2026-09-02 00:00:00,2026-09-02 00:00:00,false,final,",
 		10: "north,2026-08-10,24,24,24,1.000000,1.000000,1,2,turbine_day,final,2026-09-02 00:00:00,2026-09-02 00:00:00,false,provisional,turbines missing (rolled up 1 of 2)",
 		31: "north,2026-08-31,,,,,,,,,,,,false,provisional,no rollup",
-		32: `north,total,1344,1344,1182,0.879464,1.000000,,,turbine_day,final,2026-09-02 00:00:00,2026-09-02 00:00:00,false,provisional,"no rollup: 2026-08-30..2026-08-31; turbines missing: 2026-08-10, 2026-08-15"`,
+		// The total sums the days with numbers; the 30th and 31st have none: partial.
+		32: `north,total,1344,1344,1182,0.879464,1.000000,,,partial,partial,2026-09-02 00:00:00,2026-09-02 00:00:00,false,provisional,"no rollup: 2026-08-30..2026-08-31; turbines missing: 2026-08-10, 2026-08-15"`,
 	}
 	if len(rows) != 33 {
 		t.Fatalf("%d CSV lines, want a header, 31 days and the total:\n%s", len(rows), cli)
@@ -162,7 +163,7 @@ func TestReportMonthlyMatchesPsql(t *testing.T) {
 		out, err := run("report", "monthly", "--farm", "north", "--month", "2026-08", "--format", "md")
 		testdb.Must(t, err, "report --format md")
 		for _, want := range []string{"# Availability of north, 2026-08: provisional", "Held back by 4 days:",
-			"| **total** | 1344 | 1344 | 1182 | 87.95 % | 100.00 % | final |"} {
+			"| **total** | 1344 | 1344 | 1182 | 87.95 % | 100.00 % | partial |"} {
 			if !strings.Contains(out, want) {
 				t.Fatalf("markdown report:\n%s\nwant it to contain %q", out, want)
 			}

@@ -49,7 +49,7 @@ func (m *Main) farmSchedules(ctx context.Context, cfg jobs.Config, client *river
 
 func jobFlags(cmd *cobra.Command, cfg *jobs.Config) {
 	cmd.Flags().IntVar(&cfg.WorkersPerShard, "workers-per-shard", cfg.WorkersPerShard, "concurrent rollups per shard")
-	cmd.Flags().DurationVar(&cfg.DrainEvery, "drain-every", cfg.DrainEvery, "how often dirty marks are drained")
+	cmd.Flags().DurationVar(&cfg.DrainEvery, "drain-every", cfg.DrainEvery, "how often dirty marks are drained (the monthly report holds a day back when a shard holding its turbines has not drained for 10 s: two of the default intervals)")
 	cmd.Flags().IntVar(&cfg.ScheduleHour, "schedule-hour", cfg.ScheduleHour, "farm-local hour of the nightly rollup of the previous day")
 }
 

@@ -61,11 +61,16 @@ func (w *DrainDirtyWorker) Work(ctx context.Context, job *river.Job[DrainDirtyAr
 
 // Drainer moves dirty marks from the shards into rollup jobs.
 //
-// For each mark: in one control transaction, record (or widen) the
-// farm-day-shard's rollup_pending request and, unless a job is already
-// waiting to claim it, enqueue a rollup_day job; commit; only then delete the
-// mark, and only at the version that was read. A crash in between leaves the
-// mark, which costs a second recompute, never a lost one.
+// For each shard, in one control transaction: record (or widen) every
+// mark's farm-day-shard rollup_pending request and, unless a job is already
+// waiting to claim it, enqueue a rollup_day job; record the marks left to
+// settle (dirty_mark_settling) and how far the shard's marks were read
+// (shard_drain); commit. Only then delete the marks turned into requests,
+// each only at the version that was read. A crash in between leaves the
+// marks, which costs a second recompute, never a lost one.
+//
+// The monthly report trusts a shard's marks to be in the control database
+// only as far as shard_drain says (farm_day_status: "shard not drained").
 //
 // A mark of a day still in progress is drained like any other: its job
 // corrects the windows already published (readings still arriving in open
@@ -184,34 +189,74 @@ func (d *Drainer) drainShardLocked(ctx context.Context, client *river.Client[pgx
 	return d.drainShard(ctx, client, shard, zones, immediate)
 }
 
+// maxMarks is how many marks one drain reads from a shard. A shard with
+// more is drained over several drains, and its drained_through is not
+// advanced until one reads them all.
+const maxMarks = 1000
+
 func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location, immediate bool) (DrainResult, error) {
-	var res DrainResult
-	sq := sharddb.New(d.Shards.Pool(shard))
-	marks, err := sq.DirtyMarkList(ctx, 1000)
-	if err != nil {
-		return res, err
-	}
+	// The clock before the read opens: every mark the shard committed
+	// before it is in the read.
 	now := d.Now()
-	for _, m := range marks {
-		res.Marks++
-		if d.dayOpen(zones, m.FarmID, m.Day, now) {
-			res.OpenDays++
+	marks, shardClock, err := readMarks(ctx, d.Shards.Pool(shard))
+	if err != nil {
+		return DrainResult{}, err
+	}
+	var res DrainResult
+	var drained []sharddb.DirtyMark
+	err = pgx.BeginFunc(ctx, d.Control, func(tx pgx.Tx) error {
+		res, drained = DrainResult{}, nil
+		var settling controldb.DirtyMarkSettlingPutParams
+		for _, m := range marks {
+			res.Marks++
+			if d.dayOpen(zones, m.FarmID, m.Day, now) {
+				res.OpenDays++
+			}
+			// A new job only once the burst has settled.
+			mayEnqueue := immediate || d.settled(m.CreatedAt, m.UpdatedAt, now)
+			outcome, err := d.request(ctx, tx, client, pendingKey{farm: m.FarmID, day: m.Day, shard: shard}, m.TurbineIds, now, mayEnqueue)
+			if err != nil {
+				return err
+			}
+			switch outcome {
+			case enqueued:
+				res.Enqueued++
+			case merged:
+				res.Merged++
+			case deferred:
+				// The mark stays on the shard; the control database knows
+				// its day has readings not counted yet.
+				res.Deferred++
+				settling.FarmIds = append(settling.FarmIds, m.FarmID)
+				settling.Days = append(settling.Days, m.Day)
+				settling.MarkedAt = append(settling.MarkedAt, m.CreatedAt)
+				settling.UpdatedAt = append(settling.UpdatedAt, m.UpdatedAt)
+				continue
+			}
+			drained = append(drained, m)
 		}
-		// A new job only once the burst has settled.
-		mayEnqueue := immediate || d.settled(m.CreatedAt, m.UpdatedAt, now)
-		outcome, err := d.request(ctx, client, pendingKey{farm: m.FarmID, day: m.Day, shard: shard}, m.TurbineIds, now, mayEnqueue)
-		if err != nil {
-			return res, err
+		q := controldb.New(tx)
+		if err := q.DirtyMarkSettlingClear(ctx, shard); err != nil {
+			return fmt.Errorf("settling marks: %w", err)
 		}
-		switch outcome {
-		case enqueued:
-			res.Enqueued++
-		case merged:
-			res.Merged++
-		case deferred:
-			res.Deferred++
-			continue // the mark stays
+		if len(settling.FarmIds) > 0 {
+			settling.ShardName = shard
+			if err := q.DirtyMarkSettlingPut(ctx, settling); err != nil {
+				return fmt.Errorf("settling marks: %w", err)
+			}
 		}
+		if len(marks) == maxMarks {
+			return nil // marks beyond the list were not read: drained_through stays
+		}
+		return q.ShardDrainRecord(ctx, controldb.ShardDrainRecordParams{
+			ShardName: shard, DrainedThrough: now, ShardClockAt: shardClock, MarksRead: int32(len(marks)),
+		})
+	})
+	if err != nil {
+		return DrainResult{}, err
+	}
+	sq := sharddb.New(d.Shards.Pool(shard))
+	for _, m := range drained {
 		n, err := sq.DirtyMarkDelete(ctx, sharddb.DirtyMarkDeleteParams{ID: m.ID, Version: m.Version})
 		if err != nil {
 			return res, err
@@ -219,6 +264,23 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 		res.Deleted += int(n)
 	}
 	return res, nil
+}
+
+// readMarks reads a shard's marks (the least recently widened first, at
+// most maxMarks) and the shard's clock, in one read-only transaction.
+func readMarks(ctx context.Context, pool *pgxpool.Pool) ([]sharddb.DirtyMark, time.Time, error) {
+	var marks []sharddb.DirtyMark
+	var clock time.Time
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		q := sharddb.New(tx)
+		var err error
+		if clock, err = q.DirtyMarkClock(ctx); err != nil {
+			return err
+		}
+		marks, err = q.DirtyMarkList(ctx, maxMarks)
+		return err
+	})
+	return marks, clock, err
 }
 
 // dayOpen says whether the farm-local day has not ended at now.
@@ -257,38 +319,32 @@ const (
 )
 
 // request records a recompute of some turbines (nil = all) of a
-// farm-day-shard in the control database: merged into the request of a job
-// still waiting, or with a new job (when mayEnqueue).
-func (d *Drainer) request(ctx context.Context, client *river.Client[pgx.Tx], k pendingKey, turbines []string, now time.Time, mayEnqueue bool) (requestOutcome, error) {
-	outcome := deferred
-	err := pgx.BeginFunc(ctx, d.Control, func(tx pgx.Tx) error {
-		q := controldb.New(tx)
-		pending, err := q.RollupPendingLock(ctx, controldb.RollupPendingLockParams{FarmID: k.farm, Day: k.day, ShardName: k.shard})
-		switch {
-		case err == nil && pending.Waiting:
-			outcome = merged
-			return q.RollupPendingMerge(ctx, controldb.RollupPendingMergeParams{
-				TurbineIds: turbines, RequestedAt: now, FarmID: k.farm, Day: k.day, ShardName: k.shard,
-			})
-		case err != nil && !errors.Is(err, pgx.ErrNoRows):
-			return err
-		}
-		if !mayEnqueue {
-			return nil
-		}
-		// No request, or one whose job has started (it may not have claimed
-		// yet: the Put widens, never replaces) or will never run.
-		args := RollupDayArgs{FarmID: k.farm, Day: k.day.Format(time.DateOnly), Shard: k.shard, Reason: rollup.ReasonDirty}
-		job, err := client.InsertTx(ctx, tx, args, &river.InsertOpts{Priority: PriorityDirty})
-		if err != nil {
-			return err
-		}
-		outcome = enqueued
-		return q.RollupPendingPut(ctx, controldb.RollupPendingPutParams{
-			FarmID: k.farm, Day: k.day, ShardName: k.shard, TurbineIds: turbines, JobID: job.Job.ID, RequestedAt: now,
+// farm-day-shard in the control transaction tx: merged into the request of
+// a job still waiting, or with a new job (when mayEnqueue).
+func (d *Drainer) request(ctx context.Context, tx pgx.Tx, client *river.Client[pgx.Tx], k pendingKey, turbines []string, now time.Time, mayEnqueue bool) (requestOutcome, error) {
+	q := controldb.New(tx)
+	pending, err := q.RollupPendingLock(ctx, controldb.RollupPendingLockParams{FarmID: k.farm, Day: k.day, ShardName: k.shard})
+	switch {
+	case err == nil && pending.Waiting:
+		return merged, q.RollupPendingMerge(ctx, controldb.RollupPendingMergeParams{
+			TurbineIds: turbines, RequestedAt: now, FarmID: k.farm, Day: k.day, ShardName: k.shard,
 		})
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		return deferred, err
+	}
+	if !mayEnqueue {
+		return deferred, nil
+	}
+	// No request, or one whose job has started (it may not have claimed
+	// yet: the Put widens, never replaces) or will never run.
+	args := RollupDayArgs{FarmID: k.farm, Day: k.day.Format(time.DateOnly), Shard: k.shard, Reason: rollup.ReasonDirty}
+	job, err := client.InsertTx(ctx, tx, args, &river.InsertOpts{Priority: PriorityDirty})
+	if err != nil {
+		return deferred, err
+	}
+	return enqueued, q.RollupPendingPut(ctx, controldb.RollupPendingPutParams{
+		FarmID: k.farm, Day: k.day, ShardName: k.shard, TurbineIds: turbines, JobID: job.Job.ID, RequestedAt: now,
 	})
-	return outcome, err
 }
 
 // adoptOrphans gives a new job to every request whose job will never claim
@@ -301,7 +357,10 @@ func (d *Drainer) adoptOrphans(ctx context.Context, client *river.Client[pgx.Tx]
 	now := d.Now()
 	for _, o := range orphans {
 		k := pendingKey{farm: o.FarmID, day: o.Day, shard: o.ShardName}
-		if _, err := d.request(ctx, client, k, o.TurbineIds, now, true); err != nil {
+		if err := pgx.BeginFunc(ctx, d.Control, func(tx pgx.Tx) error {
+			_, err := d.request(ctx, tx, client, k, o.TurbineIds, now, true)
+			return err
+		}); err != nil {
 			return 0, err
 		}
 	}

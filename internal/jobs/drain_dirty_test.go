@@ -105,3 +105,75 @@ func TestSkewedMarkIsNotHeldBack(t *testing.T) {
 		t.Fatalf("drain of a mark from a clock 10 min ahead: %+v, want it enqueued, not deferred", res)
 	}
 }
+
+// TestDrainRecordsHowFarItRead: every drain of a shard records, in the
+// control transaction of its requests, how far it read the shard's marks
+// (shard_drain: the drainer's clock before the read) and the marks it left
+// to settle (dirty_mark_settling); a shard whose drain fails keeps what it
+// had, so the monthly report holds its farms' days back.
+func TestDrainRecordsHowFarItRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	client := newClient(t, env)
+	// A burst on s4 that started 5 s before the first drain.
+	testdb.Exec(t, env.Shards.Pool("s4"), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
+		VALUES ('kilmore-sands', '2026-08-01', ARRAY['KS-001'], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1, '2026-08-02T11:59:55Z', '2026-08-02T11:59:55Z')`)
+	drained := func() string {
+		var s string
+		testdb.Must(t, env.Control.QueryRow(ctx, `SELECT coalesce(string_agg(shard_name || ' ' || to_char(drained_through AT TIME ZONE 'UTC', 'HH24:MI:SS') || ' ' || marks_read, ', ' ORDER BY shard_name), '') FROM shard_drain`).Scan(&s), "shard_drain")
+		return s
+	}
+	settling := func() string {
+		var s string
+		testdb.Must(t, env.Control.QueryRow(ctx, `SELECT coalesce(string_agg(farm_id || ' ' || day || ' ' || shard_name || ' ' || to_char(marked_at AT TIME ZONE 'UTC', 'HH24:MI:SS'), ', '), '') FROM dirty_mark_settling`).Scan(&s), "settling")
+		return s
+	}
+
+	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }}
+	res, err := d.Drain(ctx, client)
+	testdb.Must(t, err, "drain at 12:00")
+	if res.Deferred != 1 || res.Enqueued != 0 {
+		t.Fatalf("drain at 12:00: %+v, want the mark left to settle", res)
+	}
+	if got := drained(); got != "s1 12:00:00 0, s2 12:00:00 0, s3 12:00:00 0, s4 12:00:00 1" {
+		t.Errorf("shard_drain after 12:00: %q, want every shard drained through 12:00, s4 with its mark read", got)
+	}
+	if got := settling(); got != "kilmore-sands 2026-08-01 s4 11:59:55" {
+		t.Errorf("settling after 12:00: %q, want kilmore-sands' mark on s4", got)
+	}
+
+	// At 12:01 s1 is stuck (its marks locked): its drain fails within its
+	// timeout and s1 stays drained through 12:00; s4's mark has settled and
+	// becomes a request, and is no longer settling.
+	lock, err := env.Shards.Pool("s1").Begin(ctx)
+	testdb.Must(t, err, "begin")
+	defer lock.Rollback(ctx)
+	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
+	testdb.Must(t, err, "lock s1's marks")
+	d.Now = func() time.Time { return time.Date(2026, 8, 2, 12, 1, 0, 0, time.UTC) }
+	d.ShardTimeout = time.Second
+	res, err = d.Drain(ctx, client)
+	if err == nil || res.Enqueued != 1 || res.Deleted != 1 {
+		t.Fatalf("drain at 12:01 with s1 stuck: %+v, %v; want s4's mark enqueued and deleted, and s1's failure", res, err)
+	}
+	if got := drained(); got != "s1 12:00:00 0, s2 12:01:00 0, s3 12:01:00 0, s4 12:01:00 1" {
+		t.Errorf("shard_drain after 12:01: %q, want s1 still at 12:00, the others at 12:01", got)
+	}
+	if got := settling(); got != "" {
+		t.Errorf("settling after 12:01: %q, want none", got)
+	}
+}
+
+// TestDrainGraceIsTwoDrainIntervals: the report's grace for an undrained
+// shard (drain_grace(), control 00016) is two of the default drain's
+// intervals.
+func TestDrainGraceIsTwoDrainIntervals(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}]\n")
+	var grace float64
+	testdb.Must(t, env.Control.QueryRow(context.Background(), `SELECT extract(epoch FROM drain_grace())::float8`).Scan(&grace), "drain_grace")
+	if want := 2 * jobs.DefaultConfig().DrainEvery; time.Duration(grace*float64(time.Second)) != want {
+		t.Fatalf("drain_grace() = %v s, want two drain intervals: %s", grace, want)
+	}
+}

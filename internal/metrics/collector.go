@@ -17,13 +17,17 @@ import (
 // The gauges read from the databases at scrape time.
 var (
 	descControlUp = prometheus.NewDesc("galewatch_control_up",
-		"1 when every control-database read of this scrape succeeded, else 0 (its gauges are then left out).", nil, nil)
+		"1 when the control database answered this scrape (a connection was made and its reads succeeded or ran out of time: see galewatch_control_slow), else 0 (its gauges are then left out).", nil, nil)
+	descControlSlow = prometheus.NewDesc("galewatch_control_slow",
+		"1 when the control database answered but its reads did not finish within the scrape's timeout (its gauges are then left out), else 0.", nil, nil)
 	descShardUp = prometheus.NewDesc("galewatch_shard_up",
-		"1 when the shard answered this scrape's read, else 0 (its backlog gauges are then left out).", []string{"shard"}, nil)
+		"1 when the shard answered this scrape (a connection was made and its read succeeded or ran out of time: see galewatch_shard_slow), else 0 (its backlog gauges are then left out).", []string{"shard"}, nil)
+	descShardSlow = prometheus.NewDesc("galewatch_shard_slow",
+		"1 when the shard answered but its read did not finish within the scrape's timeout (its backlog gauges are then left out), else 0.", []string{"shard"}, nil)
 	descDirtyMarks = prometheus.NewDesc("galewatch_dirty_marks",
 		"Farm-days marked dirty by late readings on the shard and not yet drained into a recompute (dirty_mark).", []string{"shard", "farm"}, nil)
 	descDirtyWindows = prometheus.NewDesc("galewatch_dirty_windows",
-		"Turbine-windows marked on the shard, waiting for their correction or the fast path (dirty_window).", []string{"shard", "farm"}, nil)
+		"Turbine-windows marked on the shard, waiting for their correction or the fast path (dirty_window), counted up to a bound (10,000: that value means at least as many).", []string{"shard", "farm"}, nil)
 	descDirtyOldest = prometheus.NewDesc("galewatch_dirty_oldest_mark_age_seconds",
 		"Age of the oldest dirty_mark or dirty_window mark of the farm on the shard (absent when there is none).", []string{"shard", "farm"}, nil)
 	descPending = prometheus.NewDesc("galewatch_rollup_pending",
@@ -44,17 +48,40 @@ var (
 		"When the farm's latest alert of the kind was raised, Unix time.", []string{"farm", "kind"}, nil)
 )
 
-var allDescs = []*prometheus.Desc{descControlUp, descShardUp, descDirtyMarks, descDirtyWindows, descDirtyOldest,
+var allDescs = []*prometheus.Desc{descControlUp, descControlSlow, descShardUp, descShardSlow, descDirtyMarks, descDirtyWindows, descDirtyOldest,
 	descPending, descPendingOldest, descPublishLag, descBehind, descPublishedThrough, descDivergence, descAlerts, descAlertLast}
 
+// DefaultMaxCount bounds what one scrape counts of a farm's marked
+// turbine-windows on a shard (a replay of one farm-day marks about 100,000
+// on a shard): a gauge at this value means at least as many.
+const DefaultMaxCount = 10_000
+
 // collector reads the gauges from the control database and every shard,
-// all at once, within timeout.
+// all at once, within timeout, for one scrape: ctx is the scrape's request
+// (a scraper that goes away cancels the reads).
 type collector struct {
-	control *pgxpool.Pool
-	shards  *fleet.Shards
-	now     func() time.Time
-	timeout time.Duration
-	log     *slog.Logger
+	ctx      context.Context
+	control  *pgxpool.Pool
+	shards   *fleet.Shards
+	now      func() time.Time
+	timeout  time.Duration
+	maxCount int64
+	log      *slog.Logger
+}
+
+// readState is how a database answered one scrape.
+type readState int
+
+const (
+	readDown readState = iota // no connection: unreachable
+	readSlow                  // connected, but the reads ran out of time
+	readOK
+)
+
+// forScrape is c bound to one scrape's context.
+func (c collector) forScrape(ctx context.Context) *collector {
+	c.ctx = ctx
+	return &c
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -65,22 +92,22 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 // controlRead is what one scrape read from the control database.
 type controlRead struct {
-	ok          bool
+	state       readState
 	farmShards  []controldb.MetricsFarmShardsRow
 	pending     []controldb.MetricsRollupPendingRow
 	publication []controldb.MetricsPublicationRow
 	divergence  []controldb.MetricsDivergenceRow
-	alerts      []controldb.MetricsAlertsRow
+	alerts      []controldb.AlertCount
 }
 
 // shardRead is what one scrape read from one shard.
 type shardRead struct {
-	ok      bool
+	state   readState
 	backlog []sharddb.MetricsDirtyBacklogRow
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
 	defer cancel()
 	now := c.now()
 	names := c.shards.Names()
@@ -96,16 +123,22 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	gauge(descControlUp, bit(ctl.ok))
+	gauge(descControlUp, bit(ctl.state != readDown))
+	if ctl.state != readDown {
+		gauge(descControlSlow, bit(ctl.state == readSlow))
+	}
 	for i, name := range names {
-		gauge(descShardUp, bit(shards[i].ok), name)
+		gauge(descShardUp, bit(shards[i].state != readDown), name)
+		if shards[i].state != readDown {
+			gauge(descShardSlow, bit(shards[i].state == readSlow), name)
+		}
 	}
 	// Backlog gauges: 0 for every farm with turbines on an answering
 	// shard, so a sum over farms is 0, not absent, when all is drained.
 	type key struct{ shard, farm string }
 	marks := map[key]sharddb.MetricsDirtyBacklogRow{}
 	for i, name := range names {
-		if !shards[i].ok {
+		if shards[i].state != readOK {
 			continue
 		}
 		for _, b := range shards[i].backlog {
@@ -126,7 +159,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descDirtyOldest, b.OldestS, k.shard, k.farm)
 		}
 	}
-	if !ctl.ok {
+	if ctl.state != readOK {
 		return
 	}
 	pending := map[key]controldb.MetricsRollupPendingRow{}
@@ -157,34 +190,56 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// readControl runs the control database's reads; any failure makes the
-// whole control side down (the reason goes to the log, not the scrape).
+// readControl runs the control database's reads on one connection: no
+// connection makes the control side down, a read that runs out of time
+// slow, any other failure down (the reason goes to the log, not the
+// scrape).
 func (c *collector) readControl(ctx context.Context, now time.Time) controlRead {
-	q := controldb.New(c.control)
-	r := controlRead{ok: true}
-	var err error
-	for _, read := range []func(){
-		func() { r.farmShards, err = q.MetricsFarmShards(ctx) },
-		func() { r.pending, err = q.MetricsRollupPending(ctx, now) },
-		func() { r.publication, err = q.MetricsPublication(ctx, now) },
-		func() { r.divergence, err = q.MetricsDivergence(ctx) },
-		func() { r.alerts, err = q.MetricsAlerts(ctx) },
+	conn, err := c.control.Acquire(ctx)
+	if err != nil {
+		c.log.Warn("metrics: control database", "err", err)
+		return controlRead{state: readDown}
+	}
+	defer conn.Release()
+	q := controldb.New(conn)
+	r := controlRead{state: readOK}
+	for _, read := range []func() error{
+		func() (err error) { r.farmShards, err = q.MetricsFarmShards(ctx); return err },
+		func() (err error) { r.pending, err = q.MetricsRollupPending(ctx, now); return err },
+		func() (err error) { r.publication, err = q.MetricsPublication(ctx, now); return err },
+		func() (err error) { r.divergence, err = q.MetricsDivergence(ctx); return err },
+		func() (err error) { r.alerts, err = q.MetricsAlerts(ctx); return err },
 	} {
-		if read(); err != nil {
+		if err := read(); err != nil {
 			c.log.Warn("metrics: control database", "err", err)
-			return controlRead{}
+			return controlRead{state: failedState(ctx)}
 		}
 	}
 	return r
 }
 
 func (c *collector) readShard(ctx context.Context, name string, now time.Time) shardRead {
-	backlog, err := sharddb.New(c.shards.Pool(name)).MetricsDirtyBacklog(ctx, now)
+	conn, err := c.shards.Pool(name).Acquire(ctx)
 	if err != nil {
 		c.log.Warn("metrics: shard", "shard", name, "err", err)
-		return shardRead{}
+		return shardRead{state: readDown}
 	}
-	return shardRead{ok: true, backlog: backlog}
+	defer conn.Release()
+	backlog, err := sharddb.New(conn).MetricsDirtyBacklog(ctx, sharddb.MetricsDirtyBacklogParams{Now: now, MaxCount: c.maxCount})
+	if err != nil {
+		c.log.Warn("metrics: shard", "shard", name, "err", err)
+		return shardRead{state: failedState(ctx)}
+	}
+	return shardRead{state: readOK, backlog: backlog}
+}
+
+// failedState is the state of a database whose read failed after it
+// answered: slow when the scrape ran out of time, else down.
+func failedState(ctx context.Context) readState {
+	if ctx.Err() != nil {
+		return readSlow
+	}
+	return readDown
 }
 
 func bit(ok bool) float64 {

@@ -45,7 +45,16 @@ type Metrics struct {
 	ingestEarly   prometheus.Counter
 	jobRuns       *prometheus.CounterVec
 	jobDuration   *prometheus.HistogramVec
+
+	// gauges reads the databases; each scrape gets a copy bound to its
+	// request's context (Handler).
+	gauges collector
+	// scrapes holds a token per scrape in flight.
+	scrapes chan struct{}
 }
+
+// maxScrapes is how many scrapes may run at once; more get 503.
+const maxScrapes = 4
 
 // New builds the registry: the counters, the database collector over
 // control and shards (its ages measured on now), and Go's and the
@@ -89,19 +98,32 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, now func() time.Time, time
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	m.gauges = collector{control: control, shards: shards, now: now, timeout: timeout, maxCount: DefaultMaxCount, log: slog.Default()}
+	m.scrapes = make(chan struct{}, maxScrapes)
 	m.reg.MustRegister(m.ingestRows, m.ingestRejects, m.ingestEarly, m.jobRuns, m.jobDuration,
-		&collector{control: control, shards: shards, now: now, timeout: timeout, log: slog.Default()},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// Handler serves the registry in Prometheus's text format. A collection
-// error never fails the scrape (the collector reports its databases' up
-// gauges instead); at most 4 scrapes run at once.
+// Handler serves the registry in Prometheus's text format, with the
+// gauges read from the databases for this scrape under its request's
+// context (a scraper that goes away cancels the reads) and within the
+// timeout. A collection error never fails the scrape (the collector
+// reports its databases' up and slow gauges instead); at most 4 scrapes
+// run at once, the next gets 503.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: 4,
+	opts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case m.scrapes <- struct{}{}:
+			defer func() { <-m.scrapes }()
+		default:
+			http.Error(w, "too many scrapes at once", http.StatusServiceUnavailable)
+			return
+		}
+		scrape := prometheus.NewRegistry()
+		scrape.MustRegister(m.gauges.forScrape(r.Context()))
+		promhttp.HandlerFor(prometheus.Gatherers{m.reg, scrape}, opts).ServeHTTP(w, r)
 	})
 }
 

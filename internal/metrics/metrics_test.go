@@ -301,7 +301,9 @@ farms:
 		`galewatch_dirty_windows{farm="f1",shard="s1"}`:                                3,
 		`galewatch_dirty_oldest_mark_age_seconds{farm="f1",shard="s1"}`:                1500,
 		`galewatch_shard_up{shard="s1"}`:                                               1,
+		`galewatch_shard_slow{shard="s1"}`:                                             0,
 		`galewatch_control_up`:                                                         1,
+		`galewatch_control_slow`:                                                       0,
 		`galewatch_rollup_pending{farm="f1",shard="s1"}`:                               1,
 		`galewatch_rollup_pending_oldest_age_seconds{farm="f1",shard="s1"}`:            60,
 		`galewatch_rollup_pending{farm="f1",shard="s2"}`:                               0,
@@ -331,6 +333,58 @@ farms:
 			`galewatch_rollup_pending_oldest_age_seconds{farm="f2"`)
 	})
 
+	// A scrape counts a farm's marked turbine-windows on a shard only up
+	// to a bound, through the key, so its cost stays bounded: at the bound
+	// the gauge means "at least". Here the bound is 2: s1 holds 3 marked
+	// windows of f1. Alerts are counted exactly (alert_count, kept up to
+	// date): 2 divergence alerts and 1 completeness alert.
+	t.Run("CountsAreBounded", func(t *testing.T) {
+		m := metrics.New(env.Control, env.Shards, now, 0)
+		metrics.SetMaxCount(m, 2)
+		got := scrape(t, serveMetrics(t, env.Control, env.Shards, m))
+		expect(t, got, map[string]float64{
+			`galewatch_dirty_windows{farm="f1",shard="s1"}`:                 2,
+			`galewatch_dirty_marks{farm="f1",shard="s1"}`:                   1,
+			`galewatch_dirty_oldest_mark_age_seconds{farm="f1",shard="s1"}`: 1500,
+			`galewatch_alerts{farm="f1",kind="divergence"}`:                 2,
+			`galewatch_alerts{farm="f1",kind="completeness"}`:               1,
+		})
+	})
+
+	// A shard that answers but not in time (here its dirty_mark is locked by
+	// another transaction) is slow, not down: up stays 1, slow is 1, its
+	// backlog gauges are left out, and the scrape ends at its timeout.
+	t.Run("ShardSlow", func(t *testing.T) {
+		ctx := context.Background()
+		tx, err := env.Shards.Pool("s2").Begin(ctx)
+		testdb.Must(t, err, "begin on s2")
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
+		testdb.Must(t, err, "lock s2's dirty_mark")
+		start := time.Now()
+		got := scrape(t, serveMetrics(t, env.Control, env.Shards, metrics.New(env.Control, env.Shards, now, time.Second)))
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("the scrape took %s with s2 slow, want about its 1 s timeout", took)
+		}
+		expect(t, got, healthy)
+		expect(t, got, map[string]float64{`galewatch_shard_up{shard="s2"}`: 1, `galewatch_shard_slow{shard="s2"}`: 1})
+		absent(t, got, `galewatch_dirty_marks{farm="f1",shard="s2"}`, `galewatch_dirty_marks{farm="f2",shard="s2"}`)
+	})
+
+	// The same for the control database (its rollup_pending locked).
+	t.Run("ControlSlow", func(t *testing.T) {
+		ctx := context.Background()
+		tx, err := env.Control.Begin(ctx)
+		testdb.Must(t, err, "begin on control")
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, `LOCK TABLE rollup_pending IN ACCESS EXCLUSIVE MODE`)
+		testdb.Must(t, err, "lock rollup_pending")
+		got := scrape(t, serveMetrics(t, env.Control, env.Shards, metrics.New(env.Control, env.Shards, now, time.Second)))
+		expect(t, got, map[string]float64{`galewatch_control_up`: 1, `galewatch_control_slow`: 1, `galewatch_shard_up{shard="s1"}`: 1,
+			`galewatch_dirty_windows{farm="f1",shard="s1"}`: 3})
+		absent(t, got, "galewatch_rollup_pending", "galewatch_alerts", "galewatch_divergence_per_mille")
+	})
+
 	// s2 moved to a port nothing listens on: its gauges go, the rest stay.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	testdb.Must(t, err, "listen")
@@ -345,7 +399,7 @@ farms:
 		got := scrape(t, serveMetrics(t, env.Control, shards, metrics.New(env.Control, shards, now, 0)))
 		expect(t, got, healthy)
 		expect(t, got, map[string]float64{`galewatch_shard_up{shard="s2"}`: 0})
-		absent(t, got, `galewatch_dirty_marks{farm="f1",shard="s2"}`, `galewatch_dirty_marks{farm="f2",shard="s2"}`)
+		absent(t, got, `galewatch_dirty_marks{farm="f1",shard="s2"}`, `galewatch_dirty_marks{farm="f2",shard="s2"}`, `galewatch_shard_slow{shard="s2"}`)
 	})
 
 	t.Run("ControlDown", func(t *testing.T) {
@@ -365,6 +419,24 @@ farms:
 			`galewatch_dirty_windows{farm="f1",shard="s1"}`: 3,
 		})
 		absent(t, got, "galewatch_rollup_pending", "galewatch_publish_lag_seconds", "galewatch_alerts", "galewatch_divergence_per_mille")
+	})
+
+	// The alert counts follow the alert table (alert_count, kept by
+	// triggers): a refreshed alert is not new, a deleted one goes, and the
+	// latest raised is then the one left; the last one of a kind takes its
+	// series with it.
+	t.Run("AlertCountsFollowTheTable", func(t *testing.T) {
+		testdb.Exec(t, env.Control, `INSERT INTO alert (kind, farm_id, scope, period_start, day, raised_at, detail, message)
+			VALUES ('divergence', 'f1', 'window', $1, '2026-08-01', $2, '{}', 'again') ON CONFLICT (kind, farm_id, scope, period_start) DO UPDATE SET message = EXCLUDED.message`,
+			at("11:00:00"), at("11:24:00"))
+		testdb.Exec(t, env.Control, `DELETE FROM alert WHERE kind = 'divergence' AND period_start = $1`, at("10:00:00"))
+		testdb.Exec(t, env.Control, `DELETE FROM alert WHERE kind = 'completeness'`)
+		got := scrape(t, serveMetrics(t, env.Control, env.Shards, metrics.New(env.Control, env.Shards, now, 0)))
+		expect(t, got, map[string]float64{
+			`galewatch_alerts{farm="f1",kind="divergence"}`:                              1,
+			`galewatch_alert_last_raised_timestamp_seconds{farm="f1",kind="divergence"}`: float64(at("11:20:00").Unix()),
+		})
+		absent(t, got, `galewatch_alerts{farm="f1",kind="completeness"}`)
 	})
 }
 

@@ -2,8 +2,8 @@
 // farm-local day and a month total, with whether the month is final and,
 // if not, which days hold it back and why.
 //
-// The rule lives in the control database (report_monthly_availability,
-// migration 00011); the psql file sql/reports/monthly_availability.sql
+// The rule lives in the control database (farm_day_status judges each day,
+// report_monthly_availability makes the month, migration 00016); the psql file sql/reports/monthly_availability.sql
 // formats its rows. This package runs that very file (embedded), with the
 // psql variables bound as query parameters (Statement), so psql, the CLI
 // and the JSON API show the same rows. Rates are computed in SQL from the
@@ -49,8 +49,9 @@ type Month struct {
 	// Month is YYYY-MM.
 	Month string `json:"month"`
 	// Status is "final" only when every day of the month has ended, was
-	// rolled up after it closed and has no recompute pending; otherwise
-	// "provisional", and HeldBack lists the days that hold it back.
+	// rolled up after it closed, has every mark drained and no recompute
+	// pending; otherwise "provisional", and HeldBack lists the days that
+	// hold it back.
 	Status string `json:"status"`
 	// Days holds one row per farm-local day of the month, in order.
 	Days []Day `json:"days"`
@@ -86,11 +87,13 @@ type Day struct {
 	Turbines           *int64 `json:"turbines"`
 	RegisteredTurbines *int64 `json:"registered_turbines"`
 	// Source is "turbine_day" (the closed day's rows), "farm_window" (the
-	// sum of the windows published so far) or, for the total, "mixed";
-	// empty when nothing was computed.
+	// sum of the windows published so far) or, for the total, "mixed", or
+	// "partial" when a day with turbines in service has no numbers; empty
+	// when nothing was computed.
 	Source string `json:"source,omitempty"`
 	// Path is "final" or "fast" (a window still as the fast path published
-	// it); empty when nothing was computed.
+	// it), or for the total "partial" as Source; empty when nothing was
+	// computed.
 	Path string `json:"path,omitempty"`
 	// ComputedAt is the newest computation among the numbers; and
 	// CompleteThrough what they are complete through (to the second, UTC).
@@ -99,7 +102,9 @@ type Day struct {
 	// Pending: a recompute is requested or running; the numbers may change.
 	Pending bool   `json:"pending"`
 	Status  string `json:"status"`
-	// Why says what holds the day (or the month) back; empty when final.
+	// Why says what holds the day (or the month) back, then its notes ("no
+	// turbines in service": such a day is final once ended, with no
+	// numbers); empty when final with nothing to note.
 	Why string `json:"why,omitempty"`
 }
 

@@ -117,6 +117,9 @@ func TestReportingRole(t *testing.T) {
 	testdb.Exec(t, env.Control, `INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early, computed_at)
 		VALUES ('N-001', $1, 'north', 's1', 43200, 43200, 43200, 0, 0, $2), ('N-002', $1, 'north', 's1', 43200, 21600, 21600, 0, 0, $2)`,
 		rolesDay, rolesDay.Add(25*time.Hour))
+	// s1's marks drained through the end of August (else every day with
+	// rows would wait for that: shard not drained).
+	testdb.Exec(t, env.Control, `INSERT INTO shard_drain (shard_name, drained_through, shard_clock_at, marks_read) VALUES ('s1', '2026-09-01', '2026-09-01', 0)`)
 	testdb.Exec(t, env.Control, `INSERT INTO ingest_reject (source, line, raw, reason) VALUES ('test', 7, '{"turbine_id":"X-9"}', 'unknown turbine "X-9"')`)
 	_, err := sharddb.New(shardPool).ReadingsEnsurePartition(ctx, rolesDay)
 	testdb.Must(t, err, "partition")
@@ -130,6 +133,8 @@ func TestReportingRole(t *testing.T) {
 		{"Registry", `SELECT count(*)::text || ' ' || min(name) FROM shard`, "1 s1"},
 		{"RiverHelper", `SELECT rollup_day_unfinished('north', '2026-08-01')::text`, "false"},
 		{"Provenance", `SELECT count(*)::text FROM day_provenance`, "0"},
+		{"Drain", `SELECT shard_name || ' ' || marks_read::text || ' ' || (SELECT count(*) FROM dirty_mark_settling)::text FROM shard_drain`, "s1 0 0"},
+		{"DayStatus", `SELECT status FROM farm_day_status('north', '2026-08-01', '2026-09-01')`, "final"},
 	} {
 		t.Run("Reads"+tc.name, func(t *testing.T) {
 			got, err := text(env.Control, role, tc.sql)

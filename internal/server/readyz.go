@@ -6,6 +6,8 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -123,8 +125,17 @@ func (s *Server) controlReadiness(ctx context.Context) (part, []string) {
 	return p, registered
 }
 
-// databaseReadiness pings a database and compares its migration version
-// with this build's.
+// versions writes migration versions as "3, 7".
+func versions(vs []int64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// databaseReadiness pings a database and compares its applied migrations
+// with this build's, as sets (schema.Version).
 func (s *Server) databaseReadiness(ctx context.Context, what string, pool *pgxpool.Pool, version func(context.Context, *pgxpool.Pool) (schema.Version, error)) part {
 	if err := pool.Ping(ctx); err != nil {
 		s.log.Warn("readyz: "+what, "err", err)
@@ -136,10 +147,14 @@ func (s *Server) databaseReadiness(ctx context.Context, what string, pool *pgxpo
 		return part{Status: partUnreadable, problem: "its migration version could not be read"}
 	}
 	switch {
-	case v.Applied < v.Latest:
+	case v.OutOfOrder():
+		return part{Status: partMigrationsBehind, Migrations: &v, problem: fmt.Sprintf("migrations behind: %s not applied, below the applied %d (out of order: `orchestrator migrate` will not apply it)", versions(v.Missing), v.Applied)}
+	case len(v.Missing) > 0:
 		return part{Status: partMigrationsBehind, Migrations: &v, problem: fmt.Sprintf("migrations behind: at %d, this build needs %d (run `orchestrator migrate`)", v.Applied, v.Latest)}
 	case v.Applied > v.Latest:
 		return part{Status: partMigrationsAhead, Migrations: &v, problem: fmt.Sprintf("migrations ahead: at %d, this build knows %d (a newer build migrated it)", v.Applied, v.Latest)}
+	case len(v.Unknown) > 0:
+		return part{Status: partMigrationsAhead, Migrations: &v, problem: fmt.Sprintf("migrations ahead: %s applied, which this build does not know (another build migrated it)", versions(v.Unknown))}
 	}
 	return part{Status: partOK, Migrations: &v}
 }

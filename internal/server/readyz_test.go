@@ -71,16 +71,37 @@ func TestReadyz(t *testing.T) {
 		testdb.Must(t, err, "goose")
 		_, err = p.Down(ctx)
 		testdb.Must(t, err, "goose down on s1")
-		check(t, url, 503, fmt.Sprintf(`{"status":"not_ready","control":%s,"shards":{"s1":{"status":"migrations_behind","migrations":{"applied":%d,"latest":%d}},"s2":%s},`+
-			"\"not_ready\":[\"shard s1: migrations behind: at %d, this build needs %d (run `orchestrator migrate`)\"]}", ok(c), s-1, s, ok(s), s-1, s))
+		check(t, url, 503, fmt.Sprintf(`{"status":"not_ready","control":%s,"shards":{"s1":{"status":"migrations_behind","migrations":{"applied":%d,"latest":%d,"missing":[%d]}},"s2":%s},`+
+			"\"not_ready\":[\"shard s1: migrations behind: at %d, this build needs %d (run `orchestrator migrate`)\"]}", ok(c), s-1, s, s, ok(s), s-1, s))
 		_, err = schema.MigrateShard(ctx, pool)
 		testdb.Must(t, err, "migrate s1 again")
 		check(t, url, 200, fmt.Sprintf(`{"status":"ready","control":%s,"shards":{"s1":%s,"s2":%s}}`, ok(c), ok(s), ok(s)))
 	})
 
+	// A lower migration missing (applied out of order, or its record lost)
+	// while the highest is this build's latest: not ready, naming it. Before
+	// the sets were compared, max(version_id) = latest read as ready.
+	t.Run("ControlMissesALowerMigration", func(t *testing.T) {
+		testdb.Exec(t, env.Control, `DELETE FROM goose_db_version WHERE version_id = 3`)
+		check(t, url, 503, fmt.Sprintf(`{"status":"not_ready","control":{"status":"migrations_behind","migrations":{"applied":%d,"latest":%d,"missing":[3]}},"shards":{"s1":%s,"s2":%s},`+
+			"\"not_ready\":[\"control: migrations behind: 3 not applied, below the applied %d (out of order: `orchestrator migrate` will not apply it)\"]}", c, c, ok(s), ok(s), c))
+		testdb.Exec(t, env.Control, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (3, true)`)
+		check(t, url, 200, fmt.Sprintf(`{"status":"ready","control":%s,"shards":{"s1":%s,"s2":%s}}`, ok(c), ok(s), ok(s)))
+	})
+
+	// A version applied that this build does not know, below its latest
+	// (another branch's migration; the control set has no 00014): not
+	// ready either.
+	t.Run("ControlHasAnUnknownMigration", func(t *testing.T) {
+		testdb.Exec(t, env.Control, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (14, true)`)
+		check(t, url, 503, fmt.Sprintf(`{"status":"not_ready","control":{"status":"migrations_ahead","migrations":{"applied":%d,"latest":%d,"unknown":[14]}},"shards":{"s1":%s,"s2":%s},`+
+			`"not_ready":["control: migrations ahead: 14 applied, which this build does not know (another build migrated it)"]}`, c, c, ok(s), ok(s)))
+		testdb.Exec(t, env.Control, `DELETE FROM goose_db_version WHERE version_id = 14`)
+	})
+
 	t.Run("ControlMigrationsAhead", func(t *testing.T) {
 		testdb.Exec(t, env.Control, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, true)`)
-		check(t, url, 503, fmt.Sprintf(`{"status":"not_ready","control":{"status":"migrations_ahead","migrations":{"applied":99999,"latest":%d}},"shards":{"s1":%s,"s2":%s},`+
+		check(t, url, 503, fmt.Sprintf(`{"status":"not_ready","control":{"status":"migrations_ahead","migrations":{"applied":99999,"latest":%d,"unknown":[99999]}},"shards":{"s1":%s,"s2":%s},`+
 			`"not_ready":["control: migrations ahead: at 99999, this build knows %d (a newer build migrated it)"]}`, c, ok(s), ok(s), c))
 		testdb.Exec(t, env.Control, `DELETE FROM goose_db_version WHERE version_id = 99999`)
 	})

@@ -26,7 +26,9 @@ import (
 //	08-02 closed, whole; N-004's 06:00-12:00 missed the fast row (62.5 per
 //	      mille, a divergence alert); a recompute is requested (rollup_pending)
 //	08-03 closed, whole, no fast rows; late readings wait on shard s2
-//	      (a mark of 50 readings and 3 marked turbine-windows)
+//	      (a mark of 50 readings and 3 marked turbine-windows), which the
+//	      drain has read and left to settle: provisional
+//	both shards drained through 13:29:55 (within the drain's grace)
 //	08-04 in progress: two fast windows published, 12,960 of 17,280
 const statusFleet = `
 shards: [{name: s1}, {name: s2}]
@@ -153,6 +155,9 @@ func statusSetup(t *testing.T, token string) statusEnv {
 	s2 := env.Shards.Pool("s2")
 	testdb.Exec(t, s2, `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
 		VALUES ('north', '2026-08-03', '{N-004}', $1, $2, 50, $3, $3)`, bst(3, 6, 0), bst(3, 7, 0), bst(4, 13, 20))
+	testdb.Exec(t, c, `INSERT INTO dirty_mark_settling (farm_id, day, shard_name, marked_at, updated_at) VALUES ('north', '2026-08-03', 's2', $1, $1)`, bst(4, 13, 20))
+	testdb.Exec(t, c, `INSERT INTO shard_drain (shard_name, drained_through, shard_clock_at, marks_read) VALUES ('s1', $1, $1, 0), ('s2', $1, $1, 1)`,
+		statusNow.Add(-5*time.Second))
 	for w := 0; w < 3; w++ {
 		testdb.Exec(t, s2, `INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, marked_at) VALUES ('north', '2026-08-03', 'N-004', $1, $2, $3)`,
 			bst(3, 6*w, 0), bst(3, 6*w+6, 0), bst(4, 13, 25-w))
@@ -260,8 +265,8 @@ func TestAPIDays(t *testing.T) {
 			bst(2, 1, 10), bst(2, 1, 10), false, true, false},
 		{"provisional", "readings arrived after the rollup (recompute requested 2026-08-04 12:00:00 UTC)", "turbine_day", "final", 34560, 34560, 34560, 1, 1, "4", "4", 4, 4, 4,
 			bst(3, 1, 10), bst(3, 1, 10), true, false, false},
-		{"final", "", "turbine_day", "final", 34560, 34560, 34560, 1, 1, "4", "4", 4, 4, 4,
-			bst(4, 1, 10), bst(4, 1, 10), false, false, true},
+		{"provisional", "readings arrived after the rollup (marked on s2 at 2026-08-04 12:20:00 UTC, settling)", "turbine_day", "final", 34560, 34560, 34560, 1, 1, "4", "4", 4, 4, 4,
+			bst(4, 1, 10), bst(4, 1, 10), true, false, true},
 		{"provisional", "not ended", "farm_window", "fast", 17280, 12960, 12960, 0.75, 0.75, "null", "null", 2, 0, 0,
 			bst(4, 12, 1), bst(4, 6, 0), false, false, false},
 	} {
@@ -505,7 +510,7 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 	for day, want := range map[string]string{
 		"2026-08-01": "final completeness alert",
 		"2026-08-02": "provisional pending readings arrived after the rollup (recompute requested 2026-08-04 12:00:00 UTC)",
-		"2026-08-03": "final late readings wait on a shard for the drain",
+		"2026-08-03": "provisional pending readings arrived after the rollup (marked on s2 at 2026-08-04 12:20:00 UTC, settling) late readings wait on a shard for the drain",
 		"2026-08-04": "provisional not ended",
 	} {
 		if got := strings.Join(strings.Fields(html.UnescapeString(cell(t, element(t, page, "tr", "day-"+day), "l status"))), " "); got != want {
@@ -514,7 +519,7 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 	}
 	month := html.UnescapeString(element(t, page, "div", "month-north"))
 	for _, want := range []string{`<span class="badge provisional">provisional</span>`, `<b class="month-availability">94.05 %</b>`, `<b class="month-completeness">95.83 %</b>`,
-		"113,760 available, 115,920 received of 120,960 expected", "held back: not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02",
+		"113,760 available, 115,920 received of 120,960 expected", "held back: not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02..2026-08-03",
 	} {
 		if !strings.Contains(month, want) {
 			t.Errorf("the month line lacks %q: %s", want, month)
@@ -531,8 +536,8 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 			t.Errorf("chart %s: %d bars and %d points, want %d and %d", id, bars, points, want[0], want[1])
 		}
 	}
-	if n := strings.Count(element(t, page, "svg", "availability-north"), `class="bar availability provisional"`); n != 2 {
-		t.Errorf("%d hatched (provisional) availability bars, want 2 (08-02, 08-04)", n)
+	if n := strings.Count(element(t, page, "svg", "availability-north"), `class="bar availability provisional"`); n != 3 {
+		t.Errorf("%d hatched (provisional) availability bars, want 3 (08-02, 08-03, 08-04)", n)
 	}
 	if strings.Contains(page, "<script") || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Error("the page loads a script or names another site")
@@ -636,12 +641,12 @@ func TestAPIMonth(t *testing.T) {
 	}
 	tot := m.Total
 	if tot.Day != "total" || tot.Expected != 120960 || tot.Received != 115920 || tot.Available != 113760 ||
-		*tot.Availability != 0.940476 || *tot.Completeness != 0.958333 || tot.Source != "mixed" || tot.Path != "fast" ||
-		tot.Why != "not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02" {
+		*tot.Availability != 0.940476 || *tot.Completeness != 0.958333 || tot.Source != "partial" || tot.Path != "partial" ||
+		tot.Why != "not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02..2026-08-03" {
 		t.Errorf("total: %+v", tot)
 	}
-	if len(m.HeldBack) != 29 || m.HeldBack[0].Day != "2026-08-02" || m.HeldBack[1].Day != "2026-08-04" || m.HeldBack[1].Reason != "not ended" {
-		t.Errorf("held back: %+v, want 08-02 and 08-04..08-31", m.HeldBack)
+	if len(m.HeldBack) != 30 || m.HeldBack[0].Day != "2026-08-02" || m.HeldBack[1].Day != "2026-08-03" || m.HeldBack[2].Day != "2026-08-04" || m.HeldBack[2].Reason != "not ended" {
+		t.Errorf("held back: %+v, want 08-02, 08-03 and 08-04..08-31", m.HeldBack)
 	}
 	// The days API shows the same rows.
 	var days daysJSON

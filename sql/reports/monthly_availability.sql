@@ -1,8 +1,9 @@
 -- Monthly availability of one farm: one row per farm-local day of the month
 -- and a total row whose rates come from the summed counts (never from
 -- averaging the days). status is final only when every day has ended, was
--- rolled up after it closed and has no recompute pending; otherwise
--- provisional, and why says which days hold it back and for what reason.
+-- rolled up after it closed, has its marks drained and no recompute
+-- pending; otherwise provisional, and why says which days hold it back and
+-- for what reason.
 --
 --   psql -v farm=ardnave-point -v month=2026-08 -f sql/reports/monthly_availability.sql
 --   psql --csv -v farm=ardnave-point -v month=2026-08 -f sql/reports/monthly_availability.sql > ardnave-point_2026-08.csv
@@ -11,7 +12,8 @@
 -- instead of the server's.
 --
 -- The rows come from report_monthly_availability() (control migration
--- 00011), where the rule is written down; this file only formats them the
+-- 00016; each day judged by farm_day_status, where the rule is written
+-- down); this file only formats them the
 -- same whatever the session's settings: ISO dates, times in UTC
 -- (YYYY-MM-DD HH:MM:SS), dot decimals, true/false. `orchestrator report
 -- monthly` runs this very file (embedded): it drops the backslash lines and

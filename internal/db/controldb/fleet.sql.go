@@ -12,8 +12,8 @@ import (
 
 const farmDayGet = `-- name: FarmDayGet :one
 SELECT f.id, f.timezone, r.farm_id, r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s, r.allowed_lateness_s, r.divergence_alert_pm, r.completeness_alert_pm,
-       (($1::date)::timestamp AT TIME ZONE f.timezone)::timestamptz     AS day_start,
-       (($1::date + 1)::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_end
+       local_day_start(f.timezone, $1::date)::timestamptz     AS day_start,
+       local_day_start(f.timezone, $1::date + 1)::timestamptz AS day_end
 FROM farm f JOIN farm_rules r ON r.farm_id = f.id
 WHERE f.id = $2
 `
@@ -32,9 +32,10 @@ type FarmDayGetRow struct {
 }
 
 // FarmDayGet is what a recompute of one farm-local day needs from the
-// control database: the rules in force, and the day's bounds. The bounds
-// are computed here, on the control database, and passed to the shard: a
-// shard server's zone data cannot cut the day differently.
+// control database: the rules in force, and the day's bounds
+// (local_day_start, control 00016). The bounds are computed here, on the
+// control database, and passed to the shard: a shard server's zone data
+// cannot cut the day differently.
 func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDayGetRow, error) {
 	row := q.db.QueryRow(ctx, farmDayGet, arg.Day, arg.ID)
 	var i FarmDayGetRow
@@ -95,8 +96,8 @@ func (q *Queries) FarmList(ctx context.Context) ([]FarmListRow, error) {
 
 const farmRetention = `-- name: FarmRetention :many
 SELECT f.id,
-       (((CASE WHEN (d.wall::timestamp AT TIME ZONE f.timezone) > $1::timestamptz THEN d.wall - 1 ELSE d.wall END)
-         - $2::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
+       local_day_start(f.timezone, (CASE WHEN local_day_start(f.timezone, d.wall) > $1::timestamptz THEN d.wall - 1 ELSE d.wall END)
+                                   - $2::integer)::timestamptz AS keep_from
 FROM farm f
 CROSS JOIN LATERAL (SELECT ($1::timestamptz AT TIME ZONE f.timezone)::date AS wall) AS d
 ORDER BY f.id
@@ -306,7 +307,7 @@ func (q *Queries) FleetRulesPut(ctx context.Context, arg FleetRulesPutParams) er
 }
 
 const localDayStarts = `-- name: LocalDayStarts :many
-SELECT (($2::date + g.i)::timestamp AT TIME ZONE $1::text)::timestamptz AS day_start
+SELECT local_day_start($1::text, $2::date + g.i)::timestamptz AS day_start
 FROM generate_series(0, $3::integer - 1) AS g(i)
 ORDER BY g.i
 `
@@ -318,7 +319,8 @@ type LocalDayStartsParams struct {
 }
 
 // LocalDayStarts is when each of @days dates from @first begins in @zone,
-// by Postgres's rule: what the rollup SQL and the views use as day bounds.
+// by Postgres's rule (local_day_start, control 00016): what the rollup SQL
+// and the views use as day bounds.
 func (q *Queries) LocalDayStarts(ctx context.Context, arg LocalDayStartsParams) ([]time.Time, error) {
 	rows, err := q.db.Query(ctx, localDayStarts, arg.Zone, arg.First, arg.Days)
 	if err != nil {

@@ -11,31 +11,24 @@ import (
 )
 
 const metricsAlerts = `-- name: MetricsAlerts :many
-SELECT farm_id, kind, count(*)::bigint AS alerts, max(raised_at)::timestamptz AS last_raised_at
-FROM alert
-GROUP BY farm_id, kind
+SELECT farm_id, kind, alerts, last_raised_at
+FROM alert_count
 ORDER BY farm_id, kind
 `
 
-type MetricsAlertsRow struct {
-	FarmID       string
-	Kind         string
-	Alerts       int64
-	LastRaisedAt time.Time
-}
-
 // MetricsAlerts counts the alerts of each farm and kind (an alert stays
 // once raised: it is the record that the condition happened) and when the
-// latest was raised.
-func (q *Queries) MetricsAlerts(ctx context.Context) ([]MetricsAlertsRow, error) {
+// latest was raised: from alert_count, kept up to date by the statements
+// that raise alerts (control 00017), one row per farm and kind.
+func (q *Queries) MetricsAlerts(ctx context.Context) ([]AlertCount, error) {
 	rows, err := q.db.Query(ctx, metricsAlerts)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []MetricsAlertsRow
+	var items []AlertCount
 	for rows.Next() {
-		var i MetricsAlertsRow
+		var i AlertCount
 		if err := rows.Scan(
 			&i.FarmID,
 			&i.Kind,

@@ -32,6 +32,18 @@ type Alert struct {
 	Message string
 }
 
+// Per farm and kind, how many alerts are raised and when the latest was: kept up to date by triggers on alert, so /metrics does not group the alert table on every scrape.
+type AlertCount struct {
+	// The farm (farm.id).
+	FarmID string
+	// The alert kind (divergence, completeness, window_sum).
+	Kind string
+	// Alerts of the farm and kind in the alert table.
+	Alerts int64
+	// The latest raised_at among them.
+	LastRaisedAt time.Time
+}
+
 // Per farm-day, the sum of its windows as window_provenance shows them: path final only when every window so far has a final row. turbine_day/farm_day hold the closed day's rows.
 type DayProvenance struct {
 	// The farm.
@@ -62,6 +74,20 @@ type DayProvenance struct {
 	Revision int64
 	// A recompute of the day is requested or running.
 	Pending bool
+}
+
+// Dirty marks the drain has read on a shard and left there to settle (a burst of late readings still arriving becomes one recompute, docs/dirty-marks.md): their day has readings its numbers do not count yet. Replaced by every drain of the shard.
+type DirtyMarkSettling struct {
+	// The farm (farm.id).
+	FarmID string
+	// The farm-local day marked.
+	Day time.Time
+	// The shard holding the mark.
+	ShardName string
+	// When the mark was first written (the writer's clock).
+	MarkedAt time.Time
+	// When it was last widened (the writer's clock).
+	UpdatedAt time.Time
 }
 
 // A wind farm. Its days are local days in its time zone.
@@ -98,27 +124,58 @@ type Farm struct {
 	CompletenessAlertPm *int32
 }
 
+// Per farm and farm-local day with turbine_day rows: the sums and the rates computed from them at read time, and whether the day is final now (farm_day_status, the rule the monthly report uses). Filter on farm_id and day: each row asks River and the drain about its day.
 type FarmDay struct {
-	FarmID              string
-	Day                 time.Time
-	Turbines            int32
-	TurbinesInService   int32
-	Expected            int64
-	Received            int64
-	Available           int64
-	Availability        pgtype.Numeric
-	Completeness        pgtype.Numeric
-	Unknown             pgtype.Numeric
-	Late                int64
-	Early               int64
-	BeyondCadence       int64
-	OutOfService        int64
-	LastReceivedAt      interface{}
-	OldestComputedAt    interface{}
-	ComputedAt          interface{}
+	// The farm (farm.id).
+	FarmID string
+	// The farm-local calendar day.
+	Day time.Time
+	// Turbine rows for the day (retired turbines included: their rows are kept).
+	Turbines int32
+	// Turbine rows of turbines in service some time that day (per the registry now, turbine_in_service).
+	TurbinesInService int32
+	// Sum of turbine_day.expected: cadence slots the calendar expects.
+	Expected int64
+	// Sum of turbine_day.received: slots with a reading.
+	Received int64
+	// Sum of turbine_day.available: slots reporting the turbine available.
+	Available int64
+	// available / expected. Conservative: silence counts against the farm, since missing telemetry is not missing at random.
+	Availability pgtype.Numeric
+	// received / expected.
+	Completeness pgtype.Numeric
+	// (expected - received) / expected: the share of the day we have no reading for.
+	Unknown pgtype.Numeric
+	// Sum of turbine_day.late: readings that came in the backfill lane.
+	Late int64
+	// Sum of turbine_day.early: readings stamped by a fast clock.
+	Early int64
+	// Sum of turbine_day.beyond_cadence: readings faster than the registered cadence, not counted as received.
+	BeyondCadence int64
+	// Sum of turbine_day.out_of_service: readings outside the turbines' service intervals, not counted.
+	OutOfService int64
+	// Latest arrival counted in the day.
+	LastReceivedAt time.Time
+	// The oldest turbine row's recompute time: every reading stored before it is counted (later ones are marked).
+	OldestComputedAt time.Time
+	// The newest turbine row's recompute time.
+	ComputedAt time.Time
+	// Every turbine row was computed at or after its day closed (turbine_day.closed_at: the day's end + the allowed lateness in force when the row was written). False: rolled up before the day closed, provisional.
 	ComputedAfterDayEnd bool
-	Pending             *bool
-	RegisteredTurbines  int32
+	// A recompute of this day is requested (rollup_pending), its marks were read on a shard and are settling (dirty_mark_settling), or a rollup_day job of it is queued or running. True: the numbers are about to change.
+	Pending bool
+	// Turbines of the farm in service some time that day, per the registry. turbines_in_service < registered_turbines means a shard's rollup has not landed: the day is incomplete, whatever its rates say.
+	RegisteredTurbines int32
+	// The latest turbine_day.closed_at of its rows: when the day counted as closed when they were written.
+	ClosedAt time.Time
+	// final or provisional, judged now by farm_day_status (the monthly report's rule).
+	Status string
+	// The reasons the day is provisional (farm_day_reasons() order); NULL when final.
+	HeldBack []string
+	// Facts that do not hold the day back: no turbines in service.
+	Notes []string
+	// held_back with details, then the notes; NULL when there is nothing to say.
+	Why string
 }
 
 // Per farm: the end of its last published window, the watermark it was published at, and now() - that watermark in seconds (behind_s). A farm whose behind grows is not being published (its shard down, the fast path stopped).
@@ -135,7 +192,7 @@ type FarmFreshness struct {
 	BehindS float64
 }
 
-// Per farm and calendar month in the farm's zone: sums of farm_day and rates computed at read time.
+// Per farm and calendar month in the farm's zone with rolled-up days: sums of farm_day and rates computed at read time, and the month's status as the monthly report judges it now.
 type FarmMonth struct {
 	// The farm (farm.id).
 	FarmID string
@@ -163,16 +220,22 @@ type FarmMonth struct {
 	BeyondCadence int64
 	// Readings outside service intervals over the month, not counted.
 	OutOfService int64
-	// Latest arrival counted in the month: what it is complete through.
+	// Latest arrival counted in the month.
 	LastReceivedAt interface{}
 	// The newest recompute among the month's rows.
 	ComputedAt interface{}
-	// Every day's rows were computed after that day ended.
+	// Every rolled-up day's rows were computed at or after that day closed (farm_day.computed_after_day_end).
 	ComputedAfterDaysEnd bool
-	// Some day of the month has a recompute requested or queued.
+	// Some rolled-up day of the month has a recompute requested, settling or queued (farm_day.pending).
 	Pending bool
-	// Every rolled-up day has a row for every turbine the registry had in service that day (rows of retired turbines do not count towards it).
+	// Every rolled-up day has a row for every turbine the registry had in service that day (rows of retired turbines do not count towards it); days without rows are not counted here (see status).
 	AllTurbinesRolledUp bool
+	// final or provisional: the monthly report's month row judged now (report_monthly_availability), over every calendar day of the month.
+	Status string
+	// The reasons some day of the month is provisional; NULL when final.
+	HeldBack []string
+	// The days holding the month back, per reason, and the notes (no turbines in service), as the report's total row says them.
+	Why string
 }
 
 type FarmRule struct {
@@ -409,6 +472,18 @@ type Shard struct {
 	UpdatedAt time.Time
 }
 
+// Per shard, how far the drain has read its dirty marks: every mark committed on the shard before drained_through is in rollup_pending or dirty_mark_settling (or already recomputed). A shard that cannot be drained (down, failing) keeps an old drained_through, and the monthly report holds its farms' days back (shard not drained).
+type ShardDrain struct {
+	// The shard (shard.name).
+	ShardName string
+	// The drainer's clock taken before it opened the read of the shard's marks: every mark committed before it was read. Advanced only by a drain that read every mark and recorded them all.
+	DrainedThrough time.Time
+	// The shard's own clock (now()) in the transaction that read the marks; beside drained_through it shows the skew between the two clocks.
+	ShardClockAt time.Time
+	// How many marks that drain read.
+	MarksRead int32
+}
+
 // A turbine, the farm it belongs to and the shard that holds its readings.
 type Turbine struct {
 	// Turbine id as it appears in readings (AP-001).
@@ -467,6 +542,8 @@ type TurbineDay struct {
 	OutOfService int32
 	// Local hours of the day (0 = the hour from local midnight) in which the turbine expected readings and received none.
 	SilentHours []int32
+	// When the day counted as closed when this row was written: its end + the farm's allowed lateness then in force (farm_day_closes_at). A row computed at or after it counts every reading that wrote no dirty mark.
+	ClosedAt time.Time
 }
 
 // Per farm window, the number to show: the final row when there is one, else the fast row; with its path, when it was computed, what it is complete through, its revision, and whether a recompute of its farm-day is requested or running.

@@ -315,15 +315,18 @@ func (q *Queries) RollupTurbines(ctx context.Context, arg RollupTurbinesParams) 
 
 const turbineDayUpsert = `-- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
-                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id)
+                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id,
+                         closed_at)
 SELECT u.turbine_id, $1::date, $2::text, $3::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.max_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
        u.silent_hours::integer[],
-       $4::timestamptz, $5::bigint
-FROM (SELECT unnest($6::text[]) AS turbine_id,
+       $4::timestamptz, $5::bigint,
+       c.closed_at
+FROM (SELECT farm_day_closes_at($2::text, $1::date) AS closed_at) AS c,
+     (SELECT unnest($6::text[]) AS turbine_id,
              unnest($7::integer[]) AS expected,
              unnest($8::integer[]) AS received,
              unnest($9::integer[]) AS available,
@@ -343,7 +346,7 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
-    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id
+    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at
 `
 
 type TurbineDayUpsertParams struct {
@@ -366,6 +369,10 @@ type TurbineDayUpsertParams struct {
 	SilentHours    []string
 }
 
+// TurbineDayUpsert writes a farm-day-shard's rows. Each records when its
+// day counted as closed by the rules in force at the write
+// (farm_day_closes_at: its end + the farm's allowed lateness), which the
+// final rule compares computed_at with (farm_day_status).
 func (q *Queries) TurbineDayUpsert(ctx context.Context, arg TurbineDayUpsertParams) (int64, error) {
 	result, err := q.db.Exec(ctx, turbineDayUpsert,
 		arg.Day,

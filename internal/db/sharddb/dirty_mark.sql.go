@@ -10,6 +10,20 @@ import (
 	"time"
 )
 
+const dirtyMarkClock = `-- name: DirtyMarkClock :one
+SELECT now()::timestamptz AS shard_clock_at
+`
+
+// DirtyMarkClock is the shard's clock, read by the drain in the transaction
+// that reads the marks (beside its own clock, which the report compares
+// with: shard_drain.shard_clock_at shows the skew).
+func (q *Queries) DirtyMarkClock(ctx context.Context) (time.Time, error) {
+	row := q.db.QueryRow(ctx, dirtyMarkClock)
+	var shard_clock_at time.Time
+	err := row.Scan(&shard_clock_at)
+	return shard_clock_at, err
+}
+
 const dirtyMarkCount = `-- name: DirtyMarkCount :one
 SELECT count(*) FROM dirty_mark
 `

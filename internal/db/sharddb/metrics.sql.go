@@ -11,18 +11,37 @@ import (
 )
 
 const metricsDirtyBacklog = `-- name: MetricsDirtyBacklog :many
-SELECT b.farm_id, sum(b.marks)::bigint AS marks, sum(b.windows)::bigint AS windows,
-       extract(epoch FROM $1::timestamptz - min(b.oldest))::float8 AS oldest_s
-FROM (
-    SELECT dm.farm_id, count(*) AS marks, 0::bigint AS windows, min(dm.created_at) AS oldest
-    FROM dirty_mark dm GROUP BY dm.farm_id
+WITH RECURSIVE window_farms AS (
+    (SELECT dw.farm_id FROM dirty_window dw ORDER BY dw.farm_id LIMIT 1)
     UNION ALL
-    SELECT dw.farm_id, 0::bigint, count(*), min(dw.marked_at)
-    FROM dirty_window dw GROUP BY dw.farm_id
-) b
-GROUP BY b.farm_id
-ORDER BY b.farm_id
+    SELECT (SELECT dw.farm_id FROM dirty_window dw WHERE dw.farm_id > wf.farm_id ORDER BY dw.farm_id LIMIT 1)
+    FROM window_farms wf
+    WHERE wf.farm_id IS NOT NULL
+),
+farms AS (
+    SELECT wf.farm_id FROM window_farms wf WHERE wf.farm_id IS NOT NULL
+    UNION
+    SELECT dm.farm_id FROM dirty_mark dm
+)
+SELECT f.farm_id::text AS farm_id, m.marks::bigint AS marks, w.windows::bigint AS windows,
+       extract(epoch FROM $1::timestamptz - least(m.oldest, o.oldest))::float8 AS oldest_s
+FROM farms f
+CROSS JOIN LATERAL (SELECT count(*) AS marks, min(dm.created_at) AS oldest FROM dirty_mark dm WHERE dm.farm_id = f.farm_id) AS m
+CROSS JOIN LATERAL (
+    SELECT count(*) AS windows
+    FROM (SELECT 1 FROM dirty_window dw WHERE dw.farm_id = f.farm_id LIMIT $2::bigint) AS c
+) AS w
+CROSS JOIN LATERAL (
+    SELECT min(x.marked_at) AS oldest
+    FROM (SELECT dw.marked_at FROM dirty_window dw WHERE dw.farm_id = f.farm_id ORDER BY dw.marked_at LIMIT 1) AS x
+) AS o
+ORDER BY f.farm_id
 `
+
+type MetricsDirtyBacklogParams struct {
+	Now      time.Time
+	MaxCount int64
+}
 
 type MetricsDirtyBacklogRow struct {
 	FarmID  string
@@ -33,11 +52,18 @@ type MetricsDirtyBacklogRow struct {
 
 // MetricsDirtyBacklog is the shard's dirty backlog per farm: farm-days
 // marked (dirty_mark, waiting for the drain), turbine-windows marked
-// (dirty_window, waiting for a correction or the fast path), and the age of
+// (dirty_window, waiting for a correction or the fast path) and the age of
 // the oldest mark of either kind on the caller's clock (both are stamped
 // with the writer's clock).
-func (q *Queries) MetricsDirtyBacklog(ctx context.Context, now time.Time) ([]MetricsDirtyBacklogRow, error) {
-	rows, err := q.db.Query(ctx, metricsDirtyBacklog, now)
+//
+// /metrics runs it on every scrape, so its cost is bounded whatever the
+// backlog: the farms come from a skip scan of dirty_window's key (one probe
+// per farm) and dirty_mark (one row per farm-day, so bounded by the days a
+// reading may be late for); the windows are counted through the key up to
+// @max_count per farm (a count of @max_count means at least that many); the
+// oldest window is the first of dirty_window (farm_id, marked_at).
+func (q *Queries) MetricsDirtyBacklog(ctx context.Context, arg MetricsDirtyBacklogParams) ([]MetricsDirtyBacklogRow, error) {
+	rows, err := q.db.Query(ctx, metricsDirtyBacklog, arg.Now, arg.MaxCount)
 	if err != nil {
 		return nil, err
 	}

@@ -54,13 +54,14 @@ ORDER BY farm_id;
 SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
 
 -- FarmDayGet is what a recompute of one farm-local day needs from the
--- control database: the rules in force, and the day's bounds. The bounds
--- are computed here, on the control database, and passed to the shard: a
--- shard server's zone data cannot cut the day differently.
+-- control database: the rules in force, and the day's bounds
+-- (local_day_start, control 00016). The bounds are computed here, on the
+-- control database, and passed to the shard: a shard server's zone data
+-- cannot cut the day differently.
 -- name: FarmDayGet :one
 SELECT f.id, f.timezone, sqlc.embed(r),
-       ((sqlc.arg(day)::date)::timestamp AT TIME ZONE f.timezone)::timestamptz     AS day_start,
-       ((sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_end
+       local_day_start(f.timezone, sqlc.arg(day)::date)::timestamptz     AS day_start,
+       local_day_start(f.timezone, sqlc.arg(day)::date + 1)::timestamptz AS day_end
 FROM farm f JOIN farm_rules r ON r.farm_id = f.id
 WHERE f.id = sqlc.arg(id);
 
@@ -118,15 +119,16 @@ SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names WHERE name = @name::te
 -- repeated hour belongs to the day before), as everywhere else.
 -- name: FarmRetention :many
 SELECT f.id,
-       (((CASE WHEN (d.wall::timestamp AT TIME ZONE f.timezone) > sqlc.arg(now)::timestamptz THEN d.wall - 1 ELSE d.wall END)
-         - sqlc.arg(days)::integer)::timestamp AT TIME ZONE f.timezone)::timestamptz AS keep_from
+       local_day_start(f.timezone, (CASE WHEN local_day_start(f.timezone, d.wall) > sqlc.arg(now)::timestamptz THEN d.wall - 1 ELSE d.wall END)
+                                   - sqlc.arg(days)::integer)::timestamptz AS keep_from
 FROM farm f
 CROSS JOIN LATERAL (SELECT (sqlc.arg(now)::timestamptz AT TIME ZONE f.timezone)::date AS wall) AS d
 ORDER BY f.id;
 
 -- LocalDayStarts is when each of @days dates from @first begins in @zone,
--- by Postgres's rule: what the rollup SQL and the views use as day bounds.
+-- by Postgres's rule (local_day_start, control 00016): what the rollup SQL
+-- and the views use as day bounds.
 -- name: LocalDayStarts :many
-SELECT ((sqlc.arg(first)::date + g.i)::timestamp AT TIME ZONE sqlc.arg(zone)::text)::timestamptz AS day_start
+SELECT local_day_start(sqlc.arg(zone)::text, sqlc.arg(first)::date + g.i)::timestamptz AS day_start
 FROM generate_series(0, sqlc.arg(days)::integer - 1) AS g(i)
 ORDER BY g.i;

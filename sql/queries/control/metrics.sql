@@ -39,11 +39,11 @@ ORDER BY f.id, s.scope;
 
 -- MetricsAlerts counts the alerts of each farm and kind (an alert stays
 -- once raised: it is the record that the condition happened) and when the
--- latest was raised.
+-- latest was raised: from alert_count, kept up to date by the statements
+-- that raise alerts (control 00017), one row per farm and kind.
 -- name: MetricsAlerts :many
-SELECT farm_id, kind, count(*)::bigint AS alerts, max(raised_at)::timestamptz AS last_raised_at
-FROM alert
-GROUP BY farm_id, kind
+SELECT farm_id, kind, alerts, last_raised_at
+FROM alert_count
 ORDER BY farm_id, kind;
 
 -- MetricsRollupPending counts the recomputes requested by the drain whose

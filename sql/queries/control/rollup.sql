@@ -12,17 +12,24 @@ ORDER BY t.id;
 -- name: FarmShards :many
 SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_name;
 
+-- TurbineDayUpsert writes a farm-day-shard's rows. Each records when its
+-- day counted as closed by the rules in force at the write
+-- (farm_day_closes_at: its end + the farm's allowed lateness), which the
+-- final rule compares computed_at with (farm_day_status).
 -- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
-                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id)
+                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id,
+                         closed_at)
 SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.max_lag_ms END,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
        u.silent_hours::integer[],
-       @computed_at::timestamptz, sqlc.narg(job_id)::bigint
-FROM (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
+       @computed_at::timestamptz, sqlc.narg(job_id)::bigint,
+       c.closed_at
+FROM (SELECT farm_day_closes_at(@farm_id::text, @day::date) AS closed_at) AS c,
+     (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
              unnest(@expected::integer[]) AS expected,
              unnest(@received::integer[]) AS received,
              unnest(@available::integer[]) AS available,
@@ -42,7 +49,7 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
-    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id;
+    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at;
 
 -- RollupPendingLock reads (and locks) the request of a farm-day-shard, with
 -- whether its job is still waiting to claim it.

@@ -22,8 +22,8 @@ WITH f AS (
                     sqlc.arg(start_from)::timestamptz) AS from_t
 ), days AS (
     SELECT d::date AS day,
-           (d::date::timestamp AT TIME ZONE f.timezone) AS day_start,
-           ((d::date + 1)::timestamp AT TIME ZONE f.timezone) AS day_end
+           local_day_start(f.timezone, d::date) AS day_start,
+           local_day_start(f.timezone, d::date + 1) AS day_end
     FROM f, cur,
          generate_series(((cur.from_t AT TIME ZONE f.timezone)::date - 1)::timestamp,
                          (((sqlc.arg(now)::timestamptz - f.allowed_lateness_s * interval '1 second') AT TIME ZONE f.timezone)::date)::timestamp,
@@ -142,7 +142,7 @@ WITH pairs AS (
 ), days AS (
     INSERT INTO reconciliation (farm_id, scope, period_start, day, fast_expected, fast_received, fast_available,
                                 final_expected, final_received, final_available, windows, final_revision, measured_at)
-    SELECT p.farm_id, 'day', (p.day::timestamp AT TIME ZONE f.timezone), p.day,
+    SELECT p.farm_id, 'day', local_day_start(f.timezone, p.day), p.day,
            sum(p.fast_expected), sum(p.fast_received), sum(p.fast_available),
            sum(p.final_expected), sum(p.final_received), sum(p.final_available), count(*), sum(p.revision), sqlc.arg(measured_at)::timestamptz
     FROM pairs p JOIN farm f ON f.id = p.farm_id
@@ -207,7 +207,7 @@ SELECT coalesce(sum(td.expected), 0)::bigint AS expected,
        fr.completeness_alert_pm::integer AS threshold_pm,
        coalesce(jsonb_agg(jsonb_build_object('turbine_id', td.turbine_id, 'silent_hours', td.silent_hours, 'expected', td.expected, 'received', td.received)
                           ORDER BY td.turbine_id) FILTER (WHERE cardinality(td.silent_hours) > 0), '[]')::jsonb AS silent,
-       (sqlc.arg(day)::date::timestamp AT TIME ZONE f.timezone)::timestamptz AS day_start
+       local_day_start(f.timezone, sqlc.arg(day)::date)::timestamptz AS day_start
 FROM farm f
 JOIN farm_rules fr ON fr.farm_id = f.id
 LEFT JOIN turbine_day td ON td.farm_id = f.id AND td.day = sqlc.arg(day)

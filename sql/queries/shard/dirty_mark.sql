@@ -13,6 +13,12 @@ SET turbine_ids = ARRAY(SELECT DISTINCT u FROM unnest(dirty_mark.turbine_ids || 
     version = dirty_mark.version + 1,
     updated_at = greatest(dirty_mark.updated_at, EXCLUDED.updated_at);
 
+-- DirtyMarkClock is the shard's clock, read by the drain in the transaction
+-- that reads the marks (beside its own clock, which the report compares
+-- with: shard_drain.shard_clock_at shows the skew).
+-- name: DirtyMarkClock :one
+SELECT now()::timestamptz AS shard_clock_at;
+
 -- DirtyMarkList lists the marks least recently widened first, so marks
 -- still settling (a burst going on) cannot keep settled ones out of a
 -- limited list.
