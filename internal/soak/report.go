@@ -1,0 +1,177 @@
+package soak
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Check is one assertion of the soak, with the numbers it compared.
+type Check struct {
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+	OK   bool   `json:"ok"`
+}
+
+// Report is what a soak measured and checked.
+type Report struct {
+	Started  time.Time     `json:"started"`
+	WallTime time.Duration `json:"wall_time_ns"`
+	Machine  string        `json:"machine"`
+	Settings string        `json:"settings"`
+
+	Farms, Turbines, Shards int
+	ReadingsPerSecond       float64 `json:"readings_per_second"`
+	T0, LiveFrom, LiveTo    time.Time
+
+	Sender         SenderStats `json:"sender"`
+	RequestLatency Dist        `json:"request_latency"`
+	AckLatency     Dist        `json:"ack_latency"`
+	SendDelay      Dist        `json:"send_delay"`
+
+	// Publish lag of the live windows' fast rows: published time
+	// (computed_at) − (window end + allowed lateness); Visible is when a
+	// poller first saw the row (commit visible), every PollEvery.
+	Lag, LagDuringReplay, Visible, VisibleDuringReplay Dist
+	PollEvery                                          time.Duration `json:"poll_every_ns"`
+	LiveWindows, FastRows, CorrectedLiveWindows        int64
+
+	ReplayLines          int64          `json:"replay_lines"`
+	ReplayStart          time.Time      `json:"replay_start"`
+	ReplayIngest         time.Duration  `json:"replay_ingest_ns"`
+	ReplaySummary        map[string]any `json:"replay_summary"`
+	DrainEnd             time.Time      `json:"drain_end"`
+	Drain                time.Duration  `json:"drain_ns"`
+	ReplayWindows        int            `json:"replay_windows"`
+	ReplayTurbineWindows int            `json:"replay_turbine_windows"`
+	ReplayClosedDays     int            `json:"replay_turbine_days"`
+
+	Samples []Sample `json:"samples"`
+	// First and last minute of the live feed, means of the samples in each.
+	ServeFirst, ServeLast, PostgresFirst, PostgresLast Mem
+	ServePeak, PostgresPeak                            Mem
+	MeanServeCPU, MeanPostgresCPU, MeanSenderCPU       float64
+	MeanLoad1                                          float64
+
+	Checks []Check `json:"checks"`
+}
+
+// Check records an assertion and returns whether it held.
+func (r *Report) Check(name string, ok bool, want, got string, args ...any) bool {
+	r.Checks = append(r.Checks, Check{Name: name, Want: want, Got: fmt.Sprintf(got, args...), OK: ok})
+	return ok
+}
+
+// Failed lists the checks that did not hold.
+func (r *Report) Failed() []Check {
+	var out []Check
+	for _, c := range r.Checks {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// MemWindow returns the means of serve's and Postgres's memory over the
+// samples taken in [from, to), and how many there were.
+func MemWindow(samples []Sample, from, to time.Time) (serve, pg Mem, n int) {
+	for _, s := range samples {
+		if s.At.Before(from) || !s.At.Before(to) {
+			continue
+		}
+		serve.add(s.Serve)
+		pg.add(s.Postgres)
+		n++
+	}
+	if n > 0 {
+		serve = Mem{RSS: serve.RSS / int64(n), PSS: serve.PSS / int64(n)}
+		pg = Mem{RSS: pg.RSS / int64(n), PSS: pg.PSS / int64(n)}
+	}
+	return serve, pg, n
+}
+
+// MiB formats bytes as MiB.
+func MiB(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func secs(d Dist) string {
+	return fmt.Sprintf("%.2f / %.2f / %.2f s (n = %d)", d.P50, d.P99, d.Max, d.N)
+}
+
+// Markdown renders the report.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Soak report (make soak)\n\n")
+	w("Started %s, wall time %s. %s\n\n", r.Started.UTC().Format(time.RFC3339), r.WallTime.Round(time.Second), r.Machine)
+	w("Settings: %s\n\n", r.Settings)
+	w("Fleet: %d farms, %d turbines at 2 s (%.0f readings/s) on %d shards, each shard and the control database on its own Postgres server. ",
+		r.Farms, r.Turbines, r.ReadingsPerSecond, r.Shards)
+	w("Live feed %s → %s (%s); backlog ends (T0) %s.\n\n", r.LiveFrom.UTC().Format("15:04:05"), r.LiveTo.UTC().Format("15:04:05"), r.LiveTo.Sub(r.LiveFrom), r.T0.UTC().Format("15:04:05"))
+
+	w("## Checks\n\n| check | want | got | |\n|---|---|---|---|\n")
+	for _, c := range r.Checks {
+		mark := "ok"
+		if !c.OK {
+			mark = "**FAILED**"
+		}
+		w("| %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, mark)
+	}
+
+	w("\n## Live feed (HTTP, one body per farm per second)\n\n")
+	st := r.Sender
+	w("- bodies %d, requests %d (%d re-sends), readings acknowledged %d (accepted %d, duplicate %d), status %v, transport errors %d, lines named failed %d\n",
+		st.Bodies, st.Requests, st.Resent, st.Readings, st.Accepted, st.Duplicate, st.Status, st.TransportErrors, st.LinesFailed)
+	w("- request latency p50 / p99 / max: %s\n", secs(r.RequestLatency))
+	w("- a body's first send to its acknowledgement: %s\n", secs(r.AckLatency))
+	w("- sender's delay after a body's due time: %s\n", secs(r.SendDelay))
+
+	w("\n## Publish lag of the live windows (after window end + allowed lateness)\n\n")
+	w("| | p50 / p99 / max |\n|---|---|\n")
+	w("| published time (fast row's computed_at), all live windows | %s |\n", secs(r.Lag))
+	w("| the same, windows whose watermark passed while the replay was ingested or drained | %s |\n", secs(r.LagDuringReplay))
+	w("| first seen by a poller (every %s), all live windows | %s |\n", r.PollEvery, secs(r.Visible))
+	w("| the same, while the replay was ingested or drained | %s |\n", secs(r.VisibleDuringReplay))
+	w("\nLive windows %d, fast rows %d, live windows later corrected (final row) %d.\n", r.LiveWindows, r.FastRows, r.CorrectedLiveWindows)
+
+	w("\n## Replay (orchestrator ingest FILE, beside the live feed)\n\n")
+	w("- %d lines (7.5 h of one 300-turbine farm), started %s\n", r.ReplayLines, r.ReplayStart.UTC().Format("15:04:05"))
+	if r.ReplayIngest > 0 {
+		w("- ingest %s (%.0f rows/s); summary %v\n", r.ReplayIngest.Round(time.Millisecond), float64(r.ReplayLines)/r.ReplayIngest.Seconds(), r.ReplaySummary)
+	}
+	w("- backlog drained (no dirty mark or window, no request or rollup_day job left, every replayed window with its final row) %s after the ingest ended\n", r.Drain.Round(time.Second))
+	w("- checked: %d replayed windows, %d turbine-windows, %d turbine-days of the closed day\n", r.ReplayWindows, r.ReplayTurbineWindows, r.ReplayClosedDays)
+
+	w("\n## Memory and CPU (sampled every ~10 s)\n\n")
+	w("| | first minute | last minute | peak |\n|---|---|---|---|\n")
+	w("| serve PSS | %s | %s | %s |\n", MiB(r.ServeFirst.PSS), MiB(r.ServeLast.PSS), MiB(r.ServePeak.PSS))
+	w("| serve RSS | %s | %s | %s |\n", MiB(r.ServeFirst.RSS), MiB(r.ServeLast.RSS), MiB(r.ServePeak.RSS))
+	w("| Postgres PSS (5 servers, every process) | %s | %s | %s |\n", MiB(r.PostgresFirst.PSS), MiB(r.PostgresLast.PSS), MiB(r.PostgresPeak.PSS))
+	w("\nMean CPU over the live feed: serve %.2f cores, Postgres %.2f, the sender (test process) %.2f; mean load average %.1f.\n\n",
+		r.MeanServeCPU, r.MeanPostgresCPU, r.MeanSenderCPU, r.MeanLoad1)
+	w("| at | serve PSS | Postgres PSS | serve CPU | Postgres CPU | sender CPU | replay CPU | load |\n|---|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Samples {
+		w("| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f |\n", s.At.UTC().Format("15:04:05"), MiB(s.Serve.PSS), MiB(s.Postgres.PSS), s.ServeCPU, s.PostgresCPU, s.SelfCPU, s.OtherCPU, s.Load1)
+	}
+	return b.String()
+}
+
+// Write writes the report as soak-report.md and soak-report.json in dir.
+func (r *Report) Write(dir string) (md, js string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	md, js = filepath.Join(dir, "soak-report.md"), filepath.Join(dir, "soak-report.json")
+	if err := os.WriteFile(md, []byte(r.Markdown()), 0o644); err != nil {
+		return "", "", err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", "", err
+	}
+	return md, js, os.WriteFile(js, b, 0o644)
+}
