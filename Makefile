@@ -56,6 +56,11 @@ test: deps ## Run every test against real Postgres (starts the embedded one when
 test-faults: deps ## Fault tests: kill -9, shard servers stopped or hung, control DB restarted (real processes, separate servers; a few minutes)
 	$(GO) test -tags faults -count=1 -run '^TestFault' -timeout 15m -v ./cmd/orchestrator
 
+SOAK_LIVE ?= 10m
+.PHONY: soak
+soak: deps ## Bounded soak: 31,250 readings/s over HTTP for SOAK_LIVE (10m) + a 7.5-h replay, real processes, 5 servers; report in test-artifacts/soak/ (~15 min)
+	SOAK_LIVE=$(SOAK_LIVE) $(GO) test -tags soak -count=1 -run '^TestSoak$$' -timeout 25m -v ./cmd/orchestrator
+
 .PHONY: test/race
 test/race: deps ## Tests with the race detector
 	$(GO) test -race -count=1 -timeout 20m ./...

@@ -1,4 +1,4 @@
-//go:build faults
+//go:build faults || soak
 
 // The fault tests (make test-faults): the real orchestrator binary as
 // subprocesses, the control database and each shard on a Postgres server of

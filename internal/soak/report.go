@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -133,7 +134,7 @@ func (r *Report) Markdown() string {
 	w("\n## Publish lag of the live windows (after window end + allowed lateness)\n\n")
 	w("| | p50 / p99 / max |\n|---|---|\n")
 	w("| published time (fast row's computed_at), all live windows | %s |\n", secs(r.Lag))
-	w("| the same, windows whose watermark passed while the replay was ingested or drained | %s |\n", secs(r.LagDuringReplay))
+	w("| the same, the rounds while the replay was ingested and drained (watermarks from the minute it started to the first after the drain) | %s |\n", secs(r.LagDuringReplay))
 	w("| first seen by a poller (every %s), all live windows | %s |\n", r.PollEvery, secs(r.Visible))
 	w("| the same, while the replay was ingested or drained | %s |\n", secs(r.VisibleDuringReplay))
 	w("\nLive windows %d, fast rows %d, live windows later corrected (final row) %d.\n", r.LiveWindows, r.FastRows, r.CorrectedLiveWindows)
@@ -153,9 +154,18 @@ func (r *Report) Markdown() string {
 	w("| Postgres PSS (5 servers, every process) | %s | %s | %s |\n", MiB(r.PostgresFirst.PSS), MiB(r.PostgresLast.PSS), MiB(r.PostgresPeak.PSS))
 	w("\nMean CPU over the live feed: serve %.2f cores, Postgres %.2f, the sender (test process) %.2f; mean load average %.1f.\n\n",
 		r.MeanServeCPU, r.MeanPostgresCPU, r.MeanSenderCPU, r.MeanLoad1)
-	w("| at | serve PSS | Postgres PSS | serve CPU | Postgres CPU | sender CPU | replay CPU | load |\n|---|---|---|---|---|---|---|---|\n")
+	w("| at | serve PSS | Postgres PSS | serve CPU | Postgres CPU (control, shards) | sender CPU | replay CPU | load |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Samples {
-		w("| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.1f |\n", s.At.UTC().Format("15:04:05"), MiB(s.Serve.PSS), MiB(s.Postgres.PSS), s.ServeCPU, s.PostgresCPU, s.SelfCPU, s.OtherCPU, s.Load1)
+		names := make([]string, 0, len(s.PostgresCPUBy))
+		for n := range s.PostgresCPUBy {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		by := make([]string, len(names))
+		for i, n := range names {
+			by[i] = fmt.Sprintf("%.2f", s.PostgresCPUBy[n])
+		}
+		w("| %s | %s | %s | %.2f | %.2f (%s) | %.2f | %.2f | %.1f |\n", s.At.UTC().Format("15:04:05"), MiB(s.Serve.PSS), MiB(s.Postgres.PSS), s.ServeCPU, s.PostgresCPU, strings.Join(by, " "), s.SelfCPU, s.OtherCPU, s.Load1)
 	}
 	return b.String()
 }

@@ -145,6 +145,8 @@ type Sample struct {
 	Serve      Mem            `json:"serve"`
 	Postgres   Mem            `json:"postgres"`
 	PostgresBy map[string]Mem `json:"postgres_by_cluster"`
+	// PostgresCPUBy is each cluster's CPU since the previous sample, in cores.
+	PostgresCPUBy map[string]float64 `json:"postgres_cpu_by_cluster"`
 	// CPU used since the previous sample, in cores (1.0 = one core busy).
 	ServeCPU    float64 `json:"serve_cpu_cores"`
 	PostgresCPU float64 `json:"postgres_cpu_cores"`
@@ -218,7 +220,7 @@ func (s *Sampler) Samples() []Sample {
 
 func (s *Sampler) take() {
 	now := time.Now()
-	smp := Sample{At: now, PostgresBy: map[string]Mem{}}
+	smp := Sample{At: now, PostgresBy: map[string]Mem{}, PostgresCPUBy: map[string]float64{}}
 	cpu := map[string]time.Duration{}
 	if m, err := ReadMem(s.Serve); err == nil {
 		smp.Serve = m
@@ -235,6 +237,7 @@ func (s *Sampler) take() {
 		smp.Postgres.add(t.Mem)
 		smp.Processes += t.N
 		cpu["postgres"] += t.CPU
+		cpu["pg:"+name] = t.CPU
 	}
 	if own, _, err := CPU(os.Getpid()); err == nil {
 		cpu["self"] = own
@@ -264,6 +267,9 @@ func (s *Sampler) take() {
 		for key := range cpu {
 			if strings.HasPrefix(key, "other:") {
 				smp.OtherCPU += rate(key)
+			}
+			if name, ok := strings.CutPrefix(key, "pg:"); ok {
+				smp.PostgresCPUBy[name] = rate(key)
 			}
 		}
 	}
