@@ -45,6 +45,13 @@ type Publisher struct {
 	CatchUp time.Duration
 	// MaxWindows caps the windows one farm publishes per run (default 120).
 	MaxWindows int
+	// MaxTurbineWindows caps the turbine-windows one shard of a farm
+	// computes per run (default 20,000): a farm of 1,555 turbines catching
+	// up an hour publishes 12 windows a run, not 60 (93,300 turbine_window
+	// rows in one statement outlasted ShardTimeout on a busy machine, were
+	// rolled back and tried again whole, every round). At least one window
+	// is published per run whatever the farm's size.
+	MaxTurbineWindows int
 	// ShardTimeout bounds one shard's computation (default 10 s).
 	ShardTimeout time.Duration
 	// Parallel is how many farms publish at once (default 4).
@@ -261,14 +268,18 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 		for n < len(due) && due[n].Day.Equal(due[0].Day) {
 			n++
 		}
-		k, r, err := p.publishDay(ctx, conn, farm, shards, due[:n], now)
+		took, k, r, err := p.publishDay(ctx, conn, farm, shards, due[:n], now)
 		published += k
 		rows += r
 		if err != nil {
 			return published, rows, err
 		}
-		last := due[n-1]
+		last := due[took-1]
 		p.setNextDue(farm, last.WindowEnd, time.Duration(last.WindowS)*time.Second, time.Duration(last.AllowedLatenessS)*time.Second, now)
+		if took < n {
+			// The run's budget: the rest is published by the next runs, in order.
+			break
+		}
 		due = due[n:]
 	}
 	return published, rows, nil
@@ -309,23 +320,17 @@ func (p *Publisher) lockFarm(ctx context.Context, farm string) (conn *pgxpool.Co
 	}, true, nil
 }
 
-// publishDay computes the given windows of one farm-local day on every
-// shard of the farm, then publishes them in order. Nothing is published
-// unless every shard computed.
-func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (int, int64, error) {
+// publishDay computes the first of the given windows of one farm-local day
+// that the run's budget allows (took: at least one) on every shard of the
+// farm, then publishes them in order. Nothing is published unless every
+// shard computed.
+func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (took, published int, rowsRead int64, err error) {
 	q := controldb.New(conn)
 	day, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: farm, Day: due[0].Day})
 	if err != nil {
-		return 0, 0, fmt.Errorf("farm day: %w", err)
+		return 0, 0, 0, fmt.Errorf("farm day: %w", err)
 	}
 	rules := fleet.RulesFromRow(day.FarmRule)
-	g := rollup.Grid{FarmID: farm, Day: due[0].Day, Start: day.DayStart, End: day.DayEnd, Window: rules.Window}
-	first := int(due[0].WindowStart.Sub(g.Start) / g.Window)
-	last := int(due[len(due)-1].WindowStart.Sub(g.Start) / g.Window)
-	windows := make([]int, 0, last-first+1)
-	for i := first; i <= last; i++ {
-		windows = append(windows, i)
-	}
 	type part struct {
 		shard string
 		work  rollup.ShardWork
@@ -333,12 +338,25 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	}
 	parts := make([]part, len(shards))
 	turbines := make([][]rollup.Turbine, len(shards))
+	most := 1
 	for i, shard := range shards {
 		rows, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: farm, ShardName: shard})
 		if err != nil {
-			return 0, 0, fmt.Errorf("turbines on shard %s: %w", shard, err)
+			return 0, 0, 0, fmt.Errorf("turbines on shard %s: %w", shard, err)
 		}
 		turbines[i] = rollup.TurbinesOf(rows)
+		most = max(most, len(rows))
+	}
+	if allowed := max(1, cmp.Or(p.MaxTurbineWindows, 20_000)/most); len(due) > allowed {
+		due = due[:allowed]
+	}
+	took = len(due)
+	g := rollup.Grid{FarmID: farm, Day: due[0].Day, Start: day.DayStart, End: day.DayEnd, Window: rules.Window}
+	first := int(due[0].WindowStart.Sub(g.Start) / g.Window)
+	last := int(due[len(due)-1].WindowStart.Sub(g.Start) / g.Window)
+	windows := make([]int, 0, last-first+1)
+	for i := first; i <= last; i++ {
+		windows = append(windows, i)
 	}
 	var wg sync.WaitGroup
 	for i, shard := range shards {
@@ -352,7 +370,6 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		}()
 	}
 	wg.Wait()
-	var rowsRead int64
 	var errs []error
 	for _, pt := range parts {
 		rowsRead += pt.work.RowsRead
@@ -361,15 +378,15 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		}
 	}
 	if len(errs) > 0 {
-		return 0, rowsRead, errors.Join(errs...)
+		return took, 0, rowsRead, errors.Join(errs...)
 	}
 	if p.AfterCompute != nil {
 		if err := p.AfterCompute(farm); err != nil {
-			return 0, rowsRead, err
+			return took, 0, rowsRead, err
 		}
 	}
 	if err := faultpoint.Reached(ctx, faultpoint.FastPathBeforePublish, farm+" "+due[0].WindowStart.UTC().Format(time.RFC3339)); err != nil {
-		return 0, rowsRead, err
+		return took, 0, rowsRead, err
 	}
 	var out []Published
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
@@ -398,7 +415,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		return nil
 	})
 	if err != nil {
-		return 0, rowsRead, err
+		return took, 0, rowsRead, err
 	}
 	if len(out) > 0 {
 		out[0].RowsRead = rowsRead
@@ -408,7 +425,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 			p.OnPublish(o)
 		}
 	}
-	return len(out), rowsRead, nil
+	return took, len(out), rowsRead, nil
 }
 
 // computeShard computes windows [first, last] of one day for every turbine

@@ -511,3 +511,34 @@ func TestACorrectionLeavesAWindowDueToTheFastPath(t *testing.T) {
 		t.Fatalf("%d dirty windows left, want 0 (the fast path absorbed the mark)", n)
 	}
 }
+
+// TestCatchUpIsPublishedInSlices: a publisher catching up ten windows
+// computes at most MaxTurbineWindows turbine-windows of a shard per run
+// (6: two windows of north's three turbines, three of south's two), so a
+// big farm's catch-up never becomes one statement too long for its bound;
+// the windows still come out in order, each once, none left out.
+func TestCatchUpIsPublishedInSlices(t *testing.T) {
+	t.Parallel()
+	b := setup(t, windowFleet, options{})
+	b.clock.Set(noon.Add(11 * time.Minute)) // windows 12:00 to 12:09 are due
+	p := &fastpath.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: 11 * time.Minute, MaxTurbineWindows: 6}
+	count := func(farm string) int64 {
+		return testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = $1 AND path = 'fast'`, farm)
+	}
+	for run, want := range [][2]int64{{2, 3}, {4, 6}, {6, 9}, {8, 10}, {10, 10}, {10, 10}} {
+		if _, err := p.PublishDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n, s := count("north"), count("south"); n != want[0] || s != want[1] {
+			t.Fatalf("after run %d: north %d and south %d fast windows, want %d and %d", run+1, n, s, want[0], want[1])
+		}
+	}
+	gaps := testdb.Int(t, b.env.Control, `SELECT count(*) FROM (
+	    SELECT window_start, lag(window_end) OVER (PARTITION BY farm_id ORDER BY window_start) AS prev_end
+	    FROM farm_window WHERE path = 'fast') w
+	WHERE prev_end IS NOT NULL AND prev_end <> window_start`)
+	first := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start = $1`, noon)
+	if gaps != 0 || first != 2 {
+		t.Fatalf("%d gaps between fast windows and %d farms with the first window 12:00, want 0 and 2", gaps, first)
+	}
+}
