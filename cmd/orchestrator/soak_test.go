@@ -12,6 +12,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,7 +100,7 @@ func TestSoak(t *testing.T) {
 	// T0, the end of the backlog and the live farms' commissioning, leaves
 	// time for the setup; the live feed starts at the first whole minute
 	// after the warm-up, never before T0.
-	t0 := time.Now().Add(90 * time.Second).Truncate(time.Minute).Add(time.Minute).UTC()
+	t0 := time.Now().Add(30 * time.Second).Truncate(time.Minute).Add(time.Minute).UTC()
 	fl, err := soak.NewFleet(cfg, t0)
 	testdb.Must(t, err, "fleet")
 	fleetFile := filepath.Join(t.TempDir(), "soak-fleet.yaml")
@@ -323,6 +325,16 @@ func checkSoak(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fl
 			}
 		}
 	}
+	for k, r := range fast {
+		wm := r.windowEnd.Add(time.Duration(r.lateness) * time.Second)
+		l := soak.WindowLag{FarmID: k.FarmID, Start: k.Start, Published: r.computedAt.Sub(wm).Seconds(), Seen: -1}
+		if at, ok := poll.seenAt(k); ok {
+			l.Seen = at.Sub(wm).Seconds()
+		}
+		rep.Slowest = append(rep.Slowest, l)
+	}
+	slices.SortFunc(rep.Slowest, func(a, b soak.WindowLag) int { return cmp.Compare(b.Published, a.Published) })
+	rep.Slowest = rep.Slowest[:min(8, len(rep.Slowest))]
 	rep.Lag, rep.LagDuringReplay = soak.Summarize(lag), soak.Summarize(lagReplay)
 	rep.Visible, rep.VisibleDuringReplay = soak.Summarize(seen), soak.Summarize(seenReplay)
 	p99 := time.Duration(rep.LagDuringReplay.P99 * float64(time.Second))

@@ -35,6 +35,26 @@ func TestDailyAtFollowsTheFarmsWallClock(t *testing.T) {
 	}
 }
 
+// TestAlignedFiresJustAfterEachMultiple: rounds 150 ms after every even
+// second (the fast path's are 50 ms after), so the round after a watermark
+// on a whole minute starts just after it, whenever the process started.
+func TestAlignedFiresJustAfterEachMultiple(t *testing.T) {
+	s := jobs.Aligned{Every: 2 * time.Second, After: 150 * time.Millisecond}
+	at := func(sec, ms int) time.Time { return time.Date(2026, 8, 1, 12, 0, sec, ms*1e6, time.UTC) }
+	for _, tc := range []struct{ now, want time.Time }{
+		{at(0, 0), at(0, 150)},
+		{at(0, 149), at(0, 150)},
+		{at(0, 150), at(2, 150)}, // strictly after
+		{at(1, 999), at(2, 150)},
+		{at(2, 100), at(2, 150)},
+		{at(59, 500), time.Date(2026, 8, 1, 12, 1, 0, 150e6, time.UTC)},
+	} {
+		if got := s.Next(tc.now); !got.Equal(tc.want) {
+			t.Fatalf("Next(%s) = %s, want %s", tc.now.Format("15:04:05.000"), got.Format("15:04:05.000"), tc.want.Format("15:04:05.000"))
+		}
+	}
+}
+
 func TestFarmSchedulesAddNewFarms(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

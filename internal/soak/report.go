@@ -39,7 +39,9 @@ type Report struct {
 	// poller first saw the row (commit visible), every PollEvery.
 	Lag, LagDuringReplay, Visible, VisibleDuringReplay Dist
 	PollEvery                                          time.Duration `json:"poll_every_ns"`
-	LiveWindows, FastRows, CorrectedLiveWindows        int64
+	// Slowest are the live windows published latest after their watermark.
+	Slowest                                     []WindowLag `json:"slowest"`
+	LiveWindows, FastRows, CorrectedLiveWindows int64
 
 	ReplayLines          int64          `json:"replay_lines"`
 	ReplayStart          time.Time      `json:"replay_start"`
@@ -59,6 +61,14 @@ type Report struct {
 	MeanLoad1                                          float64
 
 	Checks []Check `json:"checks"`
+}
+
+// WindowLag is one live window's publication.
+type WindowLag struct {
+	FarmID    string    `json:"farm_id"`
+	Start     time.Time `json:"window_start"`
+	Published float64   `json:"published_s"` // computed_at after the watermark
+	Seen      float64   `json:"seen_s"`      // first seen after the watermark (-1: not seen)
 }
 
 // Check records an assertion and returns whether it held.
@@ -138,6 +148,16 @@ func (r *Report) Markdown() string {
 	w("| first seen by a poller (every %s), all live windows | %s |\n", r.PollEvery, secs(r.Visible))
 	w("| the same, while the replay was ingested or drained | %s |\n", secs(r.VisibleDuringReplay))
 	w("\nLive windows %d, fast rows %d, live windows later corrected (final row) %d.\n", r.LiveWindows, r.FastRows, r.CorrectedLiveWindows)
+	if len(r.Slowest) > 0 {
+		w("\nPublished latest: ")
+		for i, l := range r.Slowest {
+			if i > 0 {
+				w(", ")
+			}
+			w("%s %s %.2f s (seen %.2f s)", l.FarmID, l.Start.UTC().Format("15:04"), l.Published, l.Seen)
+		}
+		w(".\n")
+	}
 
 	w("\n## Replay (orchestrator ingest FILE, beside the live feed)\n\n")
 	w("- %d lines (7.5 h of one 300-turbine farm), started %s\n", r.ReplayLines, r.ReplayStart.UTC().Format("15:04:05"))
