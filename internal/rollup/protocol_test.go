@@ -155,11 +155,12 @@ func TestCancelledJobsRequestIsAdopted(t *testing.T) {
 
 // TestAMarkAWriterHoldsIsNotClaimedUnderIt: a late reading of N-001 at
 // 14:00:00 on 1 August marks its turbine-window and commits. A second one,
-// at 14:00:02, marks the same turbine-window, which already has its row;
-// while its transaction is still open (its reading invisible to anyone
-// else), a full recompute of the farm-day claims the day's marks and reads
-// the readings. The recompute must leave that mark (the writer holds it),
-// so the drain's next recompute counts the second reading: 2 slots, not 1.
+// at 14:00:02, marks the same turbine-window again (a row of its own: marks
+// are append-only); while its transaction is still open (its reading and
+// mark invisible to anyone else), a full recompute of the farm-day claims
+// the day's marks and reads the readings. The recompute takes the first
+// mark only, so the drain's next recompute counts the second reading: 2
+// slots, not 1.
 func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -190,6 +191,73 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 	}
 	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start = $1`, at); n != 1 {
 		t.Fatalf("%d marks of N-001's 14:00 window after a recompute claimed the day under the second write, want 1 (the writer's)", n)
+	}
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
+		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
+	}
+}
+
+// TestAWriterDoesNotWaitOnAClaim: a late reading of N-001 at 14:00:00 on 1
+// August marks its turbine-window. A recompute of the farm-day claims that
+// mark and is held after its computation (its transaction open, the claimed
+// mark deleted but not committed). A second late reading of the same
+// turbine-window is then ingested: it must commit while the recompute is
+// still held (before, its mark updated the claimed row and waited for the
+// recompute to end, past ingest's 20 s bound behind a long recompute).
+// Released, the recompute has counted 1 slot; the second reading's mark
+// is there, and the drain's recompute counts 2.
+func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	at := time.Date(2026, 8, 1, 14, 0, 0, 0, time.UTC)
+	held, release := make(chan struct{}), make(chan struct{})
+	var hold atomic.Bool
+	b := setup(t, windowFleet, options{})
+	b.computer.AfterCompute = func(rollup.Request) {
+		if hold.CompareAndSwap(true, false) {
+			close(held)
+			<-release
+		}
+	}
+	b.clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
+	b.readingsAt(t, at, "N-001")
+
+	hold.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+		done <- err
+	}()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("the recompute ended before it was held: %v", err)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- b.sendAt("N-001", at.Add(2*time.Second)) }()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatalf("the second reading, sent while the recompute holds the claimed mark: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatalf("the second reading's write waited more than 10 s on the held recompute (want: it never waits on a claim)")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("recompute: %v", err)
+	}
+	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 1 {
+		t.Fatalf("N-001 received %d slots after the held recompute, want 1 (its snapshot predates the second reading)", got.Received)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start = $1`, at); n != 1 {
+		t.Fatalf("%d marks of N-001's 14:00 window after the held recompute, want 1 (the second reading's)", n)
 	}
 	if res := b.drain(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)

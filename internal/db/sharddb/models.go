@@ -32,14 +32,14 @@ type DirtyMark struct {
 	UpdatedAt time.Time
 }
 
-// Turbine-windows touched by late inserts, waiting for their correction. Same transaction as the readings; deleted by the computation that reads them.
+// Turbine-windows touched by late inserts, waiting for their correction. Append-only: one row per writer's mark, in the same transaction as its readings (a pair may have several rows); deleted by the computation that reads them, which takes the rows its snapshot sees.
 type DirtyWindow struct {
 	FarmID      string
 	Day         time.Time
 	TurbineID   string
 	WindowStart time.Time
 	WindowEnd   time.Time
-	// Writer's clock of the first insert that marked the pair.
+	// Writer's clock of the insert that wrote this mark.
 	MarkedAt time.Time
 }
 

@@ -12,53 +12,49 @@ SELECT pg_advisory_xact_lock(hashtextextended('turbine_window/' || sqlc.arg(farm
 
 -- DirtyWindowInsert records the turbine-windows an inserted batch may have
 -- changed after their publication (the mark rule, docs/dirty-marks.md).
--- Callers pass them sorted by (day, turbine, window) so that concurrent
--- writers meet in the same order. A mark already there (an earlier batch's)
--- is updated, not skipped: the update locks it until this transaction
--- commits, so a claim cannot take it while this batch's readings are still
--- invisible to the claimer's reads (it skips the locked mark, which then
--- stays for the next recompute). Skipped, the mark would be the earlier
--- batch's only, and a claim between the two commits would lose this one.
+-- Append-only: the batch's marks are rows of their own, even for a pair an
+-- earlier batch marked, so a writer never waits on a claim and a claim
+-- never takes a mark whose readings it cannot see (it takes only the rows
+-- its snapshot sees; this batch's commit together with its readings).
 -- name: DirtyWindowInsert :exec
 INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, marked_at)
 SELECT sqlc.arg(farm_id)::text, u.day, u.turbine_id, u.window_start, u.window_end, sqlc.arg(marked_at)::timestamptz
 FROM (SELECT unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id,
-             unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end) AS u
-ON CONFLICT (farm_id, day, turbine_id, window_start) DO UPDATE SET marked_at = least(dirty_window.marked_at, EXCLUDED.marked_at);
+             unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end) AS u;
 
 -- DirtyWindowClaim takes (deletes) the farm-day's dirty turbine-windows
 -- that start before @before (the windows already published), returning
--- their window index in the day. Run after WindowLock, in the transaction
--- that recomputes them: marks committed after this statement's snapshot
--- stay for the next recompute, and so do marks a writer still holds
--- locked (SKIP LOCKED: its readings are not committed yet, so the reads
--- that follow cannot count them; the claim never waits on a writer).
+-- each pair once, with its window index in the day. Run after WindowLock,
+-- in the transaction that recomputes them: it deletes the marks its
+-- snapshot sees, whose readings committed with them and so are visible to
+-- the reads that follow; marks committed later, or not yet, stay for the
+-- next recompute. It never waits on a writer (writers only insert).
 -- name: DirtyWindowClaim :many
-DELETE FROM dirty_window d
-USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
-       WHERE c.farm_id = sqlc.arg(farm_id) AND c.day = sqlc.arg(day) AND c.window_start < sqlc.arg(before)::timestamptz
-       FOR UPDATE SKIP LOCKED) AS claimed
-WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start
-RETURNING d.turbine_id,
-          floor(extract(epoch FROM d.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer AS window_index;
+WITH claimed AS (
+    DELETE FROM dirty_window d
+    WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day) AND d.window_start < sqlc.arg(before)::timestamptz
+    RETURNING d.turbine_id, d.window_start
+)
+SELECT DISTINCT c.turbine_id,
+       floor(extract(epoch FROM c.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer AS window_index
+FROM claimed c
+ORDER BY 1, 2;
 
 -- DirtyWindowClaimRange takes the farm-day's dirty turbine-windows starting
 -- in [@from, @to): what the fast path absorbs when it computes those
--- windows (its snapshot holds the readings that marked them). Marks a
--- writer holds locked are left, as in DirtyWindowClaim.
+-- windows (its snapshot holds the readings that marked them; marks
+-- committed later stay, as in DirtyWindowClaim).
 -- name: DirtyWindowClaimRange :execrows
 DELETE FROM dirty_window d
-USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
-       WHERE c.farm_id = sqlc.arg(farm_id) AND c.day = sqlc.arg(day)
-         AND c.window_start >= sqlc.arg(from_t)::timestamptz AND c.window_start < sqlc.arg(to_t)::timestamptz
-       FOR UPDATE SKIP LOCKED) AS claimed
-WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start;
+WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day)
+  AND d.window_start >= sqlc.arg(from_t)::timestamptz AND d.window_start < sqlc.arg(to_t)::timestamptz;
 
 -- DirtyWindowCount counts the farm-day's dirty turbine-windows (pending
--- corrections), by whether their window has been published.
+-- corrections; a pair marked by several batches counts once), by whether
+-- their window has been published.
 -- name: DirtyWindowCount :one
-SELECT count(*) FILTER (WHERE window_start < sqlc.arg(before)::timestamptz)::bigint AS published,
-       count(*) FILTER (WHERE window_start >= sqlc.arg(before)::timestamptz)::bigint AS unpublished,
+SELECT count(DISTINCT (turbine_id, window_start)) FILTER (WHERE window_start < sqlc.arg(before)::timestamptz)::bigint AS published,
+       count(DISTINCT (turbine_id, window_start)) FILTER (WHERE window_start >= sqlc.arg(before)::timestamptz)::bigint AS unpublished,
        coalesce(min(marked_at), 'infinity')::timestamptz AS oldest
 FROM dirty_window
 WHERE farm_id = sqlc.arg(farm_id) AND day = sqlc.arg(day);
