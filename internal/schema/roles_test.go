@@ -268,7 +268,7 @@ func TestIngestRole(t *testing.T) {
 	mark := sharddb.DirtyMarkUpsertParams{FarmID: "north", Day: rolesDay, TurbineIds: []string{"N-001"},
 		FirstRecordedAt: rolesDay, LastRecordedAt: rolesDay.Add(time.Minute), Readings: 2, WrittenAt: rolesDay.Add(time.Hour)}
 	window := sharddb.DirtyWindowInsertParams{FarmID: "north", MarkedAt: rolesDay.Add(time.Hour), Days: []time.Time{rolesDay},
-		TurbineIds: []string{"N-001"}, WindowStarts: []time.Time{rolesDay}, WindowEnds: []time.Time{rolesDay.Add(time.Minute)}}
+		TurbineIds: []string{"N-001"}, WindowStarts: []time.Time{rolesDay}, WindowEnds: []time.Time{rolesDay.Add(time.Minute)}, Windows: []int32{1}}
 	err = asRole(shardPool, role, true, func(tx pgx.Tx) error {
 		q := sharddb.New(tx)
 		if _, err := q.ReadingsEnsurePartition(ctx, rolesDay); err != nil {

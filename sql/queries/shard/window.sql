@@ -11,53 +11,78 @@
 SELECT pg_advisory_xact_lock(hashtextextended('turbine_window/' || sqlc.arg(farm_id)::text || '/' || to_char(sqlc.arg(day)::date, 'YYYY-MM-DD'), 0));
 
 -- DirtyWindowInsert records the turbine-windows an inserted batch may have
--- changed after their publication (the mark rule, docs/dirty-marks.md).
--- Append-only: the batch's marks are rows of their own, even for a pair an
--- earlier batch marked, so a writer never waits on a claim and a claim
--- never takes a mark whose readings it cannot see (it takes only the rows
--- its snapshot sees; this batch's commit together with its readings).
+-- changed after their publication (the mark rule, docs/dirty-marks.md), as
+-- runs of consecutive windows of one turbine ([window_start, window_end),
+-- `windows` windows). Append-only: the batch's marks are rows of their own,
+-- even for windows an earlier batch marked, so a writer never waits on a
+-- claim and a claim never takes a mark whose readings it cannot see (it
+-- takes only the rows its snapshot sees; this batch's commit together with
+-- its readings).
 -- name: DirtyWindowInsert :exec
-INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, marked_at)
-SELECT sqlc.arg(farm_id)::text, u.day, u.turbine_id, u.window_start, u.window_end, sqlc.arg(marked_at)::timestamptz
+INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+SELECT sqlc.arg(farm_id)::text, u.day, u.turbine_id, u.window_start, u.window_end, u.windows, sqlc.arg(marked_at)::timestamptz
 FROM (SELECT unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id,
-             unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end) AS u;
+             unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end,
+             unnest(sqlc.arg(windows)::integer[]) AS windows) AS u;
 
--- DirtyWindowClaim takes (deletes) the farm-day's dirty turbine-windows
--- that start before @before (the windows already published), returning
--- each pair once, with its window index in the day. Run after WindowLock,
--- in the transaction that recomputes them: it deletes the marks its
--- snapshot sees, whose readings committed with them and so are visible to
--- the reads that follow; marks committed later, or not yet, stay for the
--- next recompute. It never waits on a writer (writers only insert).
+-- DirtyWindowClaim takes the farm-day's dirty turbine-windows that start
+-- before @before (the windows already published; on the window grid, or
+-- the day's end), returning each (turbine, window) once, with its window
+-- index in the day. Run after WindowLock, in the transaction that
+-- recomputes them: it deletes the runs its snapshot sees that start before
+-- @before, whose readings committed with them and so are visible to the
+-- reads that follow, and writes back the part of a run from @before on (a
+-- row of its own, same marked_at); runs committed later, or not yet, stay
+-- for the next recompute. It never waits on a writer (writers only insert).
 -- name: DirtyWindowClaim :many
 WITH claimed AS (
     DELETE FROM dirty_window d
     WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day) AND d.window_start < sqlc.arg(before)::timestamptz
-    RETURNING d.turbine_id, d.window_start
+    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
+), rest AS (
+    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+    SELECT c.farm_id, c.day, c.turbine_id, sqlc.arg(before)::timestamptz, c.window_end,
+           c.windows - (extract(epoch FROM sqlc.arg(before)::timestamptz - c.window_start) / sqlc.arg(window_s)::integer)::integer, c.marked_at
+    FROM claimed c
+    WHERE c.window_end > sqlc.arg(before)::timestamptz
+    RETURNING 1
 )
-SELECT DISTINCT c.turbine_id,
-       floor(extract(epoch FROM c.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer AS window_index
+SELECT DISTINCT c.turbine_id, w.i::integer AS window_index
 FROM claimed c
+CROSS JOIN LATERAL generate_series(
+    floor(extract(epoch FROM c.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer,
+    ceil(extract(epoch FROM least(c.window_end, sqlc.arg(before)::timestamptz) - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer - 1) AS w(i)
 ORDER BY 1, 2;
 
--- DirtyWindowClaimRange takes the farm-day's dirty turbine-windows starting
--- in [@from, @to): what the fast path absorbs when it computes those
--- windows (its snapshot holds the readings that marked them; marks
--- committed later stay, as in DirtyWindowClaim).
--- name: DirtyWindowClaimRange :execrows
-DELETE FROM dirty_window d
-WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day)
-  AND d.window_start >= sqlc.arg(from_t)::timestamptz AND d.window_start < sqlc.arg(to_t)::timestamptz;
-
--- DirtyWindowCount counts the farm-day's dirty turbine-windows (pending
--- corrections; a pair marked by several batches counts once), by whether
--- their window has been published.
--- name: DirtyWindowCount :one
-SELECT count(DISTINCT (turbine_id, window_start)) FILTER (WHERE window_start < sqlc.arg(before)::timestamptz)::bigint AS published,
-       count(DISTINCT (turbine_id, window_start)) FILTER (WHERE window_start >= sqlc.arg(before)::timestamptz)::bigint AS unpublished,
-       coalesce(min(marked_at), 'infinity')::timestamptz AS oldest
-FROM dirty_window
-WHERE farm_id = sqlc.arg(farm_id) AND day = sqlc.arg(day);
+-- DirtyWindowClaimRange takes the farm-day's dirty turbine-windows in
+-- [@from_t, @to_t) (window bounds; @to_t may be the day's end): what the
+-- fast path absorbs when it computes those windows (its snapshot holds the
+-- readings that marked them; runs committed later stay, as in
+-- DirtyWindowClaim). The parts of a run outside the range are written back
+-- as rows of their own. Returns how many runs it took.
+-- name: DirtyWindowClaimRange :one
+WITH claimed AS (
+    DELETE FROM dirty_window d
+    WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day)
+      AND d.window_start < sqlc.arg(to_t)::timestamptz AND d.window_end > sqlc.arg(from_t)::timestamptz
+    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
+), split AS (
+    SELECT c.*,
+           CASE WHEN c.window_start < sqlc.arg(from_t)::timestamptz
+                THEN (extract(epoch FROM sqlc.arg(from_t)::timestamptz - c.window_start) / sqlc.arg(window_s)::integer)::integer ELSE 0 END AS before_n,
+           ceil(extract(epoch FROM least(c.window_end, sqlc.arg(to_t)::timestamptz) - greatest(c.window_start, sqlc.arg(from_t)::timestamptz))
+                / sqlc.arg(window_s)::integer)::integer AS inside_n
+    FROM claimed c
+), rest AS (
+    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+    SELECT s.farm_id, s.day, s.turbine_id, s.window_start, sqlc.arg(from_t)::timestamptz, s.before_n, s.marked_at
+    FROM split s WHERE s.before_n > 0
+    UNION ALL
+    SELECT s.farm_id, s.day, s.turbine_id, sqlc.arg(to_t)::timestamptz, s.window_end, s.windows - s.before_n - s.inside_n, s.marked_at
+    FROM split s WHERE s.window_end > sqlc.arg(to_t)::timestamptz
+    RETURNING 1
+)
+SELECT count(*)::bigint AS runs FROM claimed;
 
 -- TurbineWindowMissing lists, for the given turbines, the windows of the
 -- day in [first_window, last_window] (on the farm's current window grid)
