@@ -217,6 +217,15 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	if err := sq.WindowLock(ctx, sharddb.WindowLockParams{FarmID: req.FarmID, Day: req.Day}); err != nil {
 		return Result{}, fmt.Errorf("shard %s: window lock: %w", req.Shard, err)
 	}
+	allIDs := make([]string, len(turbines))
+	for i, t := range turbines {
+		allIDs[i] = t.ID
+	}
+	if empty, err := emptyDay(ctx, q, sq, farm, allIDs); err != nil {
+		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
+	} else if empty {
+		return Result{Full: full}, nil
+	}
 	pairs := Pairs{}
 	dirty, err := sq.DirtyWindowClaim(ctx, sharddb.DirtyWindowClaimParams{
 		FarmID: req.FarmID, Day: req.Day, Before: claimBefore, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second),
@@ -226,10 +235,6 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 	}
 	for _, d := range dirty {
 		pairs.Add(d.TurbineID, int(d.WindowIndex))
-	}
-	allIDs := make([]string, len(turbines))
-	for i, t := range turbines {
-		allIDs[i] = t.ID
 	}
 	ids := allIDs
 	if !closeDay {
@@ -444,6 +449,28 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		res.Alarms = append(res.Alarms, alarms...)
 	}
 	return res, nil
+}
+
+// emptyDay says a farm-day has nothing to count on this shard: no turbine
+// of the farm was in service any time that day, and the shard holds no
+// reading recorded in it and no window row of it. Its recompute writes
+// nothing (it would write a turbine_window row of zeros for every turbine
+// and window: 1,440 a turbine, 2.2 million for a farm of 1,555 turbines,
+// 31 s of a 2-core machine). That is every farm's yesterday when a new
+// fleet starts (serve rolls up yesterday on start) and every day of a
+// retired farm. A day with a reading (out of service: a commissioning
+// date corrected after the fact) or a row (written before such a
+// correction) is recomputed as before, so its rows are rewritten.
+func emptyDay(ctx context.Context, q *controldb.Queries, sq *sharddb.Queries, farm controldb.FarmDayGetRow, turbines []string) (bool, error) {
+	inService, err := q.FarmInServiceOnDay(ctx, controldb.FarmInServiceOnDayParams{FarmID: farm.ID, DayStart: farm.DayStart, DayEnd: farm.DayEnd})
+	if err != nil || inService {
+		return false, err
+	}
+	has, err := sq.FarmDayHasRows(ctx, sharddb.FarmDayHasRowsParams{FarmID: farm.ID, DayStart: farm.DayStart, DayEnd: farm.DayEnd, TurbineIds: turbines})
+	if err != nil {
+		return false, fmt.Errorf("rows of the day: %w", err)
+	}
+	return has != nil && !*has, nil
 }
 
 // leaveToFastPath returns how many of the first closed windows (past the

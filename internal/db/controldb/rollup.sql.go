@@ -71,6 +71,30 @@ func (q *Queries) FarmDayList(ctx context.Context, arg FarmDayListParams) ([]Far
 	return items, nil
 }
 
+const farmInServiceOnDay = `-- name: FarmInServiceOnDay :one
+SELECT EXISTS (
+    SELECT 1 FROM turbine t
+    WHERE t.farm_id = $1
+      AND turbine_in_service(t.commissioned_at, t.decommissioned_at, $2::timestamptz, $3::timestamptz)
+) AS in_service
+`
+
+type FarmInServiceOnDayParams struct {
+	FarmID   string
+	DayStart time.Time
+	DayEnd   time.Time
+}
+
+// FarmInServiceOnDay says whether any turbine of the farm (on any shard)
+// is in service some time during the farm-local day [@day_start,
+// @day_end) (turbine_in_service, the rule farm_day_status counts by).
+func (q *Queries) FarmInServiceOnDay(ctx context.Context, arg FarmInServiceOnDayParams) (bool, error) {
+	row := q.db.QueryRow(ctx, farmInServiceOnDay, arg.FarmID, arg.DayStart, arg.DayEnd)
+	var in_service bool
+	err := row.Scan(&in_service)
+	return in_service, err
+}
+
 const farmShards = `-- name: FarmShards :many
 SELECT DISTINCT shard_name FROM turbine WHERE farm_id = $1 ORDER BY shard_name
 `

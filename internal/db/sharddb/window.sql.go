@@ -170,6 +170,41 @@ func (q *Queries) DirtyWindowInsert(ctx context.Context, arg DirtyWindowInsertPa
 	return err
 }
 
+const farmDayHasRows = `-- name: FarmDayHasRows :one
+SELECT EXISTS (SELECT 1 FROM turbine_window tw
+               WHERE tw.farm_id = $1
+                 AND tw.window_start >= $2::timestamptz AND tw.window_start < $3::timestamptz)
+    OR EXISTS (SELECT 1 FROM unnest($4::text[]) AS t(turbine_id)
+               CROSS JOIN LATERAL (SELECT 1 FROM readings r
+                                   WHERE r.turbine_id = t.turbine_id
+                                     AND r.recorded_at >= $2::timestamptz AND r.recorded_at < $3::timestamptz
+                                   LIMIT 1) AS x) AS has_rows
+`
+
+type FarmDayHasRowsParams struct {
+	FarmID     string
+	DayStart   time.Time
+	DayEnd     time.Time
+	TurbineIds []string
+}
+
+// FarmDayHasRows says whether this shard holds anything of the farm-local
+// day [@day_start, @day_end) for the given turbines (the farm's on this
+// shard): a reading recorded in it, or a turbine_window row of it. A
+// recompute of a day with neither, when no turbine of the farm was in
+// service that day, has nothing to count.
+func (q *Queries) FarmDayHasRows(ctx context.Context, arg FarmDayHasRowsParams) (*bool, error) {
+	row := q.db.QueryRow(ctx, farmDayHasRows,
+		arg.FarmID,
+		arg.DayStart,
+		arg.DayEnd,
+		arg.TurbineIds,
+	)
+	var has_rows *bool
+	err := row.Scan(&has_rows)
+	return has_rows, err
+}
+
 const farmWindowSumRebuild = `-- name: FarmWindowSumRebuild :one
 WITH truth AS (
     SELECT tw.farm_id, tw.window_start, max(tw.window_end) AS window_end, max(tw.day) AS day, count(*)::integer AS turbines,

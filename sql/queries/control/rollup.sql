@@ -9,6 +9,16 @@ WHERE t.farm_id = @farm_id
   AND (sqlc.narg(only_ids)::text[] IS NULL OR t.id = ANY (sqlc.narg(only_ids)::text[]))
 ORDER BY t.id;
 
+-- FarmInServiceOnDay says whether any turbine of the farm (on any shard)
+-- is in service some time during the farm-local day [@day_start,
+-- @day_end) (turbine_in_service, the rule farm_day_status counts by).
+-- name: FarmInServiceOnDay :one
+SELECT EXISTS (
+    SELECT 1 FROM turbine t
+    WHERE t.farm_id = @farm_id
+      AND turbine_in_service(t.commissioned_at, t.decommissioned_at, @day_start::timestamptz, @day_end::timestamptz)
+) AS in_service;
+
 -- name: FarmShards :many
 SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_name;
 

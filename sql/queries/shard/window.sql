@@ -348,3 +348,18 @@ SELECT window_start
 FROM farm_window_sum
 WHERE farm_id = sqlc.arg(farm_id) AND window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
   AND turbines >= sqlc.arg(turbines)::integer;
+
+-- FarmDayHasRows says whether this shard holds anything of the farm-local
+-- day [@day_start, @day_end) for the given turbines (the farm's on this
+-- shard): a reading recorded in it, or a turbine_window row of it. A
+-- recompute of a day with neither, when no turbine of the farm was in
+-- service that day, has nothing to count.
+-- name: FarmDayHasRows :one
+SELECT EXISTS (SELECT 1 FROM turbine_window tw
+               WHERE tw.farm_id = sqlc.arg(farm_id)
+                 AND tw.window_start >= sqlc.arg(day_start)::timestamptz AND tw.window_start < sqlc.arg(day_end)::timestamptz)
+    OR EXISTS (SELECT 1 FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
+               CROSS JOIN LATERAL (SELECT 1 FROM readings r
+                                   WHERE r.turbine_id = t.turbine_id
+                                     AND r.recorded_at >= sqlc.arg(day_start)::timestamptz AND r.recorded_at < sqlc.arg(day_end)::timestamptz
+                                   LIMIT 1) AS x) AS has_rows;
