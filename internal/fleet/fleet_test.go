@@ -254,3 +254,17 @@ func TestApplyRefusesAZoneGoAndPostgresDisagreeOn(t *testing.T) {
 	_, err = env.Registry.Apply(ctx, "santiago", plan)
 	testdb.Must(t, err, "apply America/Santiago")
 }
+
+// TestShardSessionsPlanPerCallWithoutJIT: shard sessions plan each
+// statement for its arguments and never JIT-compile (the window statement
+// spent 0.8-1 s compiling for 3 ms of work; internal/fleet/shards.go).
+func TestShardSessionsPlanPerCallWithoutJIT(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}]\n")
+	var jit, plan string
+	err := env.Shards.Pool("s1").QueryRow(context.Background(), `SELECT current_setting('jit'), current_setting('plan_cache_mode')`).Scan(&jit, &plan)
+	testdb.Must(t, err, "settings")
+	if jit != "off" || plan != "force_custom_plan" {
+		t.Fatalf("a shard session runs with jit = %s, plan_cache_mode = %s; want off, force_custom_plan", jit, plan)
+	}
+}
