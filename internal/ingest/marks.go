@@ -68,28 +68,65 @@ type markAgg struct {
 	readings    int64
 }
 
-// windowKey is one dirty turbine-window.
-type windowKey struct {
-	farm    string
-	day     time.Time
-	turbine string
-	start   time.Time
+// windowRun is a run of consecutive marked windows of one turbine on one
+// farm-local day: [start, end) on the farm's window grid.
+type windowRun struct {
+	start, end time.Time
+}
+
+// turbineRuns are one turbine's marked runs of one farm-local day, the
+// last one extended in place while readings come in order.
+type turbineRuns struct {
+	farm, turbine string
+	day           time.Time
+	window        time.Duration
+	runs          []windowRun
+}
+
+// mark adds the window [ws, we): nothing when the last run holds it, the
+// last run extended when it follows it, else a new run (merged at the end).
+func (t *turbineRuns) mark(ws, we time.Time) {
+	if n := len(t.runs); n > 0 {
+		last := &t.runs[n-1]
+		if !ws.Before(last.start) && ws.Before(last.end) {
+			return
+		}
+		if ws.Equal(last.end) {
+			last.end = we
+			return
+		}
+	}
+	t.runs = append(t.runs, windowRun{start: ws, end: we})
 }
 
 // markSet gathers the marks of one batch: per farm-day (dirty_mark, which
 // drives the drain) and per turbine-window (dirty_window, what a correction
-// recomputes). days caches the current local day per farm so the common
-// case costs one comparison per row. Each reading is judged by its own
-// farm's rule (Route.Rules).
+// recomputes), the latter as runs of consecutive windows per turbine and
+// day (one row per run, not per window). days caches the current local day
+// per farm so the common case costs one comparison per row. Each reading is
+// judged by its own farm's rule (Route.Rules).
 type markSet struct {
 	writeTime time.Time
 	marks     map[markKey]*markAgg
-	windows   map[windowKey]time.Time // → window end
+	windows   map[*Route][]*turbineRuns // per turbine, per day (usually one)
 	days      map[string]localDay
 }
 
 func newMarkSet(writeTime time.Time) *markSet {
-	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[windowKey]time.Time{}, days: map[string]localDay{}}
+	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[*Route][]*turbineRuns{}, days: map[string]localDay{}}
+}
+
+// runsOf returns the route's runs of day ld.
+func (s *markSet) runsOf(route *Route, ld localDay, window time.Duration) *turbineRuns {
+	days := s.windows[route]
+	for _, t := range days {
+		if t.day.Equal(ld.date) {
+			return t
+		}
+	}
+	t := &turbineRuns{farm: route.FarmID, turbine: route.TurbineID, day: ld.date, window: window}
+	s.windows[route] = append(days, t)
+	return t
 }
 
 // add considers one inserted reading.
@@ -107,9 +144,13 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 		from = ld.start
 	}
 	marked := false
+	var runs *turbineRuns
 	for ws, we := rule.window(ld, from); !ws.After(recordedAt); ws, we = rule.window(ld, we) {
 		if !s.writeTime.Before(we.Add(rule.Lateness - rule.Margin)) {
-			s.windows[windowKey{farm: route.FarmID, day: ld.date, turbine: route.TurbineID, start: ws}] = we
+			if runs == nil {
+				runs = s.runsOf(route, ld, rule.Window)
+			}
+			runs.mark(ws, we)
 			marked = true
 		}
 		if !we.Before(ld.end) {
@@ -159,36 +200,62 @@ func (s *markSet) params() []sharddb.DirtyMarkUpsertParams {
 	return out
 }
 
-// windowParams returns the dirty turbine-windows, one insert per farm,
-// sorted by (farm, day, turbine, window) so concurrent writers meet in the
-// same order.
+// windowParams returns the dirty turbine-windows as runs, one insert per
+// farm: each turbine-day's runs sorted and merged where they touch or
+// overlap, sorted by (farm, day, turbine, start).
 func (s *markSet) windowParams() []sharddb.DirtyWindowInsertParams {
-	keys := make([]windowKey, 0, len(s.windows))
-	for k := range s.windows {
-		keys = append(keys, k)
+	var all []*turbineRuns
+	for _, days := range s.windows {
+		all = append(all, days...)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
 		switch {
 		case a.farm != b.farm:
 			return a.farm < b.farm
 		case !a.day.Equal(b.day):
 			return a.day.Before(b.day)
-		case a.turbine != b.turbine:
-			return a.turbine < b.turbine
 		}
-		return a.start.Before(b.start)
+		return a.turbine < b.turbine
 	})
 	var out []sharddb.DirtyWindowInsertParams
-	for _, k := range keys {
-		if len(out) == 0 || out[len(out)-1].FarmID != k.farm {
-			out = append(out, sharddb.DirtyWindowInsertParams{FarmID: k.farm, MarkedAt: s.writeTime})
+	for i := 0; i < len(all); {
+		// Every turbineRuns of one (farm, day, turbine): one route each,
+		// or more if the batch held two routes of the same turbine.
+		j := i + 1
+		for j < len(all) && all[j].farm == all[i].farm && all[j].day.Equal(all[i].day) && all[j].turbine == all[i].turbine {
+			j++
+		}
+		var runs []windowRun
+		for _, t := range all[i:j] {
+			runs = append(runs, t.runs...)
+		}
+		sort.Slice(runs, func(a, b int) bool { return runs[a].start.Before(runs[b].start) })
+		merged := runs[:1]
+		for _, r := range runs[1:] {
+			last := &merged[len(merged)-1]
+			if !r.start.After(last.end) {
+				if r.end.After(last.end) {
+					last.end = r.end
+				}
+				continue
+			}
+			merged = append(merged, r)
+		}
+		t := all[i]
+		if len(out) == 0 || out[len(out)-1].FarmID != t.farm {
+			out = append(out, sharddb.DirtyWindowInsertParams{FarmID: t.farm, MarkedAt: s.writeTime})
 		}
 		p := &out[len(out)-1]
-		p.Days = append(p.Days, k.day)
-		p.TurbineIds = append(p.TurbineIds, k.turbine)
-		p.WindowStarts = append(p.WindowStarts, k.start)
-		p.WindowEnds = append(p.WindowEnds, s.windows[k])
+		for _, r := range merged {
+			p.Days = append(p.Days, t.day)
+			p.TurbineIds = append(p.TurbineIds, t.turbine)
+			p.WindowStarts = append(p.WindowStarts, r.start)
+			p.WindowEnds = append(p.WindowEnds, r.end)
+			// Every window is t.window long but a day's last, cut at its end.
+			p.Windows = append(p.Windows, int32((r.end.Sub(r.start)+t.window-1)/t.window))
+		}
+		i = j
 	}
 	return out
 }

@@ -27,7 +27,7 @@ var (
 	descDirtyMarks = prometheus.NewDesc("galewatch_dirty_marks",
 		"Farm-days marked dirty by late readings on the shard and not yet drained into a recompute (dirty_mark).", []string{"shard", "farm"}, nil)
 	descDirtyWindows = prometheus.NewDesc("galewatch_dirty_windows",
-		"Turbine-windows marked on the shard, waiting for their correction or the fast path (dirty_window), counted up to a bound (10,000: that value means at least as many).", []string{"shard", "farm"}, nil)
+		"Turbine-windows marked on the shard, waiting for their correction or the fast path (dirty_window), summed over at most 10,000 marked runs per farm (past that, a lower bound; a window marked by two batches counts twice).", []string{"shard", "farm"}, nil)
 	descDirtyOldest = prometheus.NewDesc("galewatch_dirty_oldest_mark_age_seconds",
 		"Age of the oldest dirty_mark or dirty_window mark of the farm on the shard (absent when there is none).", []string{"shard", "farm"}, nil)
 	descPending = prometheus.NewDesc("galewatch_rollup_pending",
@@ -51,9 +51,10 @@ var (
 var allDescs = []*prometheus.Desc{descControlUp, descControlSlow, descShardUp, descShardSlow, descDirtyMarks, descDirtyWindows, descDirtyOldest,
 	descPending, descPendingOldest, descPublishLag, descBehind, descPublishedThrough, descDivergence, descAlerts, descAlertLast}
 
-// DefaultMaxCount bounds what one scrape counts of a farm's marked
-// turbine-windows on a shard (a replay of one farm-day marks about 100,000
-// on a shard): a gauge at this value means at least as many.
+// DefaultMaxCount bounds how many of a farm's marked runs of turbine-windows
+// on a shard one scrape reads (a replay of one farm-day marks about 100,000
+// turbine-windows on a shard, in runs of consecutive windows per turbine and
+// batch): past that many runs the gauge is a lower bound.
 const DefaultMaxCount = 10_000
 
 // collector reads the gauges from the control database and every shard,

@@ -138,3 +138,50 @@ func TestRetentionDayIsTheDayHoldingNow(t *testing.T) {
 		t.Fatalf("havana keeps from %s, want %s (the start of 30 October)", keep["havana"].UTC(), want)
 	}
 }
+
+// TestEnsurePartitionRace: one transaction creates the partition of 3
+// August and holds it uncommitted; a second asks for the same day (and
+// waits on the first's lock). Once the first commits, the second must
+// report the partition as already there (false), not fail with "relation
+// already exists"; the day has exactly 1 partition.
+func TestEnsurePartitionRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Pool(t, testdb.NewDatabase(t))
+	_, err := schema.MigrateShard(ctx, pool)
+	testdb.Must(t, err, "migrate shard")
+	day := time.Date(2026, 8, 3, 0, 0, 0, 0, time.UTC)
+	first, err := pool.Begin(ctx)
+	testdb.Must(t, err, "begin")
+	defer func() { _ = first.Rollback(ctx) }()
+	var created bool
+	testdb.Must(t, first.QueryRow(ctx, `SELECT readings_ensure_partition($1::date)`, day).Scan(&created), "first")
+	if !created {
+		t.Fatalf("the first transaction did not create the partition")
+	}
+	second := make(chan error, 1)
+	var secondCreated bool
+	go func() {
+		second <- pool.QueryRow(ctx, `SELECT readings_ensure_partition($1::date)`, day).Scan(&secondCreated)
+	}()
+	// The second is waiting on the first's lock once it shows in pg_locks.
+	for i := 0; ; i++ {
+		if testdb.Int(t, pool, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`) == 1 {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("the second call never waited on the first")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	testdb.Must(t, first.Commit(ctx), "commit first")
+	if err := <-second; err != nil {
+		t.Fatalf("the second call, after the first committed: %v (want false, no error)", err)
+	}
+	if secondCreated {
+		t.Fatalf("the second call says it created the partition, want false")
+	}
+	if n := testdb.Int(t, pool, `SELECT count(*) FROM pg_inherits WHERE inhrelid = 'readings_p20260803'::regclass`); n != 1 {
+		t.Fatalf("readings_p20260803 attached %d times, want 1", n)
+	}
+}

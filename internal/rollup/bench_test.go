@@ -335,6 +335,7 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 		marks.TurbineIds = append(marks.TurbineIds, turbine)
 		marks.WindowStarts = append(marks.WindowStarts, s)
 		marks.WindowEnds = append(marks.WindowEnds, e)
+		marks.Windows = append(marks.Windows, 1)
 	}
 	testdb.Must(b, sharddb.New(tb.env.Shards.Pool(shard)).DirtyWindowInsert(ctx, marks), "dirty windows")
 	var id int64

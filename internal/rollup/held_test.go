@@ -99,7 +99,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			}
 			b.clock.Set(noon.Add(100 * time.Second))
 			b.readingsAt(t, noon, "N-002")
-			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start = $1`, noon); n != 1 {
+			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start <= $1 AND window_end > $1`, noon); n != 1 {
 				t.Fatalf("%d marks of N-002 × 12:00 before publication, want 1", n)
 			}
 
@@ -121,7 +121,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			if !ok || fast.Received != 31 || fast.Expected != 90 {
 				t.Fatalf("fast row %+v (published %v), want 31 of 90 received (the late reading not in it)", fast, ok)
 			}
-			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start = $1`, noon); n != 1 {
+			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start <= $1 AND window_end > $1`, noon); n != 1 {
 				t.Fatalf("%d marks of N-002 × 12:00 after publication, want 1 (the late reading's)", n)
 			}
 
@@ -145,7 +145,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'divergence' AND farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 1 {
 				t.Fatalf("%d divergence alerts for the window, want 1", n)
 			}
-			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE window_start = $1`, noon); n != 0 {
+			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE window_start <= $1 AND window_end > $1`, noon); n != 0 {
 				t.Fatalf("%d marks of window 12:00 left after the correction, want 0", n)
 			}
 		})

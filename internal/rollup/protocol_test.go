@@ -2,14 +2,19 @@ package rollup_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/schema"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -155,11 +160,12 @@ func TestCancelledJobsRequestIsAdopted(t *testing.T) {
 
 // TestAMarkAWriterHoldsIsNotClaimedUnderIt: a late reading of N-001 at
 // 14:00:00 on 1 August marks its turbine-window and commits. A second one,
-// at 14:00:02, marks the same turbine-window, which already has its row;
-// while its transaction is still open (its reading invisible to anyone
-// else), a full recompute of the farm-day claims the day's marks and reads
-// the readings. The recompute must leave that mark (the writer holds it),
-// so the drain's next recompute counts the second reading: 2 slots, not 1.
+// at 14:00:02, marks the same turbine-window again (a row of its own: marks
+// are append-only); while its transaction is still open (its reading and
+// mark invisible to anyone else), a full recompute of the farm-day claims
+// the day's marks and reads the readings. The recompute takes the first
+// mark only, so the drain's next recompute counts the second reading: 2
+// slots, not 1.
 func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -180,7 +186,7 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 	b.clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
 
 	b.readingsAt(t, at, "N-001")
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start = $1`, at); n != 1 {
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
 		t.Fatalf("%d marks of N-001's 14:00 window after its first reading, want 1", n)
 	}
 	armed.Store(true)
@@ -188,7 +194,7 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 	if armed.Load() || recomputed.Windows == 0 {
 		t.Fatalf("the recompute did not run inside the second write (armed %v, result %+v)", armed.Load(), recomputed)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start = $1`, at); n != 1 {
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
 		t.Fatalf("%d marks of N-001's 14:00 window after a recompute claimed the day under the second write, want 1 (the writer's)", n)
 	}
 	if res := b.drain(t); res.Enqueued != 1 {
@@ -197,5 +203,129 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 	b.waitIdle(t)
 	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
 		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
+	}
+}
+
+// TestAWriterDoesNotWaitOnAClaim: a late reading of N-001 at 14:00:00 on 1
+// August marks its turbine-window. A recompute of the farm-day claims that
+// mark and is held after its computation (its transaction open, the claimed
+// mark deleted but not committed). A second late reading of the same
+// turbine-window is then ingested: it must commit while the recompute is
+// still held (before, its mark updated the claimed row and waited for the
+// recompute to end, past ingest's 20 s bound behind a long recompute).
+// Released, the recompute has counted 1 slot; the second reading's mark
+// is there, and the drain's recompute counts 2.
+func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	at := time.Date(2026, 8, 1, 14, 0, 0, 0, time.UTC)
+	held, release := make(chan struct{}), make(chan struct{})
+	var hold atomic.Bool
+	b := setup(t, windowFleet, options{})
+	b.computer.AfterCompute = func(rollup.Request) {
+		if hold.CompareAndSwap(true, false) {
+			close(held)
+			<-release
+		}
+	}
+	b.clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
+	b.readingsAt(t, at, "N-001")
+
+	hold.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+		done <- err
+	}()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("the recompute ended before it was held: %v", err)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- b.sendAt("N-001", at.Add(2*time.Second)) }()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatalf("the second reading, sent while the recompute holds the claimed mark: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatalf("the second reading's write waited more than 10 s on the held recompute (want: it never waits on a claim)")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("recompute: %v", err)
+	}
+	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 1 {
+		t.Fatalf("N-001 received %d slots after the held recompute, want 1 (its snapshot predates the second reading)", got.Received)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
+		t.Fatalf("%d marks of N-001's 14:00 window after the held recompute, want 1 (the second reading's)", n)
+	}
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
+		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
+	}
+}
+
+// TestDirtyWindowRunsSplitOnClaim: a run of 10 marked windows of T-1,
+// [10:00, 10:10) UTC on 1 August (day start 2026-07-31 23:00 UTC, 60-s
+// windows), is claimed by a recompute up to 10:04: it takes windows
+// 660–663 (10:00–10:03) and writes back [10:04, 10:10) with 6 windows. The
+// fast path then absorbs [10:05, 10:07): 1 run taken, leaving [10:04,
+// 10:05) with 1 window and [10:07, 10:10) with 3, same marked_at.
+func TestDirtyWindowRunsSplitOnClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Pool(t, testdb.NewDatabase(t))
+	_, err := schema.MigrateShard(ctx, pool)
+	testdb.Must(t, err, "migrate shard")
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	dayStart := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return time.Date(2026, 8, 1, 10, m, 0, 0, time.UTC) }
+	marked := time.Date(2026, 8, 2, 9, 0, 0, 0, time.UTC)
+	q := sharddb.New(pool)
+	testdb.Must(t, q.DirtyWindowInsert(ctx, sharddb.DirtyWindowInsertParams{FarmID: "f", MarkedAt: marked, Days: []time.Time{day},
+		TurbineIds: []string{"T-1"}, WindowStarts: []time.Time{at(0)}, WindowEnds: []time.Time{at(10)}, Windows: []int32{10}}), "insert")
+	runs := func() string {
+		rows, err := pool.Query(ctx, `SELECT to_char(window_start AT TIME ZONE 'UTC', 'HH24:MI'), to_char(window_end AT TIME ZONE 'UTC', 'HH24:MI'), windows, marked_at = $1 FROM dirty_window ORDER BY window_start`, marked)
+		testdb.Must(t, err, "runs")
+		var out []string
+		for rows.Next() {
+			var s, e string
+			var n int
+			var same bool
+			testdb.Must(t, rows.Scan(&s, &e, &n, &same), "scan")
+			out = append(out, fmt.Sprintf("%s–%s %d %v", s, e, n, same))
+		}
+		return fmt.Sprint(out)
+	}
+	var claimed []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rows, err := sharddb.New(tx).DirtyWindowClaim(ctx, sharddb.DirtyWindowClaimParams{FarmID: "f", Day: day, Before: at(4), DayStart: dayStart, WindowS: 60})
+		for _, r := range rows {
+			claimed = append(claimed, fmt.Sprintf("%s %d", r.TurbineID, r.WindowIndex))
+		}
+		return err
+	})
+	testdb.Must(t, err, "claim")
+	if fmt.Sprint(claimed) != "[T-1 660 T-1 661 T-1 662 T-1 663]" {
+		t.Fatalf("claimed %v, want T-1's windows 660-663 (10:00-10:03)", claimed)
+	}
+	if got := runs(); got != "[10:04–10:10 6 true]" {
+		t.Fatalf("after the claim: %s, want [10:04–10:10 6 true]", got)
+	}
+	n, err := q.DirtyWindowClaimRange(ctx, sharddb.DirtyWindowClaimRangeParams{FarmID: "f", Day: day, FromT: at(5), ToT: at(7), WindowS: 60})
+	testdb.Must(t, err, "claim range")
+	if n != 1 {
+		t.Fatalf("the fast path took %d runs, want 1", n)
+	}
+	if got := runs(); got != "[10:04–10:05 1 true 10:07–10:10 3 true]" {
+		t.Fatalf("after the fast path's claim: %s, want [10:04–10:05 1 true 10:07–10:10 3 true]", got)
 	}
 }

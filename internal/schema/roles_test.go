@@ -268,7 +268,7 @@ func TestIngestRole(t *testing.T) {
 	mark := sharddb.DirtyMarkUpsertParams{FarmID: "north", Day: rolesDay, TurbineIds: []string{"N-001"},
 		FirstRecordedAt: rolesDay, LastRecordedAt: rolesDay.Add(time.Minute), Readings: 2, WrittenAt: rolesDay.Add(time.Hour)}
 	window := sharddb.DirtyWindowInsertParams{FarmID: "north", MarkedAt: rolesDay.Add(time.Hour), Days: []time.Time{rolesDay},
-		TurbineIds: []string{"N-001"}, WindowStarts: []time.Time{rolesDay}, WindowEnds: []time.Time{rolesDay.Add(time.Minute)}}
+		TurbineIds: []string{"N-001"}, WindowStarts: []time.Time{rolesDay}, WindowEnds: []time.Time{rolesDay.Add(time.Minute)}, Windows: []int32{1}}
 	err = asRole(shardPool, role, true, func(tx pgx.Tx) error {
 		q := sharddb.New(tx)
 		if _, err := q.ReadingsEnsurePartition(ctx, rolesDay); err != nil {
@@ -290,7 +290,7 @@ func TestIngestRole(t *testing.T) {
 		if len(inserted) != 1 || inserted[0].TurbineID != "N-002" {
 			return fmt.Errorf("insert from staging returned %+v, want N-002 only (N-001's reading was a duplicate)", inserted)
 		}
-		for i := 0; i < 2; i++ { // the second merges into the first
+		for i := 0; i < 2; i++ { // the second mark merges into the first; the second window mark is a row of its own
 			if err := q.DirtyMarkUpsert(ctx, mark); err != nil {
 				return fmt.Errorf("mark %d: %w", i, err)
 			}
@@ -307,8 +307,8 @@ func TestIngestRole(t *testing.T) {
 	if n := testdb.Int(t, shardPool, `SELECT readings * 10 + version FROM dirty_mark WHERE farm_id = 'north'`); n != 42 {
 		t.Fatalf("mark: readings*10+version = %d, want 42 (two marks of 2 readings merged, version 2)", n)
 	}
-	if n := testdb.Int(t, shardPool, `SELECT count(*) FROM dirty_window`); n != 1 {
-		t.Fatalf("%d dirty windows, want 1", n)
+	if n := testdb.Int(t, shardPool, `SELECT count(*) FROM dirty_window`); n != 2 {
+		t.Fatalf("%d dirty window rows, want 2 (append-only: each batch's mark is its own row)", n)
 	}
 
 	next := rolesDay.AddDate(0, 0, 1)
@@ -347,7 +347,7 @@ func TestIngestRole(t *testing.T) {
 		"dirty_mark(first_recorded_at) UPDATE, dirty_mark(last_recorded_at) SELECT, dirty_mark(last_recorded_at) UPDATE, " +
 		"dirty_mark(readings) SELECT, dirty_mark(readings) UPDATE, dirty_mark(turbine_ids) SELECT, dirty_mark(turbine_ids) UPDATE, " +
 		"dirty_mark(updated_at) SELECT, dirty_mark(updated_at) UPDATE, dirty_mark(version) SELECT, dirty_mark(version) UPDATE, " +
-		"dirty_window INSERT, dirty_window(day) SELECT, dirty_window(farm_id) SELECT, dirty_window(marked_at) SELECT, dirty_window(marked_at) UPDATE, dirty_window(turbine_id) SELECT, dirty_window(window_start) SELECT, " +
+		"dirty_window INSERT, " +
 		"readings INSERT, readings(recorded_at) SELECT, readings(turbine_id) SELECT, readings_staging SELECT"
 	if got := grants(t, shardPool, role); got != want {
 		t.Fatalf("the shard grants %s:\n%s\nwant exactly\n%s", role, got, want)

@@ -32,15 +32,19 @@ type DirtyMark struct {
 	UpdatedAt time.Time
 }
 
-// Turbine-windows touched by late inserts, waiting for their correction. Same transaction as the readings; deleted by the computation that reads them.
+// Turbine-windows touched by late inserts, waiting for their correction: one row per writer's run of consecutive windows of one turbine, in the same transaction as its readings (append-only: a window may be in several rows); taken by the computation that reads them, which takes the rows its snapshot sees and writes back the part of a run it does not recompute.
 type DirtyWindow struct {
-	FarmID      string
-	Day         time.Time
-	TurbineID   string
+	FarmID    string
+	Day       time.Time
+	TurbineID string
+	// Start of the first window of the run (on the farm's window grid).
 	WindowStart time.Time
-	WindowEnd   time.Time
-	// Writer's clock of the first insert that marked the pair.
+	// End of the last window of the run (the day's end for its last window).
+	WindowEnd time.Time
+	// Writer's clock of the insert that wrote this mark.
 	MarkedAt time.Time
+	// How many windows the run covers.
+	Windows int32
 }
 
 // Per farm window, the sums of this shard's turbine_window rows (its part of the farm window), maintained by every write of turbine_window in the same statement. Rebuilt for a farm-day when the day is closed; a difference found then is a bug (window_sum alert).

@@ -12,7 +12,7 @@ import (
 
 const statusDirtyBacklog = `-- name: StatusDirtyBacklog :many
 WITH w AS (
-    SELECT farm_id, day, count(*) AS windows, min(marked_at)::timestamptz AS oldest_marked_at
+    SELECT farm_id, day, sum(windows) AS windows, min(marked_at)::timestamptz AS oldest_marked_at
     FROM dirty_window
     WHERE $1::text IS NULL OR farm_id = $1::text
     GROUP BY farm_id, day
@@ -45,7 +45,8 @@ type StatusDirtyBacklogRow struct {
 // StatusDirtyBacklog is this shard's dirty backlog per farm-day (one farm
 // with @farm_id, every farm when it is NULL): the farm-day's mark, waiting
 // for the drain (readings under it, when it was first written), and the
-// turbine-windows marked for correction (how many, the oldest).
+// turbine-windows marked for correction (how many, summed over the marked
+// runs: a window two batches marked counts twice; the oldest).
 func (q *Queries) StatusDirtyBacklog(ctx context.Context, farmID *string) ([]StatusDirtyBacklogRow, error) {
 	rows, err := q.db.Query(ctx, statusDirtyBacklog, farmID)
 	if err != nil {

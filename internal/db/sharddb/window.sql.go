@@ -11,21 +11,32 @@ import (
 )
 
 const dirtyWindowClaim = `-- name: DirtyWindowClaim :many
-DELETE FROM dirty_window d
-USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
-       WHERE c.farm_id = $1 AND c.day = $2 AND c.window_start < $3::timestamptz
-       FOR UPDATE SKIP LOCKED) AS claimed
-WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start
-RETURNING d.turbine_id,
-          floor(extract(epoch FROM d.window_start - $4::timestamptz) / $5::integer)::integer AS window_index
+WITH claimed AS (
+    DELETE FROM dirty_window d
+    WHERE d.farm_id = $4 AND d.day = $5 AND d.window_start < $3::timestamptz
+    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
+), rest AS (
+    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+    SELECT c.farm_id, c.day, c.turbine_id, $3::timestamptz, c.window_end,
+           c.windows - (extract(epoch FROM $3::timestamptz - c.window_start) / $2::integer)::integer, c.marked_at
+    FROM claimed c
+    WHERE c.window_end > $3::timestamptz
+    RETURNING 1
+)
+SELECT DISTINCT c.turbine_id, w.i::integer AS window_index
+FROM claimed c
+CROSS JOIN LATERAL generate_series(
+    floor(extract(epoch FROM c.window_start - $1::timestamptz) / $2::integer)::integer,
+    ceil(extract(epoch FROM least(c.window_end, $3::timestamptz) - $1::timestamptz) / $2::integer)::integer - 1) AS w(i)
+ORDER BY 1, 2
 `
 
 type DirtyWindowClaimParams struct {
-	FarmID   string
-	Day      time.Time
-	Before   time.Time
 	DayStart time.Time
 	WindowS  int32
+	Before   time.Time
+	FarmID   string
+	Day      time.Time
 }
 
 type DirtyWindowClaimRow struct {
@@ -33,20 +44,22 @@ type DirtyWindowClaimRow struct {
 	WindowIndex int32
 }
 
-// DirtyWindowClaim takes (deletes) the farm-day's dirty turbine-windows
-// that start before @before (the windows already published), returning
-// their window index in the day. Run after WindowLock, in the transaction
-// that recomputes them: marks committed after this statement's snapshot
-// stay for the next recompute, and so do marks a writer still holds
-// locked (SKIP LOCKED: its readings are not committed yet, so the reads
-// that follow cannot count them; the claim never waits on a writer).
+// DirtyWindowClaim takes the farm-day's dirty turbine-windows that start
+// before @before (the windows already published; on the window grid, or
+// the day's end), returning each (turbine, window) once, with its window
+// index in the day. Run after WindowLock, in the transaction that
+// recomputes them: it deletes the runs its snapshot sees that start before
+// @before, whose readings committed with them and so are visible to the
+// reads that follow, and writes back the part of a run from @before on (a
+// row of its own, same marked_at); runs committed later, or not yet, stay
+// for the next recompute. It never waits on a writer (writers only insert).
 func (q *Queries) DirtyWindowClaim(ctx context.Context, arg DirtyWindowClaimParams) ([]DirtyWindowClaimRow, error) {
 	rows, err := q.db.Query(ctx, dirtyWindowClaim,
-		arg.FarmID,
-		arg.Day,
-		arg.Before,
 		arg.DayStart,
 		arg.WindowS,
+		arg.Before,
+		arg.FarmID,
+		arg.Day,
 	)
 	if err != nil {
 		return nil, err
@@ -66,74 +79,64 @@ func (q *Queries) DirtyWindowClaim(ctx context.Context, arg DirtyWindowClaimPara
 	return items, nil
 }
 
-const dirtyWindowClaimRange = `-- name: DirtyWindowClaimRange :execrows
-DELETE FROM dirty_window d
-USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
-       WHERE c.farm_id = $1 AND c.day = $2
-         AND c.window_start >= $3::timestamptz AND c.window_start < $4::timestamptz
-       FOR UPDATE SKIP LOCKED) AS claimed
-WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start
+const dirtyWindowClaimRange = `-- name: DirtyWindowClaimRange :one
+WITH claimed AS (
+    DELETE FROM dirty_window d
+    WHERE d.farm_id = $1 AND d.day = $2
+      AND d.window_start < $3::timestamptz AND d.window_end > $4::timestamptz
+    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
+), split AS (
+    SELECT c.farm_id, c.day, c.turbine_id, c.window_start, c.window_end, c.windows, c.marked_at,
+           CASE WHEN c.window_start < $4::timestamptz
+                THEN (extract(epoch FROM $4::timestamptz - c.window_start) / $5::integer)::integer ELSE 0 END AS before_n,
+           ceil(extract(epoch FROM least(c.window_end, $3::timestamptz) - greatest(c.window_start, $4::timestamptz))
+                / $5::integer)::integer AS inside_n
+    FROM claimed c
+), rest AS (
+    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+    SELECT s.farm_id, s.day, s.turbine_id, s.window_start, $4::timestamptz, s.before_n, s.marked_at
+    FROM split s WHERE s.before_n > 0
+    UNION ALL
+    SELECT s.farm_id, s.day, s.turbine_id, $3::timestamptz, s.window_end, s.windows - s.before_n - s.inside_n, s.marked_at
+    FROM split s WHERE s.window_end > $3::timestamptz
+    RETURNING 1
+)
+SELECT count(*)::bigint AS runs FROM claimed
 `
 
 type DirtyWindowClaimRangeParams struct {
-	FarmID string
-	Day    time.Time
-	FromT  time.Time
-	ToT    time.Time
+	FarmID  string
+	Day     time.Time
+	ToT     time.Time
+	FromT   time.Time
+	WindowS int32
 }
 
-// DirtyWindowClaimRange takes the farm-day's dirty turbine-windows starting
-// in [@from, @to): what the fast path absorbs when it computes those
-// windows (its snapshot holds the readings that marked them). Marks a
-// writer holds locked are left, as in DirtyWindowClaim.
+// DirtyWindowClaimRange takes the farm-day's dirty turbine-windows in
+// [@from_t, @to_t) (window bounds; @to_t may be the day's end): what the
+// fast path absorbs when it computes those windows (its snapshot holds the
+// readings that marked them; runs committed later stay, as in
+// DirtyWindowClaim). The parts of a run outside the range are written back
+// as rows of their own. Returns how many runs it took.
 func (q *Queries) DirtyWindowClaimRange(ctx context.Context, arg DirtyWindowClaimRangeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, dirtyWindowClaimRange,
+	row := q.db.QueryRow(ctx, dirtyWindowClaimRange,
 		arg.FarmID,
 		arg.Day,
-		arg.FromT,
 		arg.ToT,
+		arg.FromT,
+		arg.WindowS,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const dirtyWindowCount = `-- name: DirtyWindowCount :one
-SELECT count(*) FILTER (WHERE window_start < $1::timestamptz)::bigint AS published,
-       count(*) FILTER (WHERE window_start >= $1::timestamptz)::bigint AS unpublished,
-       coalesce(min(marked_at), 'infinity')::timestamptz AS oldest
-FROM dirty_window
-WHERE farm_id = $2 AND day = $3
-`
-
-type DirtyWindowCountParams struct {
-	Before time.Time
-	FarmID string
-	Day    time.Time
-}
-
-type DirtyWindowCountRow struct {
-	Published   int64
-	Unpublished int64
-	Oldest      time.Time
-}
-
-// DirtyWindowCount counts the farm-day's dirty turbine-windows (pending
-// corrections), by whether their window has been published.
-func (q *Queries) DirtyWindowCount(ctx context.Context, arg DirtyWindowCountParams) (DirtyWindowCountRow, error) {
-	row := q.db.QueryRow(ctx, dirtyWindowCount, arg.Before, arg.FarmID, arg.Day)
-	var i DirtyWindowCountRow
-	err := row.Scan(&i.Published, &i.Unpublished, &i.Oldest)
-	return i, err
+	var runs int64
+	err := row.Scan(&runs)
+	return runs, err
 }
 
 const dirtyWindowInsert = `-- name: DirtyWindowInsert :exec
-INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, marked_at)
-SELECT $1::text, u.day, u.turbine_id, u.window_start, u.window_end, $2::timestamptz
+INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+SELECT $1::text, u.day, u.turbine_id, u.window_start, u.window_end, u.windows, $2::timestamptz
 FROM (SELECT unnest($3::date[]) AS day, unnest($4::text[]) AS turbine_id,
-             unnest($5::timestamptz[]) AS window_start, unnest($6::timestamptz[]) AS window_end) AS u
-ON CONFLICT (farm_id, day, turbine_id, window_start) DO UPDATE SET marked_at = least(dirty_window.marked_at, EXCLUDED.marked_at)
+             unnest($5::timestamptz[]) AS window_start, unnest($6::timestamptz[]) AS window_end,
+             unnest($7::integer[]) AS windows) AS u
 `
 
 type DirtyWindowInsertParams struct {
@@ -143,17 +146,17 @@ type DirtyWindowInsertParams struct {
 	TurbineIds   []string
 	WindowStarts []time.Time
 	WindowEnds   []time.Time
+	Windows      []int32
 }
 
 // DirtyWindowInsert records the turbine-windows an inserted batch may have
-// changed after their publication (the mark rule, docs/dirty-marks.md).
-// Callers pass them sorted by (day, turbine, window) so that concurrent
-// writers meet in the same order. A mark already there (an earlier batch's)
-// is updated, not skipped: the update locks it until this transaction
-// commits, so a claim cannot take it while this batch's readings are still
-// invisible to the claimer's reads (it skips the locked mark, which then
-// stays for the next recompute). Skipped, the mark would be the earlier
-// batch's only, and a claim between the two commits would lose this one.
+// changed after their publication (the mark rule, docs/dirty-marks.md), as
+// runs of consecutive windows of one turbine ([window_start, window_end),
+// `windows` windows). Append-only: the batch's marks are rows of their own,
+// even for windows an earlier batch marked, so a writer never waits on a
+// claim and a claim never takes a mark whose readings it cannot see (it
+// takes only the rows its snapshot sees; this batch's commit together with
+// its readings).
 func (q *Queries) DirtyWindowInsert(ctx context.Context, arg DirtyWindowInsertParams) error {
 	_, err := q.db.Exec(ctx, dirtyWindowInsert,
 		arg.FarmID,
@@ -162,6 +165,7 @@ func (q *Queries) DirtyWindowInsert(ctx context.Context, arg DirtyWindowInsertPa
 		arg.TurbineIds,
 		arg.WindowStarts,
 		arg.WindowEnds,
+		arg.Windows,
 	)
 	return err
 }

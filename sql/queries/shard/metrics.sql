@@ -5,10 +5,10 @@
 -- with the writer's clock).
 --
 -- /metrics runs it on every scrape, so its cost is bounded whatever the
--- backlog: the farms come from a skip scan of dirty_window's key (one probe
--- per farm) and dirty_mark (one row per farm-day, so bounded by the days a
--- reading may be late for); the windows are counted through the key up to
--- @max_count per farm (a count of @max_count means at least that many); the
+-- backlog: the farms come from a skip scan of dirty_window's claim index
+-- (one probe per farm) and dirty_mark (one row per farm-day, so bounded by the days a
+-- reading may be late for); the turbine-windows are summed over at most
+-- @max_count marked runs per farm (past that many runs the sum is a lower bound); the
 -- oldest window is the first of dirty_window (farm_id, marked_at).
 -- name: MetricsDirtyBacklog :many
 WITH RECURSIVE window_farms AS (
@@ -28,8 +28,8 @@ SELECT f.farm_id::text AS farm_id, m.marks::bigint AS marks, w.windows::bigint A
 FROM farms f
 CROSS JOIN LATERAL (SELECT count(*) AS marks, min(dm.created_at) AS oldest FROM dirty_mark dm WHERE dm.farm_id = f.farm_id) AS m
 CROSS JOIN LATERAL (
-    SELECT count(*) AS windows
-    FROM (SELECT 1 FROM dirty_window dw WHERE dw.farm_id = f.farm_id LIMIT sqlc.arg(max_count)::bigint) AS c
+    SELECT coalesce(sum(c.windows), 0) AS windows
+    FROM (SELECT dw.windows FROM dirty_window dw WHERE dw.farm_id = f.farm_id LIMIT sqlc.arg(max_count)::bigint) AS c
 ) AS w
 CROSS JOIN LATERAL (
     SELECT min(x.marked_at) AS oldest

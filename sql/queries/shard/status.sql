@@ -1,10 +1,11 @@
 -- StatusDirtyBacklog is this shard's dirty backlog per farm-day (one farm
 -- with @farm_id, every farm when it is NULL): the farm-day's mark, waiting
 -- for the drain (readings under it, when it was first written), and the
--- turbine-windows marked for correction (how many, the oldest).
+-- turbine-windows marked for correction (how many, summed over the marked
+-- runs: a window two batches marked counts twice; the oldest).
 -- name: StatusDirtyBacklog :many
 WITH w AS (
-    SELECT farm_id, day, count(*) AS windows, min(marked_at)::timestamptz AS oldest_marked_at
+    SELECT farm_id, day, sum(windows) AS windows, min(marked_at)::timestamptz AS oldest_marked_at
     FROM dirty_window
     WHERE sqlc.narg(farm_id)::text IS NULL OR farm_id = sqlc.narg(farm_id)::text
     GROUP BY farm_id, day

@@ -11,57 +11,78 @@
 SELECT pg_advisory_xact_lock(hashtextextended('turbine_window/' || sqlc.arg(farm_id)::text || '/' || to_char(sqlc.arg(day)::date, 'YYYY-MM-DD'), 0));
 
 -- DirtyWindowInsert records the turbine-windows an inserted batch may have
--- changed after their publication (the mark rule, docs/dirty-marks.md).
--- Callers pass them sorted by (day, turbine, window) so that concurrent
--- writers meet in the same order. A mark already there (an earlier batch's)
--- is updated, not skipped: the update locks it until this transaction
--- commits, so a claim cannot take it while this batch's readings are still
--- invisible to the claimer's reads (it skips the locked mark, which then
--- stays for the next recompute). Skipped, the mark would be the earlier
--- batch's only, and a claim between the two commits would lose this one.
+-- changed after their publication (the mark rule, docs/dirty-marks.md), as
+-- runs of consecutive windows of one turbine ([window_start, window_end),
+-- `windows` windows). Append-only: the batch's marks are rows of their own,
+-- even for windows an earlier batch marked, so a writer never waits on a
+-- claim and a claim never takes a mark whose readings it cannot see (it
+-- takes only the rows its snapshot sees; this batch's commit together with
+-- its readings).
 -- name: DirtyWindowInsert :exec
-INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, marked_at)
-SELECT sqlc.arg(farm_id)::text, u.day, u.turbine_id, u.window_start, u.window_end, sqlc.arg(marked_at)::timestamptz
+INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+SELECT sqlc.arg(farm_id)::text, u.day, u.turbine_id, u.window_start, u.window_end, u.windows, sqlc.arg(marked_at)::timestamptz
 FROM (SELECT unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id,
-             unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end) AS u
-ON CONFLICT (farm_id, day, turbine_id, window_start) DO UPDATE SET marked_at = least(dirty_window.marked_at, EXCLUDED.marked_at);
+             unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end,
+             unnest(sqlc.arg(windows)::integer[]) AS windows) AS u;
 
--- DirtyWindowClaim takes (deletes) the farm-day's dirty turbine-windows
--- that start before @before (the windows already published), returning
--- their window index in the day. Run after WindowLock, in the transaction
--- that recomputes them: marks committed after this statement's snapshot
--- stay for the next recompute, and so do marks a writer still holds
--- locked (SKIP LOCKED: its readings are not committed yet, so the reads
--- that follow cannot count them; the claim never waits on a writer).
+-- DirtyWindowClaim takes the farm-day's dirty turbine-windows that start
+-- before @before (the windows already published; on the window grid, or
+-- the day's end), returning each (turbine, window) once, with its window
+-- index in the day. Run after WindowLock, in the transaction that
+-- recomputes them: it deletes the runs its snapshot sees that start before
+-- @before, whose readings committed with them and so are visible to the
+-- reads that follow, and writes back the part of a run from @before on (a
+-- row of its own, same marked_at); runs committed later, or not yet, stay
+-- for the next recompute. It never waits on a writer (writers only insert).
 -- name: DirtyWindowClaim :many
-DELETE FROM dirty_window d
-USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
-       WHERE c.farm_id = sqlc.arg(farm_id) AND c.day = sqlc.arg(day) AND c.window_start < sqlc.arg(before)::timestamptz
-       FOR UPDATE SKIP LOCKED) AS claimed
-WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start
-RETURNING d.turbine_id,
-          floor(extract(epoch FROM d.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer AS window_index;
+WITH claimed AS (
+    DELETE FROM dirty_window d
+    WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day) AND d.window_start < sqlc.arg(before)::timestamptz
+    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
+), rest AS (
+    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+    SELECT c.farm_id, c.day, c.turbine_id, sqlc.arg(before)::timestamptz, c.window_end,
+           c.windows - (extract(epoch FROM sqlc.arg(before)::timestamptz - c.window_start) / sqlc.arg(window_s)::integer)::integer, c.marked_at
+    FROM claimed c
+    WHERE c.window_end > sqlc.arg(before)::timestamptz
+    RETURNING 1
+)
+SELECT DISTINCT c.turbine_id, w.i::integer AS window_index
+FROM claimed c
+CROSS JOIN LATERAL generate_series(
+    floor(extract(epoch FROM c.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer,
+    ceil(extract(epoch FROM least(c.window_end, sqlc.arg(before)::timestamptz) - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer - 1) AS w(i)
+ORDER BY 1, 2;
 
--- DirtyWindowClaimRange takes the farm-day's dirty turbine-windows starting
--- in [@from, @to): what the fast path absorbs when it computes those
--- windows (its snapshot holds the readings that marked them). Marks a
--- writer holds locked are left, as in DirtyWindowClaim.
--- name: DirtyWindowClaimRange :execrows
-DELETE FROM dirty_window d
-USING (SELECT c.farm_id, c.day, c.turbine_id, c.window_start FROM dirty_window c
-       WHERE c.farm_id = sqlc.arg(farm_id) AND c.day = sqlc.arg(day)
-         AND c.window_start >= sqlc.arg(from_t)::timestamptz AND c.window_start < sqlc.arg(to_t)::timestamptz
-       FOR UPDATE SKIP LOCKED) AS claimed
-WHERE d.farm_id = claimed.farm_id AND d.day = claimed.day AND d.turbine_id = claimed.turbine_id AND d.window_start = claimed.window_start;
-
--- DirtyWindowCount counts the farm-day's dirty turbine-windows (pending
--- corrections), by whether their window has been published.
--- name: DirtyWindowCount :one
-SELECT count(*) FILTER (WHERE window_start < sqlc.arg(before)::timestamptz)::bigint AS published,
-       count(*) FILTER (WHERE window_start >= sqlc.arg(before)::timestamptz)::bigint AS unpublished,
-       coalesce(min(marked_at), 'infinity')::timestamptz AS oldest
-FROM dirty_window
-WHERE farm_id = sqlc.arg(farm_id) AND day = sqlc.arg(day);
+-- DirtyWindowClaimRange takes the farm-day's dirty turbine-windows in
+-- [@from_t, @to_t) (window bounds; @to_t may be the day's end): what the
+-- fast path absorbs when it computes those windows (its snapshot holds the
+-- readings that marked them; runs committed later stay, as in
+-- DirtyWindowClaim). The parts of a run outside the range are written back
+-- as rows of their own. Returns how many runs it took.
+-- name: DirtyWindowClaimRange :one
+WITH claimed AS (
+    DELETE FROM dirty_window d
+    WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day)
+      AND d.window_start < sqlc.arg(to_t)::timestamptz AND d.window_end > sqlc.arg(from_t)::timestamptz
+    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
+), split AS (
+    SELECT c.*,
+           CASE WHEN c.window_start < sqlc.arg(from_t)::timestamptz
+                THEN (extract(epoch FROM sqlc.arg(from_t)::timestamptz - c.window_start) / sqlc.arg(window_s)::integer)::integer ELSE 0 END AS before_n,
+           ceil(extract(epoch FROM least(c.window_end, sqlc.arg(to_t)::timestamptz) - greatest(c.window_start, sqlc.arg(from_t)::timestamptz))
+                / sqlc.arg(window_s)::integer)::integer AS inside_n
+    FROM claimed c
+), rest AS (
+    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
+    SELECT s.farm_id, s.day, s.turbine_id, s.window_start, sqlc.arg(from_t)::timestamptz, s.before_n, s.marked_at
+    FROM split s WHERE s.before_n > 0
+    UNION ALL
+    SELECT s.farm_id, s.day, s.turbine_id, sqlc.arg(to_t)::timestamptz, s.window_end, s.windows - s.before_n - s.inside_n, s.marked_at
+    FROM split s WHERE s.window_end > sqlc.arg(to_t)::timestamptz
+    RETURNING 1
+)
+SELECT count(*)::bigint AS runs FROM claimed;
 
 -- TurbineWindowMissing lists, for the given turbines, the windows of the
 -- day in [first_window, last_window] (on the farm's current window grid)
