@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,6 +177,12 @@ func TestSoak(t *testing.T) {
 	replayExit := replay.Wait()
 	rep.ReplayIngest = time.Since(rep.ReplayStart)
 	replayEnd := time.Now()
+	if ps := replay.ProcessState; ps != nil {
+		rep.ReplayCPU = ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			rep.ReplayMaxRSS = ru.Maxrss << 10 // kB on Linux
+		}
+	}
 	var replaySum ingest.Summary
 	if err := json.Unmarshal(replayOut.Bytes(), &replaySum); err != nil {
 		t.Fatalf("the replay's ingest --json printed %q (stderr %q, exit %v): %v", replayOut.String(), replayErr.String(), replayExit, err)

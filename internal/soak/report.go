@@ -46,6 +46,8 @@ type Report struct {
 	ReplayLines          int64          `json:"replay_lines"`
 	ReplayStart          time.Time      `json:"replay_start"`
 	ReplayIngest         time.Duration  `json:"replay_ingest_ns"`
+	ReplayCPU            time.Duration  `json:"replay_cpu_ns"`        // the ingest process's user + system time
+	ReplayMaxRSS         int64          `json:"replay_max_rss_bytes"` // and its peak resident memory
 	ReplaySummary        map[string]any `json:"replay_summary"`
 	DrainEnd             time.Time      `json:"drain_end"`
 	Drain                time.Duration  `json:"drain_ns"`
@@ -162,7 +164,8 @@ func (r *Report) Markdown() string {
 	w("\n## Replay (orchestrator ingest FILE, beside the live feed)\n\n")
 	w("- %d lines (7.5 h of one 300-turbine farm), started %s\n", r.ReplayLines, r.ReplayStart.UTC().Format("15:04:05"))
 	if r.ReplayIngest > 0 {
-		w("- ingest %s (%.0f rows/s); summary %v\n", r.ReplayIngest.Round(time.Millisecond), float64(r.ReplayLines)/r.ReplayIngest.Seconds(), r.ReplaySummary)
+		w("- ingest %s (%.0f rows/s), the process using %s of CPU and at most %s; summary %v\n", r.ReplayIngest.Round(time.Millisecond),
+			float64(r.ReplayLines)/r.ReplayIngest.Seconds(), r.ReplayCPU.Round(10*time.Millisecond), MiB(r.ReplayMaxRSS), r.ReplaySummary)
 	}
 	w("- backlog drained (no dirty mark or window, no request or rollup_day job left, every replayed window with its final row) %s after the ingest ended\n", r.Drain.Round(time.Second))
 	w("- checked: %d replayed windows, %d turbine-windows, %d turbine-days of the closed day\n", r.ReplayWindows, r.ReplayTurbineWindows, r.ReplayClosedDays)
