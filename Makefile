@@ -58,7 +58,7 @@ test-faults: deps ## Fault tests: kill -9, shard servers stopped or hung, contro
 
 SOAK_LIVE ?= 10m
 .PHONY: soak
-soak: deps ## Bounded soak: 31,250 readings/s over HTTP for SOAK_LIVE (10m) + a 7.5-h replay, real processes, 5 servers; report in test-artifacts/soak/ (~15 min)
+soak: deps ## Bounded soak: 31,250 readings/s over HTTP for SOAK_LIVE (10m) + a 7.5-h replay, real processes, 5 servers; report in test-artifacts/soak/ (~12 min)
 	SOAK_LIVE=$(SOAK_LIVE) $(GO) test -tags soak -count=1 -run '^TestSoak$$' -timeout 25m -v ./cmd/orchestrator
 
 .PHONY: test/race

@@ -35,7 +35,9 @@ type Sender struct {
 	// From and To bound the seconds sent: [From, To), whole minutes.
 	From, To time.Time
 	// RequestTimeout bounds one request (default 60 s); MaxInFlight the
-	// requests outstanding at once (default 512).
+	// bodies not yet acknowledged at once (default 4,096, 100 s of the
+	// whole fleet's bodies: past it the sender would fall behind its own
+	// schedule, which the report's send delay shows).
 	RequestTimeout time.Duration
 	MaxInFlight    int
 
@@ -74,7 +76,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	}
 	limit := s.MaxInFlight
 	if limit <= 0 {
-		limit = 512
+		limit = 4096
 	}
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
@@ -121,12 +123,13 @@ func (s *Sender) deliver(ctx context.Context, farm *Farm, sec int64, delay, time
 	}
 	win := FarmWindow{FarmID: farm.ID, Start: farm.WindowStart(time.Unix(sec, 0).UTC())}
 	first := time.Now()
-	var body bytes.Buffer
 	for attempt := 1; len(pending) > 0; attempt++ {
 		if ctx.Err() != nil {
 			return
 		}
-		body.Reset()
+		// A fresh body each attempt: a body waiting to be sent again holds
+		// only its turbine list, not its bytes.
+		var body bytes.Buffer
 		enc := reading.NewEncoder(reading.NDJSON, &body)
 		for _, i := range pending {
 			r := farm.Reading(i, sec)
