@@ -323,19 +323,23 @@ func countFloor(b *testing.B, tb *bundle, shards []string, day time.Time) time.D
 func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 	ctx := context.Background()
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	// The marks a whole-day replay of the turbine leaves: every window of
-	// its day dirty, as ingest writes them.
+	// The marks a whole-day replay of the turbine in 60 batches leaves, as
+	// ingest writes them: every window of its day dirty, one run of
+	// consecutive windows per batch.
 	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesFromRow(farm.FarmRule).Window}
 	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.clock.Now()}
-	for i := 0; i < g.Len(); i++ {
-		s, e := g.Bounds(i)
+	const batches = 60
+	for k := 0; k < batches; k++ {
+		first, next := k*g.Len()/batches, (k+1)*g.Len()/batches
+		s, _ := g.Bounds(first)
+		_, e := g.Bounds(next - 1)
 		marks.Days = append(marks.Days, day)
 		marks.TurbineIds = append(marks.TurbineIds, turbine)
 		marks.WindowStarts = append(marks.WindowStarts, s)
 		marks.WindowEnds = append(marks.WindowEnds, e)
-		marks.Windows = append(marks.Windows, 1)
+		marks.Windows = append(marks.Windows, int32(next-first))
 	}
 	testdb.Must(b, sharddb.New(tb.env.Shards.Pool(shard)).DirtyWindowInsert(ctx, marks), "dirty windows")
 	var id int64

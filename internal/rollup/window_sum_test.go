@@ -8,6 +8,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
+	"github.com/jackc/pgx/v5"
 )
 
 // sumDrift counts the farm windows of north on s1 whose farm_window_sum row
@@ -25,6 +26,40 @@ func sumDrift(t testing.TB, b *bundle) int64 {
 		WHERE (t.window_start IS NULL AND k.turbines <> 0)
 		   OR (t.window_start IS NOT NULL AND (t.turbines, t.expected, t.received, t.available, t.late, t.readings)
 		       IS DISTINCT FROM (k.turbines, k.expected, k.received, k.available, k.late, k.readings))`)
+}
+
+// partDrift counts the windows of north whose part from s1 on the control
+// database differs from s1's farm_window_sum row (the sums a recompute or
+// the fast path hands to the control database: returned by the upsert
+// itself, or read afterwards when closing a day), and returns how many
+// parts it compared.
+func partDrift(t testing.TB, b *bundle) (differ, parts int) {
+	t.Helper()
+	ctx := context.Background()
+	type sum struct{ expected, received, available, late, readings int64 }
+	read := func(pool interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	}, sql string) map[time.Time]sum {
+		rows, err := pool.Query(ctx, sql)
+		testdb.Must(t, err, "read sums")
+		out := map[time.Time]sum{}
+		for rows.Next() {
+			var w time.Time
+			var s sum
+			testdb.Must(t, rows.Scan(&w, &s.expected, &s.received, &s.available, &s.late, &s.readings), "scan")
+			out[w.UTC()] = s
+		}
+		testdb.Must(t, rows.Err(), "rows")
+		return out
+	}
+	kept := read(b.env.Shards.Pool("s1"), `SELECT window_start, expected, received, available, late, readings FROM farm_window_sum WHERE farm_id = 'north' AND turbines > 0`)
+	sent := read(b.env.Control, `SELECT window_start, expected, received, available, late, readings FROM farm_window_part WHERE farm_id = 'north' AND shard_name = 's1'`)
+	for w, p := range sent {
+		if kept[w] != p {
+			differ++
+		}
+	}
+	return differ, len(sent)
 }
 
 // TestWindowSumsKeptInStep: the shard's farm-window sums, kept by every
@@ -46,6 +81,9 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("after publication: %d windows drifted, want 0", n)
 	}
+	if d, n := partDrift(t, b); d != 0 || n != 1 {
+		t.Fatalf("after publication: %d of %d parts differ from the shard's sums, want 0 of 1 (the 12:00 window)", d, n)
+	}
 	// A late reading of N-002 in the published window: a correction.
 	b.clock.Set(noon.Add(5 * time.Minute))
 	b.readingsAt(t, noon.Add(10*time.Second), "N-002")
@@ -53,6 +91,9 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	b.waitIdle(t)
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("after the correction: %d windows drifted, want 0", n)
+	}
+	if d, n := partDrift(t, b); d != 0 || n < 1 {
+		t.Fatalf("after the correction: %d of %d parts differ from the shard's sums, want 0 (of the 12:00 window and any published since)", d, n)
 	}
 	final, ok := b.window(t, "north", noon, "final")
 	if !ok || final.Expected != 90 || final.Received != 31 {
@@ -68,6 +109,9 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	}
 	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines = 3`); n != 1440 {
 		t.Fatalf("%d windows of the day summed over 3 turbines, want 1440", n)
+	}
+	if d, n := partDrift(t, b); d != 0 || n != 1440 {
+		t.Fatalf("after closing the day: %d of %d parts differ from the shard's sums, want 0 of 1440", d, n)
 	}
 	// The window rule changes to 10 minutes: a manual recompute removes
 	// the 1-minute rows (and takes them out of the sums) and writes 144.

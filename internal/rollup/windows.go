@@ -191,12 +191,20 @@ type ShardWork struct {
 // windows that differed counted.
 func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbine, rules fleet.Rules, pairs Pairs, sumWindows []int, rebuildSums bool, now time.Time) (ShardWork, error) {
 	var w ShardWork
+	// The sums of the windows just written, as the upsert left them.
+	written := map[int64]sharddb.FarmWindowSumsRow{}
 	if len(pairs) > 0 {
-		res, err := sq.TurbineWindowUpsert(ctx, pairs.UpsertParams(g, turbines, rules, now))
+		rows, err := sq.TurbineWindowUpsert(ctx, pairs.UpsertParams(g, turbines, rules, now))
 		if err != nil {
 			return w, fmt.Errorf("compute windows: %w", err)
 		}
-		w.Windows, w.RowsRead = res.Windows, res.RowsRead
+		for _, r := range rows {
+			w.Windows, w.RowsRead = r.Windows, r.RowsRead
+			written[r.WindowStart.Unix()] = sharddb.FarmWindowSumsRow{
+				WindowStart: r.WindowStart, WindowEnd: r.WindowEnd, Day: r.Day, Expected: r.Expected, Received: r.Received,
+				Available: r.Available, Late: r.Late, Readings: r.Readings, ShardXid: r.ShardXid,
+			}
+		}
 	}
 	if rebuildSums {
 		res, err := sq.FarmWindowSumRebuild(ctx, sharddb.FarmWindowSumRebuildParams{FarmID: g.FarmID, Day: g.Day})
@@ -204,16 +212,25 @@ func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines [
 			return w, fmt.Errorf("rebuild window sums: %w", err)
 		}
 		w.SumsDiffered, w.FirstDiffered = res.Differed, res.FirstWindow
+		written = nil // the rebuild may have changed them
 	}
 	if len(sumWindows) > 0 {
 		starts := make([]time.Time, 0, len(sumWindows))
+		sums := make([]sharddb.FarmWindowSumsRow, 0, len(sumWindows))
 		for _, i := range sumWindows {
 			s, _ := g.Bounds(i)
 			starts = append(starts, s)
+			if r, ok := written[s.Unix()]; ok {
+				sums = append(sums, r)
+			}
 		}
-		sums, err := sq.FarmWindowSums(ctx, sharddb.FarmWindowSumsParams{FarmID: g.FarmID, WindowStarts: starts})
-		if err != nil {
-			return w, fmt.Errorf("window sums: %w", err)
+		if len(sums) < len(starts) {
+			// Some window was not written here (closing a day sums every
+			// window; only the missing ones were computed): read them all.
+			var err error
+			if sums, err = sq.FarmWindowSums(ctx, sharddb.FarmWindowSumsParams{FarmID: g.FarmID, WindowStarts: starts}); err != nil {
+				return w, fmt.Errorf("window sums: %w", err)
+			}
 		}
 		w.Sums = sums
 	}

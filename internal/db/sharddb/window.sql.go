@@ -373,10 +373,14 @@ FROM (SELECT tw.turbine_id,
              sum(tw.beyond_cadence) AS beyond_cadence, sum(tw.out_of_service) AS out_of_service,
              sum(tw.late) AS late, sum(tw.early) AS early,
              min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at
-      FROM turbine_window tw
-      WHERE tw.turbine_id = ANY ($2::text[]) AND tw.farm_id = $3 AND tw.day = $4
-        -- the day's key range of each turbine (primary key), not the farm's day
-        AND tw.window_start >= $1::timestamptz AND tw.window_start < $5::timestamptz
+      FROM unnest($2::text[]) AS t(turbine_id)
+      -- the day's key range of each turbine (primary key), not the farm's
+      -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
+      CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at FROM turbine_window tw
+                          WHERE tw.turbine_id = t.turbine_id
+                            AND tw.window_start >= $1::timestamptz AND tw.window_start < $3::timestamptz
+                          OFFSET 0) AS tw
+      WHERE tw.farm_id = $4 AND tw.day = $5
       GROUP BY 1, 2) AS h
 GROUP BY h.turbine_id
 ORDER BY h.turbine_id
@@ -385,9 +389,9 @@ ORDER BY h.turbine_id
 type TurbineDayFromWindowsParams struct {
 	DayStart   time.Time
 	TurbineIds []string
+	DayEnd     time.Time
 	FarmID     string
 	Day        time.Time
-	DayEnd     time.Time
 }
 
 type TurbineDayFromWindowsRow struct {
@@ -414,9 +418,9 @@ func (q *Queries) TurbineDayFromWindows(ctx context.Context, arg TurbineDayFromW
 	rows, err := q.db.Query(ctx, turbineDayFromWindows,
 		arg.DayStart,
 		arg.TurbineIds,
+		arg.DayEnd,
 		arg.FarmID,
 		arg.Day,
-		arg.DayEnd,
 	)
 	if err != nil {
 		return nil, err
@@ -509,13 +513,25 @@ func (q *Queries) TurbineWindowMissing(ctx context.Context, arg TurbineWindowMis
 }
 
 const turbineWindowOffGridDelete = `-- name: TurbineWindowOffGridDelete :one
-WITH del AS (
+WITH off_grid AS (
+    SELECT tw.turbine_id, tw.window_start
+    FROM unnest($1::text[]) AS t(turbine_id)
+    -- the day's key range of each turbine (primary key), not the farm's
+    -- day: OFFSET 0 keeps the farm and day tests out of the scan, so the
+    -- planner cannot take the farm's index even when the table has no
+    -- statistics yet (TestOneTurbineReadsItsKeyRange)
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at FROM turbine_window tw
+                        WHERE tw.turbine_id = t.turbine_id
+                          AND tw.window_start >= $2::timestamptz - interval '1 day'
+                          AND tw.window_start < $3::timestamptz + interval '1 day'
+                        OFFSET 0) AS tw
+    WHERE tw.farm_id = $4 AND tw.day = $5
+      AND (mod(extract(epoch FROM tw.window_start - $2::timestamptz), $6::integer) <> 0
+           OR tw.window_end <> least(tw.window_start + $6::integer * interval '1 second', $3::timestamptz))
+), del AS (
     DELETE FROM turbine_window tw
-    WHERE tw.turbine_id = ANY ($1::text[]) AND tw.farm_id = $2 AND tw.day = $3
-      -- the day's key range of each turbine (primary key), not the farm's day
-      AND tw.window_start >= $4::timestamptz - interval '1 day' AND tw.window_start < $5::timestamptz + interval '1 day'
-      AND (mod(extract(epoch FROM tw.window_start - $4::timestamptz), $6::integer) <> 0
-           OR tw.window_end <> least(tw.window_start + $6::integer * interval '1 second', $5::timestamptz))
+    USING off_grid o
+    WHERE tw.turbine_id = o.turbine_id AND tw.window_start = o.window_start
     RETURNING tw.farm_id, tw.window_start, tw.expected, tw.received, tw.available, tw.late,
               tw.received + tw.beyond_cadence + tw.out_of_service AS readings
 ), sub AS (
@@ -534,10 +550,10 @@ SELECT count(*)::bigint AS removed FROM del
 
 type TurbineWindowOffGridDeleteParams struct {
 	TurbineIds []string
-	FarmID     string
-	Day        time.Time
 	DayStart   time.Time
 	DayEnd     time.Time
+	FarmID     string
+	Day        time.Time
 	WindowS    int32
 }
 
@@ -548,10 +564,10 @@ type TurbineWindowOffGridDeleteParams struct {
 func (q *Queries) TurbineWindowOffGridDelete(ctx context.Context, arg TurbineWindowOffGridDeleteParams) (int64, error) {
 	row := q.db.QueryRow(ctx, turbineWindowOffGridDelete,
 		arg.TurbineIds,
-		arg.FarmID,
-		arg.Day,
 		arg.DayStart,
 		arg.DayEnd,
+		arg.FarmID,
+		arg.Day,
 		arg.WindowS,
 	)
 	var removed int64
@@ -559,7 +575,7 @@ func (q *Queries) TurbineWindowOffGridDelete(ctx context.Context, arg TurbineWin
 	return removed, err
 }
 
-const turbineWindowUpsert = `-- name: TurbineWindowUpsert :one
+const turbineWindowUpsert = `-- name: TurbineWindowUpsert :many
 WITH run AS (
     SELECT u.turbine_id, u.cadence_seconds AS c, u.w0, u.w1,
            greatest($1::timestamptz, u.service_from) AS origin,
@@ -653,27 +669,57 @@ WITH run AS (
     UNION ALL
     SELECT o.farm_id, o.window_start, o.window_end, o.day, -1, -o.expected::bigint, -o.received::bigint, -o.available::bigint,
            -o.late::bigint, -(o.received + o.beyond_cadence + o.out_of_service)::bigint
-    FROM win w
-    -- one primary-key probe per window (OFFSET 0 keeps it a probe: a
-    -- generic plan would otherwise hash the whole table)
+    -- one key-range scan per run of the rows it replaces (the statement's
+    -- snapshot: before the upsert), matched to the run's windows (OFFSET 0
+    -- keeps it a range scan: a generic plan would otherwise hash the whole
+    -- table)
+    FROM span s
     CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at FROM turbine_window tw
-                        WHERE tw.turbine_id = w.turbine_id AND tw.window_start = w.window_start OFFSET 0) AS o
-), sums AS (
-    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+                        WHERE tw.turbine_id = s.turbine_id AND tw.window_start >= s.lo
+                          AND tw.window_start < $1::timestamptz + (s.w1 + 1) * $9::integer * interval '1 second'
+                        OFFSET 0) AS o
+    JOIN win w ON w.turbine_id = o.turbine_id AND w.window_start = o.window_start
+), dsum AS (
     SELECT d.farm_id, d.window_start,
-           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)),
-           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)),
-           sum(d.turbines), sum(d.expected), sum(d.received), sum(d.available), sum(d.late), sum(d.readings)
+           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)) AS window_end,
+           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)) AS day,
+           sum(d.turbines) AS turbines, sum(d.expected) AS expected, sum(d.received) AS received,
+           sum(d.available) AS available, sum(d.late) AS late, sum(d.readings) AS readings
     FROM delta d
     GROUP BY d.farm_id, d.window_start
+), sums_updated AS (
+    -- Windows that have a sum row (every window after its first
+    -- computation) are updated in place, which costs less than an upsert.
+    UPDATE farm_window_sum fs
+    SET window_end = d.window_end, day = d.day,
+        turbines = fs.turbines + d.turbines, expected = fs.expected + d.expected,
+        received = fs.received + d.received, available = fs.available + d.available,
+        late = fs.late + d.late, readings = fs.readings + d.readings
+    FROM dsum d
+    WHERE fs.farm_id = d.farm_id AND fs.window_start = d.window_start
+    RETURNING fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings
+), sums_inserted AS (
+    -- The others get theirs (the upsert only guards against a row another
+    -- writer committed after this statement's snapshot: WindowLock keeps
+    -- them out).
+    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+    SELECT d.farm_id, d.window_start, d.window_end, d.day, d.turbines, d.expected, d.received, d.available, d.late, d.readings
+    FROM dsum d
+    WHERE NOT EXISTS (SELECT 1 FROM sums_updated u WHERE u.window_start = d.window_start)
     ON CONFLICT (farm_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, day = EXCLUDED.day,
         turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
         received = fs.received + EXCLUDED.received, available = fs.available + EXCLUDED.available,
         late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings
-    RETURNING 1
+    RETURNING fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings
+), written AS (
+    SELECT count(*)::bigint AS windows, coalesce(sum(ins.readings), 0)::bigint AS rows_read FROM ins
 )
-SELECT count(*)::bigint AS windows, coalesce(sum(readings), 0)::bigint AS rows_read FROM ins
+SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.expected, x.received, x.available, x.late, x.readings,
+       (pg_current_xact_id()::text)::bigint AS shard_xid
+FROM written w
+CROSS JOIN (SELECT window_start, window_end, day, expected, received, available, late, readings FROM sums_updated UNION ALL SELECT window_start, window_end, day, expected, received, available, late, readings FROM sums_inserted) AS x
+ORDER BY x.window_start
 `
 
 type TurbineWindowUpsertParams struct {
@@ -694,14 +740,26 @@ type TurbineWindowUpsertParams struct {
 }
 
 type TurbineWindowUpsertRow struct {
-	Windows  int64
-	RowsRead int64
+	Windows     int64
+	RowsRead    int64
+	WindowStart time.Time
+	WindowEnd   time.Time
+	Day         time.Time
+	Expected    int64
+	Received    int64
+	Available   int64
+	Late        int64
+	Readings    int64
+	ShardXid    int64
 }
 
 // TurbineWindowUpsert computes, from the readings, the counts of the given
 // runs of windows (turbine, first window index, last window index; runs
-// must not overlap) and upserts them into turbine_window. It returns how
-// many rows it wrote and how many readings it counted (its work).
+// must not overlap) and upserts them into turbine_window. It returns, one
+// row per window written, this shard's farm-window sum as the statement
+// left it (what FarmWindowSums would read next, without the second round
+// trip), beside how many turbine_window rows it wrote and how many
+// readings it counted (its work; the same on every row).
 //
 // The slot rule is turbine_day's (README, "The slot rule"): a turbine's
 // service time in the day, [origin, stop), is cut into E cadence slots; slot
@@ -717,8 +775,8 @@ type TurbineWindowUpsertRow struct {
 // window (one LATERAL index range scan per run). The same statement keeps
 // farm_window_sum (this shard's part of each farm window) in step: it adds
 // the rows written and subtracts the rows they replace.
-func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpsertParams) (TurbineWindowUpsertRow, error) {
-	row := q.db.QueryRow(ctx, turbineWindowUpsert,
+func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpsertParams) ([]TurbineWindowUpsertRow, error) {
+	rows, err := q.db.Query(ctx, turbineWindowUpsert,
 		arg.DayStart,
 		arg.DayEnd,
 		arg.TurbineIds,
@@ -734,9 +792,34 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 		arg.Day,
 		arg.ComputedAt,
 	)
-	var i TurbineWindowUpsertRow
-	err := row.Scan(&i.Windows, &i.RowsRead)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TurbineWindowUpsertRow
+	for rows.Next() {
+		var i TurbineWindowUpsertRow
+		if err := rows.Scan(
+			&i.Windows,
+			&i.RowsRead,
+			&i.WindowStart,
+			&i.WindowEnd,
+			&i.Day,
+			&i.Expected,
+			&i.Received,
+			&i.Available,
+			&i.Late,
+			&i.Readings,
+			&i.ShardXid,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const windowLock = `-- name: WindowLock :exec

@@ -105,13 +105,25 @@ ORDER BY 1, 2;
 -- that has since changed), so the day adds up from one grid, and takes
 -- them out of farm_window_sum. Returns how many rows it removed.
 -- name: TurbineWindowOffGridDelete :one
-WITH del AS (
-    DELETE FROM turbine_window tw
-    WHERE tw.turbine_id = ANY (sqlc.arg(turbine_ids)::text[]) AND tw.farm_id = sqlc.arg(farm_id) AND tw.day = sqlc.arg(day)
-      -- the day's key range of each turbine (primary key), not the farm's day
-      AND tw.window_start >= sqlc.arg(day_start)::timestamptz - interval '1 day' AND tw.window_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+WITH off_grid AS (
+    SELECT tw.turbine_id, tw.window_start
+    FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
+    -- the day's key range of each turbine (primary key), not the farm's
+    -- day: OFFSET 0 keeps the farm and day tests out of the scan, so the
+    -- planner cannot take the farm's index even when the table has no
+    -- statistics yet (TestOneTurbineReadsItsKeyRange)
+    CROSS JOIN LATERAL (SELECT tw.* FROM turbine_window tw
+                        WHERE tw.turbine_id = t.turbine_id
+                          AND tw.window_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
+                          AND tw.window_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+                        OFFSET 0) AS tw
+    WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.day = sqlc.arg(day)
       AND (mod(extract(epoch FROM tw.window_start - sqlc.arg(day_start)::timestamptz), sqlc.arg(window_s)::integer) <> 0
            OR tw.window_end <> least(tw.window_start + sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz))
+), del AS (
+    DELETE FROM turbine_window tw
+    USING off_grid o
+    WHERE tw.turbine_id = o.turbine_id AND tw.window_start = o.window_start
     RETURNING tw.farm_id, tw.window_start, tw.expected, tw.received, tw.available, tw.late,
               tw.received + tw.beyond_cadence + tw.out_of_service AS readings
 ), sub AS (
@@ -129,8 +141,11 @@ SELECT count(*)::bigint AS removed FROM del;
 
 -- TurbineWindowUpsert computes, from the readings, the counts of the given
 -- runs of windows (turbine, first window index, last window index; runs
--- must not overlap) and upserts them into turbine_window. It returns how
--- many rows it wrote and how many readings it counted (its work).
+-- must not overlap) and upserts them into turbine_window. It returns, one
+-- row per window written, this shard's farm-window sum as the statement
+-- left it (what FarmWindowSums would read next, without the second round
+-- trip), beside how many turbine_window rows it wrote and how many
+-- readings it counted (its work; the same on every row).
 --
 -- The slot rule is turbine_day's (README, "The slot rule"): a turbine's
 -- service time in the day, [origin, stop), is cut into E cadence slots; slot
@@ -146,7 +161,7 @@ SELECT count(*)::bigint AS removed FROM del;
 -- window (one LATERAL index range scan per run). The same statement keeps
 -- farm_window_sum (this shard's part of each farm window) in step: it adds
 -- the rows written and subtracts the rows they replace.
--- name: TurbineWindowUpsert :one
+-- name: TurbineWindowUpsert :many
 WITH run AS (
     SELECT u.turbine_id, u.cadence_seconds AS c, u.w0, u.w1,
            greatest(sqlc.arg(day_start)::timestamptz, u.service_from) AS origin,
@@ -240,27 +255,57 @@ WITH run AS (
     UNION ALL
     SELECT o.farm_id, o.window_start, o.window_end, o.day, -1, -o.expected::bigint, -o.received::bigint, -o.available::bigint,
            -o.late::bigint, -(o.received + o.beyond_cadence + o.out_of_service)::bigint
-    FROM win w
-    -- one primary-key probe per window (OFFSET 0 keeps it a probe: a
-    -- generic plan would otherwise hash the whole table)
+    -- one key-range scan per run of the rows it replaces (the statement's
+    -- snapshot: before the upsert), matched to the run's windows (OFFSET 0
+    -- keeps it a range scan: a generic plan would otherwise hash the whole
+    -- table)
+    FROM span s
     CROSS JOIN LATERAL (SELECT tw.* FROM turbine_window tw
-                        WHERE tw.turbine_id = w.turbine_id AND tw.window_start = w.window_start OFFSET 0) AS o
-), sums AS (
-    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+                        WHERE tw.turbine_id = s.turbine_id AND tw.window_start >= s.lo
+                          AND tw.window_start < sqlc.arg(day_start)::timestamptz + (s.w1 + 1) * sqlc.arg(window_s)::integer * interval '1 second'
+                        OFFSET 0) AS o
+    JOIN win w ON w.turbine_id = o.turbine_id AND w.window_start = o.window_start
+), dsum AS (
     SELECT d.farm_id, d.window_start,
-           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)),
-           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)),
-           sum(d.turbines), sum(d.expected), sum(d.received), sum(d.available), sum(d.late), sum(d.readings)
+           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)) AS window_end,
+           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)) AS day,
+           sum(d.turbines) AS turbines, sum(d.expected) AS expected, sum(d.received) AS received,
+           sum(d.available) AS available, sum(d.late) AS late, sum(d.readings) AS readings
     FROM delta d
     GROUP BY d.farm_id, d.window_start
+), sums_updated AS (
+    -- Windows that have a sum row (every window after its first
+    -- computation) are updated in place, which costs less than an upsert.
+    UPDATE farm_window_sum fs
+    SET window_end = d.window_end, day = d.day,
+        turbines = fs.turbines + d.turbines, expected = fs.expected + d.expected,
+        received = fs.received + d.received, available = fs.available + d.available,
+        late = fs.late + d.late, readings = fs.readings + d.readings
+    FROM dsum d
+    WHERE fs.farm_id = d.farm_id AND fs.window_start = d.window_start
+    RETURNING fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings
+), sums_inserted AS (
+    -- The others get theirs (the upsert only guards against a row another
+    -- writer committed after this statement's snapshot: WindowLock keeps
+    -- them out).
+    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+    SELECT d.farm_id, d.window_start, d.window_end, d.day, d.turbines, d.expected, d.received, d.available, d.late, d.readings
+    FROM dsum d
+    WHERE NOT EXISTS (SELECT 1 FROM sums_updated u WHERE u.window_start = d.window_start)
     ON CONFLICT (farm_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, day = EXCLUDED.day,
         turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
         received = fs.received + EXCLUDED.received, available = fs.available + EXCLUDED.available,
         late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings
-    RETURNING 1
+    RETURNING fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings
+), written AS (
+    SELECT count(*)::bigint AS windows, coalesce(sum(ins.readings), 0)::bigint AS rows_read FROM ins
 )
-SELECT count(*)::bigint AS windows, coalesce(sum(readings), 0)::bigint AS rows_read FROM ins;
+SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.expected, x.received, x.available, x.late, x.readings,
+       (pg_current_xact_id()::text)::bigint AS shard_xid
+FROM written w
+CROSS JOIN (SELECT * FROM sums_updated UNION ALL SELECT * FROM sums_inserted) AS x
+ORDER BY x.window_start;
 
 -- FarmWindowSums returns this shard's part of the given farm windows (its
 -- farm_window_sum rows, kept in step with turbine_window). shard_xid is
@@ -329,10 +374,14 @@ FROM (SELECT tw.turbine_id,
              sum(tw.beyond_cadence) AS beyond_cadence, sum(tw.out_of_service) AS out_of_service,
              sum(tw.late) AS late, sum(tw.early) AS early,
              min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at
-      FROM turbine_window tw
-      WHERE tw.turbine_id = ANY (sqlc.arg(turbine_ids)::text[]) AND tw.farm_id = sqlc.arg(farm_id) AND tw.day = sqlc.arg(day)
-        -- the day's key range of each turbine (primary key), not the farm's day
-        AND tw.window_start >= sqlc.arg(day_start)::timestamptz AND tw.window_start < sqlc.arg(day_end)::timestamptz
+      FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
+      -- the day's key range of each turbine (primary key), not the farm's
+      -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
+      CROSS JOIN LATERAL (SELECT tw.* FROM turbine_window tw
+                          WHERE tw.turbine_id = t.turbine_id
+                            AND tw.window_start >= sqlc.arg(day_start)::timestamptz AND tw.window_start < sqlc.arg(day_end)::timestamptz
+                          OFFSET 0) AS tw
+      WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.day = sqlc.arg(day)
       GROUP BY 1, 2) AS h
 GROUP BY h.turbine_id
 ORDER BY h.turbine_id;
