@@ -262,46 +262,32 @@ WITH shards AS (
     SELECT p.window_start, max(p.window_end) AS window_end, max(p.day) AS day,
            sum(p.expected) AS expected, sum(p.received) AS received, sum(p.available) AS available, sum(p.late) AS late,
            sum(p.readings) AS readings, count(*) AS parts
-    FROM unnest($2::timestamptz[]) AS u(window_start)
+    FROM unnest($4::timestamptz[]) AS u(window_start)
     JOIN farm_window_part p ON p.farm_id = $1 AND p.window_start = u.window_start
     GROUP BY p.window_start
-), whole AS (
-    SELECT s.window_start, s.window_end, s.day, s.expected, s.received, s.available, s.late, s.readings, s.parts FROM sums s CROSS JOIN shards WHERE s.parts >= shards.n
-), through AS (
-    SELECT $3::timestamptz - r.allowed_lateness_s * interval '1 second' AS complete_through
-    FROM farm_rules r WHERE r.farm_id = $1
-), updated AS (
-    UPDATE farm_window f
-    SET window_end = s.window_end, day = s.day, expected = s.expected, received = s.received, available = s.available,
-        late = s.late, readings = s.readings, computed_at = $3::timestamptz,
-        complete_through = (SELECT complete_through FROM through), revision = f.revision + 1, job_id = $4::bigint
-    FROM whole s
-    WHERE f.farm_id = $1 AND f.window_start = s.window_start AND f.path = 'final'
-    RETURNING f.window_start, f.day, f.revision
-), inserted AS (
-    INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
-                             readings, computed_at, complete_through, revision, job_id)
-    SELECT $1::text, s.window_start, 'final', s.window_end, s.day, s.expected, s.received, s.available, s.late,
-           s.readings, $3::timestamptz, (SELECT complete_through FROM through), 1, $4::bigint
-    FROM whole s
-    WHERE NOT EXISTS (SELECT 1 FROM updated WHERE updated.window_start = s.window_start)
-    ON CONFLICT (farm_id, window_start, path) DO UPDATE
-    SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected, received = EXCLUDED.received,
-        available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
-        computed_at = EXCLUDED.computed_at, complete_through = EXCLUDED.complete_through,
-        revision = farm_window.revision + 1, job_id = EXCLUDED.job_id
-    RETURNING window_start, day, revision
 )
-SELECT window_start, day, revision FROM updated
-UNION ALL
-SELECT window_start, day, revision FROM inserted
+INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
+                         readings, computed_at, complete_through, revision, job_id)
+SELECT $1::text, s.window_start, 'final', s.window_end, s.day, s.expected, s.received, s.available, s.late,
+       s.readings, $2::timestamptz,
+       $2::timestamptz - (SELECT allowed_lateness_s FROM farm_rules WHERE farm_id = $1) * interval '1 second',
+       1, $3::bigint
+FROM sums s
+CROSS JOIN shards
+WHERE s.parts >= shards.n
+ON CONFLICT (farm_id, window_start, path) DO UPDATE
+SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected, received = EXCLUDED.received,
+    available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
+    computed_at = EXCLUDED.computed_at, complete_through = EXCLUDED.complete_through,
+    revision = farm_window.revision + 1, job_id = EXCLUDED.job_id
+RETURNING window_start, day, revision
 `
 
 type FarmWindowFinalWriteParams struct {
 	FarmID       string
-	WindowStarts []time.Time
 	ComputedAt   time.Time
 	JobID        *int64
+	WindowStarts []time.Time
 }
 
 type FarmWindowFinalWriteRow struct {
@@ -312,15 +298,13 @@ type FarmWindowFinalWriteRow struct {
 
 // FarmWindowFinalWrite (re)writes the final rows of the given windows from
 // their parts, for windows every shard of the farm has a part of, and
-// returns what it wrote. Run under FarmWindowFinalLock. Final rows that
-// exist are updated in place (less than an upsert costs); the rest are
-// inserted.
+// returns what it wrote. Run under FarmWindowFinalLock.
 func (q *Queries) FarmWindowFinalWrite(ctx context.Context, arg FarmWindowFinalWriteParams) ([]FarmWindowFinalWriteRow, error) {
 	rows, err := q.db.Query(ctx, farmWindowFinalWrite,
 		arg.FarmID,
-		arg.WindowStarts,
 		arg.ComputedAt,
 		arg.JobID,
+		arg.WindowStarts,
 	)
 	if err != nil {
 		return nil, err
@@ -381,25 +365,13 @@ func (q *Queries) FarmWindowFinalsWrittenAt(ctx context.Context, arg FarmWindowF
 }
 
 const farmWindowPartUpsert = `-- name: FarmWindowPartUpsert :exec
-WITH u AS (
-    SELECT unnest($5::timestamptz[]) AS window_start, unnest($6::timestamptz[]) AS window_end,
-           unnest($7::date[]) AS day, unnest($8::bigint[]) AS expected, unnest($9::bigint[]) AS received,
-           unnest($10::bigint[]) AS available, unnest($11::bigint[]) AS late,
-           unnest($12::bigint[]) AS readings
-), updated AS (
-    UPDATE farm_window_part p
-    SET window_end = u.window_end, day = u.day, expected = u.expected, received = u.received, available = u.available,
-        late = u.late, readings = u.readings, shard_xid = $3::bigint, computed_at = $4::timestamptz
-    FROM u
-    WHERE p.farm_id = $1::text AND p.window_start = u.window_start AND p.shard_name = $2::text
-      AND p.shard_xid < $3::bigint
-    RETURNING p.window_start
-)
 INSERT INTO farm_window_part (farm_id, window_start, shard_name, window_end, day, expected, received, available, late, readings, shard_xid, computed_at)
 SELECT $1::text, u.window_start, $2::text, u.window_end, u.day, u.expected, u.received, u.available, u.late, u.readings,
        $3::bigint, $4::timestamptz
-FROM u
-WHERE NOT EXISTS (SELECT 1 FROM updated WHERE updated.window_start = u.window_start)
+FROM (SELECT unnest($5::timestamptz[]) AS window_start, unnest($6::timestamptz[]) AS window_end,
+             unnest($7::date[]) AS day, unnest($8::bigint[]) AS expected, unnest($9::bigint[]) AS received,
+             unnest($10::bigint[]) AS available, unnest($11::bigint[]) AS late,
+             unnest($12::bigint[]) AS readings) AS u
 ON CONFLICT (farm_id, window_start, shard_name) DO UPDATE
 SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected,
     received = EXCLUDED.received, available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
@@ -424,8 +396,6 @@ type FarmWindowPartUpsertParams struct {
 
 // FarmWindowPartUpsert records shards' parts of farm windows. A part from
 // an older shard snapshot (smaller shard_xid) never replaces a newer one.
-// Parts that exist (every recompute after a window's first) are updated in
-// place, which costs less than an upsert; the rest are upserted.
 func (q *Queries) FarmWindowPartUpsert(ctx context.Context, arg FarmWindowPartUpsertParams) error {
 	_, err := q.db.Exec(ctx, farmWindowPartUpsert,
 		arg.FarmID,

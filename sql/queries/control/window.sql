@@ -48,28 +48,14 @@ LIMIT sqlc.arg(max_windows)::integer;
 
 -- FarmWindowPartUpsert records shards' parts of farm windows. A part from
 -- an older shard snapshot (smaller shard_xid) never replaces a newer one.
--- Parts that exist (every recompute after a window's first) are updated in
--- place, which costs less than an upsert; the rest are upserted.
 -- name: FarmWindowPartUpsert :exec
-WITH u AS (
-    SELECT unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end,
-           unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(expected)::bigint[]) AS expected, unnest(sqlc.arg(received)::bigint[]) AS received,
-           unnest(sqlc.arg(available)::bigint[]) AS available, unnest(sqlc.arg(late)::bigint[]) AS late,
-           unnest(sqlc.arg(readings)::bigint[]) AS readings
-), updated AS (
-    UPDATE farm_window_part p
-    SET window_end = u.window_end, day = u.day, expected = u.expected, received = u.received, available = u.available,
-        late = u.late, readings = u.readings, shard_xid = sqlc.arg(shard_xid)::bigint, computed_at = sqlc.arg(computed_at)::timestamptz
-    FROM u
-    WHERE p.farm_id = sqlc.arg(farm_id)::text AND p.window_start = u.window_start AND p.shard_name = sqlc.arg(shard_name)::text
-      AND p.shard_xid < sqlc.arg(shard_xid)::bigint
-    RETURNING p.window_start
-)
 INSERT INTO farm_window_part (farm_id, window_start, shard_name, window_end, day, expected, received, available, late, readings, shard_xid, computed_at)
 SELECT sqlc.arg(farm_id)::text, u.window_start, sqlc.arg(shard_name)::text, u.window_end, u.day, u.expected, u.received, u.available, u.late, u.readings,
        sqlc.arg(shard_xid)::bigint, sqlc.arg(computed_at)::timestamptz
-FROM u
-WHERE NOT EXISTS (SELECT 1 FROM updated WHERE updated.window_start = u.window_start)
+FROM (SELECT unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end,
+             unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(expected)::bigint[]) AS expected, unnest(sqlc.arg(received)::bigint[]) AS received,
+             unnest(sqlc.arg(available)::bigint[]) AS available, unnest(sqlc.arg(late)::bigint[]) AS late,
+             unnest(sqlc.arg(readings)::bigint[]) AS readings) AS u
 ON CONFLICT (farm_id, window_start, shard_name) DO UPDATE
 SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected,
     received = EXCLUDED.received, available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
@@ -99,9 +85,7 @@ SELECT pg_advisory_xact_lock(hashtextextended('farm_window_final/' || sqlc.arg(f
 
 -- FarmWindowFinalWrite (re)writes the final rows of the given windows from
 -- their parts, for windows every shard of the farm has a part of, and
--- returns what it wrote. Run under FarmWindowFinalLock. Final rows that
--- exist are updated in place (less than an upsert costs); the rest are
--- inserted.
+-- returns what it wrote. Run under FarmWindowFinalLock.
 -- name: FarmWindowFinalWrite :many
 WITH shards AS (
     SELECT count(DISTINCT t.shard_name) AS n FROM turbine t WHERE t.farm_id = sqlc.arg(farm_id)
@@ -112,36 +96,22 @@ WITH shards AS (
     FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS u(window_start)
     JOIN farm_window_part p ON p.farm_id = sqlc.arg(farm_id) AND p.window_start = u.window_start
     GROUP BY p.window_start
-), whole AS (
-    SELECT s.* FROM sums s CROSS JOIN shards WHERE s.parts >= shards.n
-), through AS (
-    SELECT sqlc.arg(computed_at)::timestamptz - r.allowed_lateness_s * interval '1 second' AS complete_through
-    FROM farm_rules r WHERE r.farm_id = sqlc.arg(farm_id)
-), updated AS (
-    UPDATE farm_window f
-    SET window_end = s.window_end, day = s.day, expected = s.expected, received = s.received, available = s.available,
-        late = s.late, readings = s.readings, computed_at = sqlc.arg(computed_at)::timestamptz,
-        complete_through = (SELECT complete_through FROM through), revision = f.revision + 1, job_id = sqlc.narg(job_id)::bigint
-    FROM whole s
-    WHERE f.farm_id = sqlc.arg(farm_id) AND f.window_start = s.window_start AND f.path = 'final'
-    RETURNING f.window_start, f.day, f.revision
-), inserted AS (
-    INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
-                             readings, computed_at, complete_through, revision, job_id)
-    SELECT sqlc.arg(farm_id)::text, s.window_start, 'final', s.window_end, s.day, s.expected, s.received, s.available, s.late,
-           s.readings, sqlc.arg(computed_at)::timestamptz, (SELECT complete_through FROM through), 1, sqlc.narg(job_id)::bigint
-    FROM whole s
-    WHERE NOT EXISTS (SELECT 1 FROM updated WHERE updated.window_start = s.window_start)
-    ON CONFLICT (farm_id, window_start, path) DO UPDATE
-    SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected, received = EXCLUDED.received,
-        available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
-        computed_at = EXCLUDED.computed_at, complete_through = EXCLUDED.complete_through,
-        revision = farm_window.revision + 1, job_id = EXCLUDED.job_id
-    RETURNING window_start, day, revision
 )
-SELECT window_start, day, revision FROM updated
-UNION ALL
-SELECT window_start, day, revision FROM inserted;
+INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
+                         readings, computed_at, complete_through, revision, job_id)
+SELECT sqlc.arg(farm_id)::text, s.window_start, 'final', s.window_end, s.day, s.expected, s.received, s.available, s.late,
+       s.readings, sqlc.arg(computed_at)::timestamptz,
+       sqlc.arg(computed_at)::timestamptz - (SELECT allowed_lateness_s FROM farm_rules WHERE farm_id = sqlc.arg(farm_id)) * interval '1 second',
+       1, sqlc.narg(job_id)::bigint
+FROM sums s
+CROSS JOIN shards
+WHERE s.parts >= shards.n
+ON CONFLICT (farm_id, window_start, path) DO UPDATE
+SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.expected, received = EXCLUDED.received,
+    available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
+    computed_at = EXCLUDED.computed_at, complete_through = EXCLUDED.complete_through,
+    revision = farm_window.revision + 1, job_id = EXCLUDED.job_id
+RETURNING window_start, day, revision;
 
 -- ReconcileWindows measures fast against final for the given windows that
 -- have both rows, and for their farm-local days (every window of the day

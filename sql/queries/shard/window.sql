@@ -265,33 +265,18 @@ WITH run AS (
                           AND tw.window_start < sqlc.arg(day_start)::timestamptz + (s.w1 + 1) * sqlc.arg(window_s)::integer * interval '1 second'
                         OFFSET 0) AS o
     JOIN win w ON w.turbine_id = o.turbine_id AND w.window_start = o.window_start
-), dsum AS (
+), sums AS (
+    -- An upsert, not an update of the rows that exist: its conflict check
+    -- always probes the key, where an UPDATE ... FROM is planned from the
+    -- table's statistics, and right after a day's first rows (before
+    -- autovacuum has analysed them) that plan can scan every row per window.
+    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
     SELECT d.farm_id, d.window_start,
-           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)) AS window_end,
-           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)) AS day,
-           sum(d.turbines) AS turbines, sum(d.expected) AS expected, sum(d.received) AS received,
-           sum(d.available) AS available, sum(d.late) AS late, sum(d.readings) AS readings
+           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)),
+           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)),
+           sum(d.turbines), sum(d.expected), sum(d.received), sum(d.available), sum(d.late), sum(d.readings)
     FROM delta d
     GROUP BY d.farm_id, d.window_start
-), sums_updated AS (
-    -- Windows that have a sum row (every window after its first
-    -- computation) are updated in place, which costs less than an upsert.
-    UPDATE farm_window_sum fs
-    SET window_end = d.window_end, day = d.day,
-        turbines = fs.turbines + d.turbines, expected = fs.expected + d.expected,
-        received = fs.received + d.received, available = fs.available + d.available,
-        late = fs.late + d.late, readings = fs.readings + d.readings
-    FROM dsum d
-    WHERE fs.farm_id = d.farm_id AND fs.window_start = d.window_start
-    RETURNING fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings
-), sums_inserted AS (
-    -- The others get theirs (the upsert only guards against a row another
-    -- writer committed after this statement's snapshot: WindowLock keeps
-    -- them out).
-    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
-    SELECT d.farm_id, d.window_start, d.window_end, d.day, d.turbines, d.expected, d.received, d.available, d.late, d.readings
-    FROM dsum d
-    WHERE NOT EXISTS (SELECT 1 FROM sums_updated u WHERE u.window_start = d.window_start)
     ON CONFLICT (farm_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, day = EXCLUDED.day,
         turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
@@ -304,7 +289,7 @@ WITH run AS (
 SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.expected, x.received, x.available, x.late, x.readings,
        (pg_current_xact_id()::text)::bigint AS shard_xid
 FROM written w
-CROSS JOIN (SELECT * FROM sums_updated UNION ALL SELECT * FROM sums_inserted) AS x
+CROSS JOIN sums AS x
 ORDER BY x.window_start;
 
 -- FarmWindowSums returns this shard's part of the given farm windows (its
