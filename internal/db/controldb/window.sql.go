@@ -263,11 +263,7 @@ WITH shards AS (
            sum(p.expected) AS expected, sum(p.received) AS received, sum(p.available) AS available, sum(p.late) AS late,
            sum(p.readings) AS readings, count(*) AS parts
     FROM unnest($4::timestamptz[]) AS u(window_start)
-    -- one key probe per window (OFFSET 0): a join was planned as a scan of
-    -- every part the farm has ever had (49 ms with 30 days of parts, and
-    -- growing; TestControlWritesReadTheirWindows)
-    CROSS JOIN LATERAL (SELECT p.farm_id, p.window_start, p.shard_name, p.window_end, p.day, p.expected, p.received, p.available, p.late, p.readings, p.shard_xid, p.computed_at FROM farm_window_part p
-                        WHERE p.farm_id = $1 AND p.window_start = u.window_start OFFSET 0) AS p
+    JOIN farm_window_part p ON p.farm_id = $1 AND p.window_start = u.window_start
     GROUP BY p.window_start
 )
 INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
@@ -579,32 +575,22 @@ func (q *Queries) FarmsForPublication(ctx context.Context) ([]FarmsForPublicatio
 }
 
 const reconcileWindows = `-- name: ReconcileWindows :exec
-WITH touched AS (
-    -- The days of the given windows, one key probe per window; then each
-    -- day's rows through the farm's day index, and one key probe per fast
-    -- row for its final row. (OFFSET 0 keeps each a probe: joins were
-    -- planned as scans of every window the farm has ever had, 60 ms with 30
-    -- days and growing; TestControlWritesReadTheirWindows.)
-    SELECT DISTINCT w.day
-    FROM unnest($1::timestamptz[]) AS u(window_start)
-    CROSS JOIN LATERAL (SELECT w.day FROM farm_window w
-                        WHERE w.farm_id = $2 AND w.window_start = u.window_start OFFSET 0) AS w
-), pairs AS (
+WITH pairs AS (
     SELECT fa.farm_id, fa.window_start, fa.day,
            fa.expected AS fast_expected, fa.received AS fast_received, fa.available AS fast_available,
            fi.expected AS final_expected, fi.received AS final_received, fi.available AS final_available, fi.revision
-    FROM touched d
-    CROSS JOIN LATERAL (SELECT fa.farm_id, fa.window_start, fa.path, fa.window_end, fa.day, fa.expected, fa.received, fa.available, fa.late, fa.readings, fa.computed_at, fa.complete_through, fa.revision, fa.job_id FROM farm_window fa
-                        WHERE fa.farm_id = $2 AND fa.day = d.day AND fa.path = 'fast' OFFSET 0) AS fa
-    CROSS JOIN LATERAL (SELECT fi.farm_id, fi.window_start, fi.path, fi.window_end, fi.day, fi.expected, fi.received, fi.available, fi.late, fi.readings, fi.computed_at, fi.complete_through, fi.revision, fi.job_id FROM farm_window fi
-                        WHERE fi.farm_id = fa.farm_id AND fi.window_start = fa.window_start AND fi.path = 'final' OFFSET 0) AS fi
+    FROM farm_window fa
+    JOIN farm_window fi ON fi.farm_id = fa.farm_id AND fi.window_start = fa.window_start AND fi.path = 'final'
+    WHERE fa.farm_id = $1 AND fa.path = 'fast'
+      AND fa.day IN (SELECT DISTINCT w.day FROM unnest($2::timestamptz[]) AS u(window_start)
+                     JOIN farm_window w ON w.farm_id = $1 AND w.window_start = u.window_start)
 ), win AS (
     INSERT INTO reconciliation (farm_id, scope, period_start, day, fast_expected, fast_received, fast_available,
                                 final_expected, final_received, final_available, windows, final_revision, measured_at)
     SELECT farm_id, 'window', window_start, day, fast_expected, fast_received, fast_available,
            final_expected, final_received, final_available, 1, revision, $3::timestamptz
     FROM pairs
-    WHERE window_start IN (SELECT unnest($1::timestamptz[]))
+    WHERE window_start IN (SELECT unnest($2::timestamptz[]))
     ON CONFLICT (farm_id, scope, period_start) DO UPDATE
     SET fast_expected = EXCLUDED.fast_expected, fast_received = EXCLUDED.fast_received, fast_available = EXCLUDED.fast_available,
         final_expected = EXCLUDED.final_expected, final_received = EXCLUDED.final_received,
@@ -629,8 +615,8 @@ SELECT (SELECT count(*) FROM win) + (SELECT count(*) FROM days)
 `
 
 type ReconcileWindowsParams struct {
-	WindowStarts []time.Time
 	FarmID       string
+	WindowStarts []time.Time
 	MeasuredAt   time.Time
 }
 
@@ -639,7 +625,7 @@ type ReconcileWindowsParams struct {
 // with both rows), and raises or updates a divergence alert where either
 // count diverges by more than the farm's threshold.
 func (q *Queries) ReconcileWindows(ctx context.Context, arg ReconcileWindowsParams) error {
-	_, err := q.db.Exec(ctx, reconcileWindows, arg.WindowStarts, arg.FarmID, arg.MeasuredAt)
+	_, err := q.db.Exec(ctx, reconcileWindows, arg.FarmID, arg.WindowStarts, arg.MeasuredAt)
 	return err
 }
 
