@@ -9,16 +9,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/galewatch/galewatch/internal/partition"
-	"github.com/galewatch/galewatch/internal/schema"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
 func TestPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t, testdb.NewDatabase(t))
-	_, err := schema.MigrateShard(ctx, pool)
-	testdb.Must(t, err, "migrate shard")
+	pool := testdb.ShardDatabase(t)
 	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 
 	t.Run("AheadOfTime", func(t *testing.T) {
@@ -147,9 +144,7 @@ func TestRetentionDayIsTheDayHoldingNow(t *testing.T) {
 func TestEnsurePartitionRace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t, testdb.NewDatabase(t))
-	_, err := schema.MigrateShard(ctx, pool)
-	testdb.Must(t, err, "migrate shard")
+	pool := testdb.ShardDatabase(t)
 	day := time.Date(2026, 8, 3, 0, 0, 0, 0, time.UTC)
 	first, err := pool.Begin(ctx)
 	testdb.Must(t, err, "begin")

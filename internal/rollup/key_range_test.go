@@ -8,7 +8,6 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/rollup"
-	"github.com/galewatch/galewatch/internal/schema"
 	"github.com/galewatch/galewatch/internal/testdb"
 	"github.com/jackc/pgx/v5"
 )
@@ -25,9 +24,7 @@ import (
 func TestOneTurbineReadsItsKeyRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t, testdb.NewDatabase(t))
-	_, err := schema.MigrateShard(ctx, pool)
-	testdb.Must(t, err, "migrate shard")
+	pool := testdb.ShardDatabase(t)
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	dayStart := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC)
 	dayEnd := dayStart.Add(24 * time.Hour)
@@ -44,7 +41,7 @@ func TestOneTurbineReadsItsKeyRange(t *testing.T) {
 		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', $2::date, 20, 600, 600, 600, 0, 600
 		FROM generate_series(0, 1439) AS w`, dayStart, day)
 
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// What the planner knows of a table nobody has analysed yet.
 		if _, err := tx.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid = 'turbine_window'::regclass`); err != nil {
 			return err

@@ -14,7 +14,6 @@ import (
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
-	"github.com/galewatch/galewatch/internal/schema"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -282,9 +281,7 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 func TestDirtyWindowRunsSplitOnClaim(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t, testdb.NewDatabase(t))
-	_, err := schema.MigrateShard(ctx, pool)
-	testdb.Must(t, err, "migrate shard")
+	pool := testdb.ShardDatabase(t)
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	dayStart := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return time.Date(2026, 8, 1, 10, m, 0, 0, time.UTC) }
@@ -306,7 +303,7 @@ func TestDirtyWindowRunsSplitOnClaim(t *testing.T) {
 		return fmt.Sprint(out)
 	}
 	var claimed []string
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := sharddb.New(tx).DirtyWindowClaim(ctx, sharddb.DirtyWindowClaimParams{FarmID: "f", Day: day, Before: at(4), DayStart: dayStart, WindowS: 60})
 		for _, r := range rows {
 			claimed = append(claimed, fmt.Sprintf("%s %d", r.TurbineID, r.WindowIndex))

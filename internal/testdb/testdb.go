@@ -21,6 +21,7 @@ import (
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/provision"
+	"github.com/galewatch/galewatch/internal/schema"
 )
 
 // MaintenanceDSN returns a DSN for the server's maintenance database
@@ -244,4 +245,14 @@ func Must(t testing.TB, err error, what string, args ...any) {
 	if err != nil {
 		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
 	}
+}
+
+// ShardDatabase creates a database of its own for the test, migrated to the
+// shard schema (no fleet, no control database), and returns a pool on it.
+func ShardDatabase(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool := Pool(t, NewDatabase(t))
+	_, err := schema.MigrateShard(context.Background(), pool)
+	Must(t, err, "migrate shard")
+	return pool
 }
