@@ -1,0 +1,107 @@
+package rollup_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/schema"
+	"github.com/galewatch/galewatch/internal/testdb"
+	"github.com/jackc/pgx/v5"
+)
+
+// TestControlWritesReadTheirWindows: a recompute's writes on the control
+// database (the final rows of its windows from their parts, and the
+// reconciliation of fast against final) read the rows of the windows and
+// the day they touch, not the farm's history, both when the tables are
+// analysed and when the planner knows nothing of them yet (a control
+// database freshly loaded, as in the benchmark). With 30 days of windows and
+// parts (3 shards), writing one day's 1,440 final rows and reconciling them
+// reads no row of farm_window or farm_window_part by a sequential scan, and
+// index entries of the day's rows only. Before, both were planned as scans of every row the
+// farm had (129,600 parts, 86,400 windows, growing by the day); a probe per
+// window, tried first, was planned as a scan per window without statistics.
+func TestControlWritesReadTheirWindows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Pool(t, testdb.NewDatabase(t))
+	_, err := schema.MigrateControl(ctx, pool)
+	testdb.Must(t, err, "migrate control")
+	first := time.Date(2026, 7, 1, 23, 0, 0, 0, time.UTC) // local midnight of 2 July, Europe/London
+	testdb.Exec(t, pool, `INSERT INTO farm (id, name, timezone) VALUES ('f', 'F', 'Europe/London')`)
+	for _, s := range []string{"s1", "s2", "s3"} {
+		testdb.Exec(t, pool, `INSERT INTO shard (name, database) VALUES ($1, 'unused_' || $1)`, s)
+	}
+	testdb.Exec(t, pool, `
+		INSERT INTO farm_window_part (farm_id, window_start, shard_name, window_end, day, expected, received, available, late, readings, shard_xid, computed_at)
+		SELECT 'f', $1::timestamptz + m * interval '1 minute', 's' || s, $1::timestamptz + (m + 1) * interval '1 minute',
+		       date '2026-07-02' + m / 1440, 30, 30, 30, 0, 30, 1, now()
+		FROM generate_series(0, 30 * 1440 - 1) AS m, generate_series(1, 3) AS s`, first)
+	testdb.Exec(t, pool, `
+		INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late, readings, computed_at, complete_through, revision)
+		SELECT 'f', $1::timestamptz + m * interval '1 minute', p, $1::timestamptz + (m + 1) * interval '1 minute',
+		       date '2026-07-02' + m / 1440, 90, 90, 90, 0, 90, now(), now(), 1
+		FROM generate_series(0, 30 * 1440 - 1) AS m, unnest(ARRAY['fast', 'final']) AS p`, first)
+	testdb.Exec(t, pool, `ANALYZE farm_window_part`)
+	testdb.Exec(t, pool, `ANALYZE farm_window`)
+
+	// The 19th day: 2026-07-20.
+	starts := make([]time.Time, 1440)
+	for i := range starts {
+		starts[i] = first.Add(time.Duration(18*1440+i) * time.Minute)
+	}
+	for i, unanalysed := range []bool{false, true} {
+		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if unanalysed {
+				// What the planner knows of tables nobody has analysed yet.
+				if _, err := tx.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid IN ('farm_window'::regclass, 'farm_window_part'::regclass)`); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid IN ('farm_window'::regclass, 'farm_window_part'::regclass)`); err != nil {
+					return err
+				}
+			}
+			q := controldb.New(tx)
+			written, err := q.FarmWindowFinalWrite(ctx, controldb.FarmWindowFinalWriteParams{FarmID: "f", WindowStarts: starts, ComputedAt: time.Now()})
+			if err != nil {
+				return err
+			}
+			if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts, MeasuredAt: time.Now()}); err != nil {
+				return err
+			}
+			var seqParts, seqWindows, idxParts, idxWindows, reconciled, dayWindows int64
+			if err := tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned('farm_window_part'::regclass),
+				pg_stat_get_xact_tuples_returned('farm_window'::regclass),
+				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'farm_window_part'::regclass),
+				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'farm_window'::regclass),
+				(SELECT count(*) FROM reconciliation),
+				(SELECT windows FROM reconciliation WHERE scope = 'day' AND day = '2026-07-20')`).Scan(
+				&seqParts, &seqWindows, &idxParts, &idxWindows, &reconciled, &dayWindows); err != nil {
+				return err
+			}
+			if len(written) != 1440 || written[0].Revision != int32(2+i) {
+				t.Fatalf("unanalysed=%v: final write: %d rows (first %+v), want 1440 at revision %d", unanalysed, len(written), written[0], 2+i)
+			}
+			if reconciled != 1441 || dayWindows != 1440 {
+				t.Fatalf("unanalysed=%v: %d reconciliation rows, the day's of %d windows; want 1441 (1,440 windows and their day) and 1440",
+					unanalysed, reconciled, dayWindows)
+			}
+			if seqParts != 0 || seqWindows != 0 {
+				t.Fatalf("unanalysed=%v: rows read by sequential scan: %d of farm_window_part, %d of farm_window; want 0 and 0", unanalysed, seqParts, seqWindows)
+			}
+			// Index entries: the day's 4,320 parts, counted twice when read
+			// by a bitmap scan (8,640); of farm_window, three range reads of
+			// the day's 2,880 rows (and their dead versions) and the
+			// upserts' key probes: at most 8 x 2,880 = 23,040, against the
+			// 86,400 rows of the farm's history.
+			if idxParts > 2*4320 || idxWindows > 8*2880 {
+				t.Fatalf("unanalysed=%v: index entries read: %d of farm_window_part (want <= 8640), %d of farm_window (want <= 23040)",
+					unanalysed, idxParts, idxWindows)
+			}
+			t.Logf("unanalysed=%v: index entries read: %d parts, %d windows", unanalysed, idxParts, idxWindows)
+			return nil
+		})
+		testdb.Must(t, err, "control writes")
+	}
+}
