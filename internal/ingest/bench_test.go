@@ -24,9 +24,10 @@ import (
 )
 
 // BenchmarkIngestFarmDay: one Ardnave farm-day (300 turbines × 43,200 =
-// 12,960,000 readings) routed to its 3 shards, beside the floor measured in
-// the same run: a raw COPY of the same rows into the same tables (3 parallel
-// streams, 100k rows per transaction). Then a replay where every row is a
+// 12,960,000 readings) routed to its 3 shards, beside the floors measured in
+// the same run: raw COPY of the same rows into the same tables (three ways),
+// in passes that alternate floors and ingest (BENCH_INGEST_PASSES, default
+// 2), each scored by its best pass. Then a replay where every row is a
 // duplicate. Then the cost of the covering key, as raw COPY of one shard's
 // share into the table with and without INCLUDE. Run: make bench-ingest.
 func BenchmarkIngestFarmDay(b *testing.B) {
@@ -82,19 +83,6 @@ func benchIngestFarmDay(b *testing.B) {
 		{"raw COPY, 1 stream/shard, 100k rows/tx", 1, 100_000, false},
 		{"raw COPY, 1 stream/shard, 100k rows/tx, allocation-free values", 1, 100_000, true},
 	}
-	var floorRate float64
-	var floorName string
-	for _, f := range floors {
-		took := rawCopy(b, sc, shardOf, pools, "readings", f.streams, f.batch, f.free)
-		r := rows / took.Seconds()
-		report("floor   %-64s %8.0f rows/s  (%.1f s)", f.name+":", r, took.Seconds())
-		if r > floorRate {
-			floorRate, floorName = r, f.name
-		}
-		truncate()
-	}
-	report("floor   strongest: %s, %.0f rows/s", floorName, floorRate)
-
 	// The ingest path: validate, route, lanes, exactly-once, dirty marks.
 	// The ingest clock is fixed after the simulated day's last arrival, so
 	// the benchmark means the same whenever it runs (the maximum age would
@@ -116,12 +104,49 @@ func benchIngestFarmDay(b *testing.B) {
 		testdb.Must(b, err, "simulate")
 		return sum, time.Since(start), stop()
 	}
-	sum, took, rss := run("new")
-	rate := rows / took.Seconds()
-	report("ingest  new readings (routed, marked):           %8.0f rows/s  (%.1f s)  ratio to strongest floor %.2f  peak RSS %d MB  %+v", rate, took.Seconds(), rate/floorRate, rss>>20, sum)
-	if sum.Accepted != rows {
-		b.Fatalf("accepted %d, want %d", sum.Accepted, rows)
+
+	// Passes alternate the floors and the ingest, so that both meet the
+	// machine's moods alike (a floor's rate varied from 446k to 729k rows/s
+	// between passes of one run); each is scored by its best pass, and the
+	// ingest must reach the strongest floor's best.
+	passes := 2
+	if v, err := strconv.Atoi(os.Getenv("BENCH_INGEST_PASSES")); err == nil && v > 0 {
+		passes = v
 	}
+	floorBest := make([]float64, len(floors))
+	var rate float64
+	var sum ingest.Summary
+	var rss int64
+	for pass := 1; pass <= passes; pass++ {
+		var passFloor float64
+		for i, f := range floors {
+			took := rawCopy(b, sc, shardOf, pools, "readings", f.streams, f.batch, f.free)
+			r := rows / took.Seconds()
+			report("floor   pass %d  %-64s %8.0f rows/s  (%.1f s)", pass, f.name+":", r, took.Seconds())
+			floorBest[i], passFloor = max(floorBest[i], r), max(passFloor, r)
+			truncate()
+		}
+		s, took, m := run(fmt.Sprintf("new, pass %d", pass))
+		r := rows / took.Seconds()
+		report("ingest  pass %d  new readings (routed, marked):   %8.0f rows/s  (%.1f s)  ratio to this pass's strongest floor %.2f  peak RSS %d MB  %+v",
+			pass, r, took.Seconds(), r/passFloor, m>>20, s)
+		if s.Accepted != rows {
+			b.Fatalf("pass %d: accepted %d, want %d", pass, s.Accepted, rows)
+		}
+		rate, sum, rss = max(rate, r), s, max(rss, m)
+		if pass < passes {
+			truncate()
+		}
+	}
+	var floorRate float64
+	var floorName string
+	for i, f := range floors {
+		if floorBest[i] > floorRate {
+			floorRate, floorName = floorBest[i], f.name
+		}
+	}
+	report("floor   strongest, best of %d passes: %s, %.0f rows/s", passes, floorName, floorRate)
+	report("ingest  new readings, best of %d passes:          %8.0f rows/s  ratio to strongest floor %.2f  %+v", passes, rate, rate/floorRate, sum)
 	b.ReportMetric(rate, "new-rows/s")
 	b.ReportMetric(floorRate, "floor-rows/s")
 	b.ReportMetric(rate/floorRate, "ratio")
