@@ -110,10 +110,23 @@ type markSet struct {
 	marks     map[markKey]*markAgg
 	windows   map[*Route][]*turbineRuns // per turbine, per day (usually one)
 	days      map[string]localDay
+	last      map[*Route]lastMark
+}
+
+// lastMark is where a turbine's previous marked reading of the batch left
+// its marks: its day, that day's runs and the farm-day's aggregate. A
+// reading whose windows all lie in the last run changes nothing but the
+// aggregate's counts (the common case of a replay: one pointer lookup and
+// a few comparisons instead of the window walk and two keyed lookups).
+type lastMark struct {
+	ld   localDay
+	runs *turbineRuns
+	agg  *markAgg
 }
 
 func newMarkSet(writeTime time.Time) *markSet {
-	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[*Route][]*turbineRuns{}, days: map[string]localDay{}}
+	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[*Route][]*turbineRuns{}, days: map[string]localDay{},
+		last: map[*Route]lastMark{}}
 }
 
 // runsOf returns the route's runs of day ld.
@@ -131,15 +144,29 @@ func (s *markSet) runsOf(route *Route, ld localDay, window time.Duration) *turbi
 
 // add considers one inserted reading.
 func (s *markSet) add(route *Route, recordedAt time.Time) {
+	// The earliest window the reading can count towards: the one holding
+	// its slot's start, at most two cadences back (never before the day).
+	back := -2 * max(route.Cadence, time.Second)
+	if lm, ok := s.last[route]; ok && lm.ld.contains(recordedAt) {
+		from := recordedAt.Add(back)
+		if from.Before(lm.ld.start) {
+			from = lm.ld.start
+		}
+		// Every window from from's to recordedAt's is in the last run, so
+		// marked already (the run holds only windows that met the rule).
+		run := lm.runs.runs[len(lm.runs.runs)-1]
+		if !from.Before(run.start) && recordedAt.Before(run.end) {
+			lm.agg.count(recordedAt)
+			return
+		}
+	}
 	ld, ok := s.days[route.FarmID]
 	if !ok || !ld.contains(recordedAt) {
 		ld = dayOf(recordedAt, route.Location)
 		s.days[route.FarmID] = ld
 	}
 	rule := MarkRule{Window: route.Rules.Window, Lateness: route.Rules.AllowedLateness, Margin: route.Rules.MarkMargin}
-	// The earliest window the reading can count towards: the one holding
-	// its slot's start, at most two cadences back (never before the day).
-	from := recordedAt.Add(-2 * max(route.Cadence, time.Second))
+	from := recordedAt.Add(back)
 	if from.Before(ld.start) {
 		from = ld.start
 	}
@@ -167,6 +194,12 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 		s.marks[k] = m
 	}
 	m.turbines[route.TurbineID] = struct{}{}
+	m.count(recordedAt)
+	s.last[route] = lastMark{ld: ld, runs: runs, agg: m}
+}
+
+// count adds one marked reading of the farm-day.
+func (m *markAgg) count(recordedAt time.Time) {
 	if recordedAt.Before(m.first) {
 		m.first = recordedAt
 	}

@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 
@@ -46,4 +48,144 @@ func TestMarksAreRuns(t *testing.T) {
 	if fmt.Sprint(got) != want {
 		t.Fatalf("runs %v\nwant %s", got, want)
 	}
+}
+
+// TestMarksMatchTheRule: 20,000 readings of 3 turbines of two farms (one of
+// them whose day starts at 03:00Z), in random order and in order, across
+// three local days, written at a time when only some of their windows are
+// past end + lateness − margin. The windows the runs cover, and each
+// farm-day's turbines, first and last reading and count, are exactly what
+// the rule gives reading by reading (a naive walk of every window each
+// reading may count towards): the shortcut for a reading whose windows are
+// all in its turbine's last run changes nothing.
+func TestMarksMatchTheRule(t *testing.T) {
+	london, err := time.LoadLocation("Europe/London")
+	if err != nil {
+		t.Fatal(err)
+	}
+	santiago, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := fleet.Rules{Window: time.Minute, AllowedLateness: 10 * time.Minute, MarkMargin: 30 * time.Second}
+	routes := []*Route{
+		{TurbineID: "A-1", FarmID: "a", Location: london, Cadence: 2 * time.Second, Rules: rules},
+		{TurbineID: "A-2", FarmID: "a", Location: london, Cadence: 5 * time.Second, Rules: rules},
+		{TurbineID: "S-1", FarmID: "s", Location: santiago, Cadence: 2 * time.Second, Rules: rules},
+	}
+	base := time.Date(2026, 9, 5, 20, 0, 0, 0, time.UTC)
+	writeTime := base.Add(30 * time.Hour) // windows of the last ~4 h are not yet marked
+	rng := rand.New(rand.NewPCG(1, 2))
+	type reading struct {
+		route *Route
+		at    time.Time
+	}
+	var readings []reading
+	for i := 0; i < 20000; i++ {
+		readings = append(readings, reading{routes[rng.IntN(len(routes))], base.Add(time.Duration(rng.Int64N(int64(34 * time.Hour))))})
+	}
+	ordered := append([]reading(nil), readings...)
+	sort.Slice(ordered, func(i, j int) bool { return ordered[i].at.Before(ordered[j].at) })
+
+	// The rule, reading by reading.
+	type dayKey struct {
+		farm string
+		day  string
+	}
+	type agg struct {
+		turbines    map[string]bool
+		first, last time.Time
+		n           int64
+	}
+	wantWindows := map[string]bool{}
+	wantDays := map[dayKey]*agg{}
+	for _, r := range readings {
+		ld := dayOf(r.at, r.route.Location)
+		rule := MarkRule{Window: rules.Window, Lateness: rules.AllowedLateness, Margin: rules.MarkMargin}
+		from := r.at.Add(-2 * r.route.Cadence)
+		if from.Before(ld.start) {
+			from = ld.start
+		}
+		marked := false
+		for ws, we := rule.window(ld, from); !ws.After(r.at); ws, we = rule.window(ld, we) {
+			if !writeTime.Before(we.Add(rule.Lateness - rule.Margin)) {
+				wantWindows[fmt.Sprintf("%s %s %s", r.route.TurbineID, ld.date.Format(time.DateOnly), ws.UTC().Format(time.RFC3339))] = true
+				marked = true
+			}
+			if !we.Before(ld.end) {
+				break
+			}
+		}
+		if !marked {
+			continue
+		}
+		k := dayKey{r.route.FarmID, ld.date.Format(time.DateOnly)}
+		a := wantDays[k]
+		if a == nil {
+			a = &agg{turbines: map[string]bool{}, first: r.at, last: r.at}
+			wantDays[k] = a
+		}
+		a.turbines[r.route.TurbineID] = true
+		a.first = minTime(a.first, r.at)
+		a.last = maxTime(a.last, r.at)
+		a.n++
+	}
+
+	for name, input := range map[string][]reading{"random order": readings, "in order": ordered} {
+		s := newMarkSet(writeTime)
+		for _, r := range input {
+			s.add(r.route, r.at)
+		}
+		gotWindows := map[string]bool{}
+		for _, p := range s.windowParams() {
+			for i := range p.TurbineIds {
+				n := 0
+				for ws := p.WindowStarts[i]; ws.Before(p.WindowEnds[i]); ws = ws.Add(rules.Window) {
+					gotWindows[fmt.Sprintf("%s %s %s", p.TurbineIds[i], p.Days[i].Format(time.DateOnly), ws.UTC().Format(time.RFC3339))] = true
+					n++
+				}
+				if int32(n) != p.Windows[i] {
+					t.Fatalf("%s: run %s %s–%s says %d windows, holds %d", name, p.TurbineIds[i], p.WindowStarts[i], p.WindowEnds[i], p.Windows[i], n)
+				}
+			}
+		}
+		if len(wantWindows) < 1000 || len(wantWindows) == 3*34*60 {
+			t.Fatalf("the rule marks %d windows: the test should mark many but not all", len(wantWindows))
+		}
+		for w := range wantWindows {
+			if !gotWindows[w] {
+				t.Fatalf("%s: window %s not marked (%d marked, %d by the rule)", name, w, len(gotWindows), len(wantWindows))
+			}
+		}
+		for w := range gotWindows {
+			if !wantWindows[w] {
+				t.Fatalf("%s: window %s marked, not by the rule", name, w)
+			}
+		}
+		got := s.params()
+		if len(got) != len(wantDays) {
+			t.Fatalf("%s: %d farm-day marks, want %d", name, len(got), len(wantDays))
+		}
+		for _, p := range got {
+			a := wantDays[dayKey{p.FarmID, p.Day.Format(time.DateOnly)}]
+			if a == nil || len(p.TurbineIds) != len(a.turbines) || !p.FirstRecordedAt.Equal(a.first) || !p.LastRecordedAt.Equal(a.last) || p.Readings != a.n {
+				t.Fatalf("%s: mark %s %s: %d turbines, %s–%s, %d readings; want %+v", name, p.FarmID, p.Day.Format(time.DateOnly),
+					len(p.TurbineIds), p.FirstRecordedAt, p.LastRecordedAt, p.Readings, a)
+			}
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
