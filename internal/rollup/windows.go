@@ -207,7 +207,7 @@ func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines [
 		}
 	}
 	if rebuildSums {
-		res, err := sq.FarmWindowSumRebuild(ctx, sharddb.FarmWindowSumRebuildParams{FarmID: g.FarmID, Day: g.Day})
+		res, err := sq.FarmWindowSumRebuild(ctx, sharddb.FarmWindowSumRebuildParams{FarmID: g.FarmID, Day: g.Day, DayStart: g.Start, DayEnd: g.End})
 		if err != nil {
 			return w, fmt.Errorf("rebuild window sums: %w", err)
 		}
