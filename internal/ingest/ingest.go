@@ -235,9 +235,12 @@ type session struct {
 	routes  *Routes
 	tr      *tracker
 	pending map[string]*[2]*batch // shard -> [live, backfill] batch being filled
-	rejects []controldb.IngestRejectInsertParams
-	reasons []RejectReason // reasons[i] is rejects[i]'s
-	samples []RejectSample
+	// the last shard a reading went to, and its pending slots
+	lastShard string
+	lastSlots *[2]*batch
+	rejects   []controldb.IngestRejectInsertParams
+	reasons   []RejectReason // reasons[i] is rejects[i]'s
+	samples   []RejectSample
 
 	rejected, live, backfill, early int64
 	liveSince                       time.Time
@@ -279,20 +282,28 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		return s.reject(ctx, rec, reason, msg)
 	}
 	lane := Live
-	if r.ReceivedAt.Sub(r.RecordedAt) > route.Rules.LaneThreshold {
+	// check refused recorded_at more than the future limit ahead of
+	// received_at, so -lag cannot overflow
+	lag := r.ReceivedAt.Sub(r.RecordedAt)
+	if lag > route.Rules.LaneThreshold {
 		lane = Backfill
 		s.backfill++
 	} else {
 		s.live++
 	}
-	if r.RecordedAt.Sub(r.ReceivedAt) > route.Rules.EarlyTolerance {
+	if -lag > route.Rules.EarlyTolerance {
 		s.early++
 		s.in.cfg.Observer.Early(1)
 	}
-	slots := s.pending[route.Shard]
-	if slots == nil {
-		slots = &[2]*batch{}
-		s.pending[route.Shard] = slots
+	// Consecutive readings mostly go to the same shard (a farm's turbines
+	// in a row): its slots are kept at hand.
+	slots := s.lastSlots
+	if route.Shard != s.lastShard || slots == nil {
+		if slots = s.pending[route.Shard]; slots == nil {
+			slots = &[2]*batch{}
+			s.pending[route.Shard] = slots
+		}
+		s.lastShard, s.lastSlots = route.Shard, slots
 	}
 	b := slots[lane]
 	if b == nil {
