@@ -54,11 +54,7 @@ func TestControlWritesReadTheirWindows(t *testing.T) {
 	for i, unanalysed := range []bool{false, true} {
 		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			if unanalysed {
-				// What the planner knows of tables nobody has analysed yet.
-				if _, err := tx.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid IN ('farm_window'::regclass, 'farm_window_part'::regclass)`); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(ctx, `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid IN ('farm_window'::regclass, 'farm_window_part'::regclass)`); err != nil {
+				if err := testdb.ForgetStatistics(ctx, tx, "farm_window", "farm_window_part"); err != nil {
 					return err
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/testdb"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // TestDayCloseReadsItsDay: rebuilding a farm-day's window sums when the day
@@ -24,13 +25,7 @@ func TestDayCloseReadsItsDay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.ShardDatabase(t)
-	first := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC) // local midnight of 1 August, Europe/London
-	testdb.Exec(t, pool, `
-		INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
-		                            beyond_cadence, out_of_service, late, early, computed_at)
-		SELECT format('T-%s', lpad(k::text, 2, '0')), $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute',
-		       'f', date '2026-08-01' + w / 1440, 30, 30, 30, 0, 0, 0, 0, now()
-		FROM generate_series(1, 20) AS k, generate_series(0, 3 * 1440 - 1) AS w`, first)
+	first := threeDaysOfWindows(t, pool)
 	testdb.Exec(t, pool, `
 		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
 		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', date '2026-08-01' + w / 1440,
@@ -50,11 +45,7 @@ func TestDayCloseReadsItsDay(t *testing.T) {
 		}
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			if unanalysed {
-				// What the planner knows of tables nobody has analysed yet.
-				if _, err := tx.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid IN ('turbine_window'::regclass, 'farm_window_sum'::regclass)`); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(ctx, `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid IN ('turbine_window'::regclass, 'farm_window_sum'::regclass)`); err != nil {
+				if err := testdb.ForgetStatistics(ctx, tx, "turbine_window", "farm_window_sum"); err != nil {
 					return err
 				}
 			}
@@ -121,13 +112,7 @@ func TestMissingWindowsReadTheirRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.ShardDatabase(t)
-	first := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC) // local midnight of 1 August, Europe/London
-	testdb.Exec(t, pool, `
-		INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
-		                            beyond_cadence, out_of_service, late, early, computed_at)
-		SELECT format('T-%s', lpad(k::text, 2, '0')), $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute',
-		       'f', date '2026-08-01' + w / 1440, 30, 30, 30, 0, 0, 0, 0, now()
-		FROM generate_series(1, 20) AS k, generate_series(0, 3 * 1440 - 1) AS w`, first)
+	first := threeDaysOfWindows(t, pool)
 	dayStart := first.Add(24 * time.Hour)
 	noon := dayStart.Add(13 * time.Hour) // 12:00Z, window 780
 	testdb.Exec(t, pool, `DELETE FROM turbine_window WHERE turbine_id = 'T-03' AND window_start = $1`, noon)
@@ -146,10 +131,7 @@ func TestMissingWindowsReadTheirRange(t *testing.T) {
 		}
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			if unanalysed {
-				if _, err := tx.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid = 'turbine_window'::regclass`); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(ctx, `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'turbine_window'::regclass`); err != nil {
+				if err := testdb.ForgetStatistics(ctx, tx, "turbine_window"); err != nil {
 					return err
 				}
 			}
@@ -181,4 +163,18 @@ func TestMissingWindowsReadTheirRange(t *testing.T) {
 		})
 		testdb.Must(t, err, "missing windows")
 	}
+}
+
+// threeDaysOfWindows writes 20 turbines' one-minute windows of 1-3 August
+// (Europe/London days) for farm f, 30 slots each, all received, and returns
+// the first day's start.
+func threeDaysOfWindows(t *testing.T, pool *pgxpool.Pool) time.Time {
+	first := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC) // local midnight of 1 August, Europe/London
+	testdb.Exec(t, pool, `
+		INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
+		                            beyond_cadence, out_of_service, late, early, computed_at)
+		SELECT format('T-%s', lpad(k::text, 2, '0')), $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute',
+		       'f', date '2026-08-01' + w / 1440, 30, 30, 30, 0, 0, 0, 0, now()
+		FROM generate_series(1, 20) AS k, generate_series(0, 3 * 1440 - 1) AS w`, first)
+	return first
 }

@@ -42,11 +42,7 @@ func TestOneTurbineReadsItsKeyRange(t *testing.T) {
 		FROM generate_series(0, 1439) AS w`, dayStart, day)
 
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		// What the planner knows of a table nobody has analysed yet.
-		if _, err := tx.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid = 'turbine_window'::regclass`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'turbine_window'::regclass`); err != nil {
+		if err := testdb.ForgetStatistics(ctx, tx, "turbine_window"); err != nil {
 			return err
 		}
 		q := sharddb.New(tx)

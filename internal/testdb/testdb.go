@@ -256,3 +256,15 @@ func ShardDatabase(t testing.TB) *pgxpool.Pool {
 	Must(t, err, "migrate shard")
 	return pool
 }
+
+// ForgetStatistics leaves the planner, inside tx, knowing of the tables
+// what it knows of tables nobody has analysed yet (no column statistics,
+// no row count): the state right after a day's first rows are written,
+// before autovacuum comes. Rolled back with tx.
+func ForgetStatistics(ctx context.Context, tx pgx.Tx, tables ...string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid = ANY ($1::text[]::regclass[])`, tables); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = ANY ($1::text[]::regclass[])`, tables)
+	return err
+}
