@@ -49,14 +49,17 @@ func TestControlWritesReadTheirWindows(t *testing.T) {
 			if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts, MeasuredAt: time.Now()}); err != nil {
 				return err
 			}
-			var seqParts, seqWindows, idxParts, idxWindows, reconciled, dayWindows int64
-			if err := tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned('farm_window_part'::regclass),
-				pg_stat_get_xact_tuples_returned('farm_window'::regclass),
-				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'farm_window_part'::regclass),
-				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'farm_window'::regclass),
-				(SELECT count(*) FROM reconciliation),
-				(SELECT windows FROM reconciliation WHERE scope = 'day' AND day = '2026-07-20')`).Scan(
-				&seqParts, &seqWindows, &idxParts, &idxWindows, &reconciled, &dayWindows); err != nil {
+			seqParts, idxParts, err := testdb.TableReads(ctx, tx, "farm_window_part")
+			if err != nil {
+				return err
+			}
+			seqWindows, idxWindows, err := testdb.TableReads(ctx, tx, "farm_window")
+			if err != nil {
+				return err
+			}
+			var reconciled, dayWindows int64
+			if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM reconciliation),
+				(SELECT windows FROM reconciliation WHERE scope = 'day' AND day = '2026-07-20')`).Scan(&reconciled, &dayWindows); err != nil {
 				return err
 			}
 			if len(written) != 1440 || written[0].Revision != int32(2+i) {
@@ -141,9 +144,8 @@ func TestFastPathReadsItsLastWindow(t *testing.T) {
 			if len(due) != 5 || !due[0].WindowStart.Equal(next) || !due[4].WindowStart.Equal(next.Add(4*time.Minute)) {
 				t.Fatalf("unanalysed=%v: %d windows due (%+v), want 5 from %s", unanalysed, len(due), due, next)
 			}
-			var seq, idx int64
-			if err := tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned('farm_window'::regclass),
-				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'farm_window'::regclass)`).Scan(&seq, &idx); err != nil {
+			seq, idx, err := testdb.TableReads(ctx, tx, "farm_window")
+			if err != nil {
 				return err
 			}
 			if seq != 0 || idx > 100 {

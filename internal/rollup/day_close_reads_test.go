@@ -55,12 +55,12 @@ func TestDayCloseReadsItsDay(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			var seqWindows, seqSums, idxWindows, idxSums int64
-			if err := tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned('turbine_window'::regclass),
-				pg_stat_get_xact_tuples_returned('farm_window_sum'::regclass),
-				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'turbine_window'::regclass),
-				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'farm_window_sum'::regclass)`).Scan(
-				&seqWindows, &seqSums, &idxWindows, &idxSums); err != nil {
+			seqWindows, idxWindows, err := testdb.TableReads(ctx, tx, "turbine_window")
+			if err != nil {
+				return err
+			}
+			seqSums, idxSums, err := testdb.TableReads(ctx, tx, "farm_window_sum")
+			if err != nil {
 				return err
 			}
 			wantDiffered := int64(2)
@@ -148,9 +148,8 @@ func TestMissingWindowsReadTheirRange(t *testing.T) {
 			if fmt.Sprint(got) != "[T-03 780 T-07 781]" {
 				t.Fatalf("unanalysed=%v: missing %v, want [T-03 780 T-07 781]", unanalysed, got)
 			}
-			var seq, idx int64
-			if err := tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned('turbine_window'::regclass),
-				(SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'turbine_window'::regclass)`).Scan(&seq, &idx); err != nil {
+			seq, idx, err := testdb.TableReads(ctx, tx, "turbine_window")
+			if err != nil {
 				return err
 			}
 			// The day's 28,800 entries (and the 2 rows changed by hand), counted

@@ -268,3 +268,13 @@ func ForgetStatistics(ctx context.Context, tx pgx.Tx, tables ...string) error {
 	_, err := tx.Exec(ctx, `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = ANY ($1::text[]::regclass[])`, tables)
 	return err
 }
+
+// TableReads is what tx has read of table so far: the rows returned by
+// sequential scans, and the entries returned by its indexes (a bitmap
+// index scan counts each entry twice).
+func TableReads(ctx context.Context, tx pgx.Tx, table string) (seqRows, indexEntries int64, err error) {
+	err = tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned($1::regclass),
+		coalesce((SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = $1::regclass), 0)::bigint`,
+		table).Scan(&seqRows, &indexEntries)
+	return seqRows, indexEntries, err
+}
