@@ -269,6 +269,16 @@ func ForgetStatistics(ctx context.Context, tx pgx.Tx, tables ...string) error {
 	return err
 }
 
+// IndexBlocks is how many index pages tx has asked for on table's indexes
+// so far (from shared buffers or disk): a range scan reads its leaf pages
+// once, an = ANY index condition descends from the root once per element.
+func IndexBlocks(ctx context.Context, tx pgx.Tx, table string) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `SELECT coalesce((SELECT sum(pg_stat_get_xact_blocks_fetched(indexrelid)) FROM pg_index WHERE indrelid = $1::regclass), 0)::bigint`,
+		table).Scan(&n)
+	return n, err
+}
+
 // TableReads is what tx has read of table so far: the rows returned by
 // sequential scans, and the entries returned by its indexes (a bitmap
 // index scan counts each entry twice).

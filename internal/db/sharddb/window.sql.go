@@ -343,7 +343,10 @@ func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) 
 const farmWindowsWhole = `-- name: FarmWindowsWhole :many
 SELECT window_start
 FROM farm_window_sum
-WHERE farm_id = $1 AND window_start = ANY ($2::timestamptz[])
+WHERE farm_id = $1
+  AND window_start >= (SELECT min(x) FROM unnest($2::timestamptz[]) AS x)
+  AND window_start <= (SELECT max(x) FROM unnest($2::timestamptz[]) AS x)
+  AND window_start = ANY ($2::timestamptz[])
   AND turbines >= $3::integer
 `
 
@@ -358,7 +361,10 @@ type FarmWindowsWholeParams struct {
 // maintained farm_window_sum, as this transaction sees it): the windows a
 // correction need not fill in. Asked of the shard itself, not of the parts
 // on the control database: a job that died between its control and shard
-// commits left a part whose rows were never written.
+// commits left a part whose rows were never written. One range scan of
+// the key over the windows' span, the list a filter on it: as an index
+// condition, = ANY descends the index once per window (1,440 descents, 4-6
+// ms, for one turbine's day; TestWholeWindowsReadTheirSpan).
 func (q *Queries) FarmWindowsWhole(ctx context.Context, arg FarmWindowsWholeParams) ([]time.Time, error) {
 	rows, err := q.db.Query(ctx, farmWindowsWhole, arg.FarmID, arg.WindowStarts, arg.Turbines)
 	if err != nil {

@@ -405,11 +405,17 @@ ORDER BY h.turbine_id;
 -- maintained farm_window_sum, as this transaction sees it): the windows a
 -- correction need not fill in. Asked of the shard itself, not of the parts
 -- on the control database: a job that died between its control and shard
--- commits left a part whose rows were never written.
+-- commits left a part whose rows were never written. One range scan of
+-- the key over the windows' span, the list a filter on it: as an index
+-- condition, = ANY descends the index once per window (1,440 descents, 4-6
+-- ms, for one turbine's day; TestWholeWindowsReadTheirSpan).
 -- name: FarmWindowsWhole :many
 SELECT window_start
 FROM farm_window_sum
-WHERE farm_id = sqlc.arg(farm_id) AND window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
+WHERE farm_id = sqlc.arg(farm_id)
+  AND window_start >= (SELECT min(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
+  AND window_start <= (SELECT max(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
+  AND window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
   AND turbines >= sqlc.arg(turbines)::integer;
 
 -- FarmDayHasRows says whether this shard holds anything of the farm-local
