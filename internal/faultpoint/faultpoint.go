@@ -30,8 +30,9 @@ const Env = "GALEWATCH_FAULTPOINT"
 // The points. Each sits between two commits whose order matters.
 const (
 	// RollupBeforeControlCommit: a rollup_day job has read the shard and
-	// not yet written anything: its control transaction (advisory lock,
-	// claim) and its shard transaction are both open.
+	// not yet committed anything: its control transaction (advisory lock,
+	// claim; a large correction's window parts and final rows, written
+	// while the shard computed) and its shard transaction are both open.
 	RollupBeforeControlCommit = "rollup.before_control_commit"
 	// RollupBetweenCommits: a rollup_day job has committed its control
 	// side (parts, final windows, turbine_day) but not yet its shard side

@@ -72,6 +72,10 @@ type Result struct {
 	// RowsRead is how many readings the shard statement counted: the
 	// recompute's work.
 	RowsRead int64
+	// Ranges is how many ranges of windows a large correction was computed
+	// in, each range's control writes running while the shard computed the
+	// next (0: computed at once, written after).
+	Ranges int
 	// Skipped is true when a dirty request had already been taken by
 	// another recompute whose snapshot is newer than the marks: nothing to do.
 	Skipped bool
@@ -131,7 +135,7 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	var res Result
 	err = pgx.BeginFunc(ctx, c.Control, func(tx pgx.Tx) error {
 		var err error
-		res, err = c.recompute(ctx, controldb.New(tx), stx, req)
+		res, err = c.recompute(ctx, tx, stx, req)
 		return err
 	})
 	if err != nil {
@@ -156,7 +160,8 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.Tx, req Request) (Result, error) {
+func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (Result, error) {
+	q := controldb.New(tx)
 	// The lock is taken before the shard snapshot opens and released by the
 	// commit after the writes: the newer snapshot always writes last.
 	if err := q.AdvisoryXactLockKey(ctx, req.key()); err != nil {
@@ -354,11 +359,66 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 			}
 		}
 	}
-	work, err := ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now)
+	// The control side's window writes: this shard's parts, final rows and
+	// their reconciliation. A large correction writes each range of its
+	// windows there while the shard computes the next (overlapped, below),
+	// inside a savepoint that is undone if retention has cut the day; any
+	// other recompute writes them once the shard's reads are done.
+	var ranges [][]int
+	if !closeDay {
+		ranges = overlapRanges(pairs.Windows())
+	}
+	wq := q
+	var sp pgx.Tx
+	if len(ranges) > 0 {
+		if sp, err = tx.Begin(ctx); err != nil {
+			return Result{}, fmt.Errorf("savepoint: %w", err)
+		}
+		wq = controldb.New(sp)
+	}
+	ww := &windowWriter{q: wq, farm: req.FarmID, shard: req.Shard, day: req.Day, now: now, jobID: req.JobID}
+	var work ShardWork
+	wait := func() error { return nil }
+	if len(ranges) > 0 {
+		work, wait, err = computeOverlapped(ctx, sq, g, turbines, rules, pairs, finalWindows, ranges, now, ww)
+	} else {
+		work, err = ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
 	}
-	res := Result{Full: full, Windows: work.Windows, Claimed: len(dirty), RowsRead: work.RowsRead}
+	var dayRows []sharddb.TurbineDayFromWindowsRow
+	var lost sharddb.ReadingsDayLostRow
+	err = func() (ferr error) {
+		// The last range's control writes run on meanwhile: waited for
+		// whatever happens here, so that no statement is left running on
+		// the control transaction.
+		defer func() {
+			if werr := wait(); werr != nil && ferr == nil {
+				ferr = werr
+			}
+		}()
+		if dayEnded && len(ids) > 0 {
+			if dayRows, err = sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{
+				DayStart: farm.DayStart, DayEnd: farm.DayEnd, FarmID: req.FarmID, Day: req.Day, TurbineIds: ids,
+			}); err != nil {
+				return fmt.Errorf("shard %s: day from windows: %w", req.Shard, err)
+			}
+		}
+		// Has retention cut the day? Asked in the same shard transaction as
+		// the reads: the compute's locks on the partitions it read make a
+		// concurrent DROP wait until the check has run, and a DROP that
+		// came first has recorded itself by then (same transaction as the
+		// DROP).
+		if lost, err = sq.ReadingsDayLost(ctx, farm.DayStart); err != nil {
+			return fmt.Errorf("shard %s: retention: %w", req.Shard, err)
+		}
+		return nil
+	}()
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Full: full, Windows: work.Windows, Claimed: len(dirty), RowsRead: work.RowsRead, Ranges: len(ranges)}
 	if work.SumsDiffered > 0 {
 		// The maintained sums drifted from turbine_window: rebuilt (the
 		// parts written below are right), and a bug to find.
@@ -373,28 +433,24 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 			return Result{}, fmt.Errorf("raise alarm: %w", err)
 		}
 	}
-	var dayRows []sharddb.TurbineDayFromWindowsRow
-	if dayEnded && len(ids) > 0 {
-		if dayRows, err = sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{
-			DayStart: farm.DayStart, DayEnd: farm.DayEnd, FarmID: req.FarmID, Day: req.Day, TurbineIds: ids,
-		}); err != nil {
-			return Result{}, fmt.Errorf("shard %s: day from windows: %w", req.Shard, err)
-		}
-	}
-	// Has retention cut the day? Asked in the same shard transaction as the
-	// reads: the compute's locks on the partitions it read make a
-	// concurrent DROP wait until the check has run, and a DROP that came
-	// first has recorded itself by then (same transaction as the DROP).
-	lost, err := sq.ReadingsDayLost(ctx, farm.DayStart)
-	if err != nil {
-		return Result{}, fmt.Errorf("shard %s: retention: %w", req.Shard, err)
-	}
 	if lost.Lost {
 		// Overwriting the stored rows would replace good counts with
 		// partial ones. Commit the claim (nothing can serve the request),
-		// roll the shard back, and say why.
-		return Result{Refused: fmt.Errorf("%w: shard %s keeps readings from %s on, and the farm-local day %s starts before that; its stored rows are kept as they are",
+		// undo any window written on the control side, roll the shard
+		// back, and say why.
+		if sp != nil {
+			if err := sp.Rollback(ctx); err != nil {
+				return Result{}, fmt.Errorf("roll back to the savepoint: %w", err)
+			}
+		}
+		return Result{Ranges: len(ranges), Refused: fmt.Errorf("%w: shard %s keeps readings from %s on, and the farm-local day %s starts before that; its stored rows are kept as they are",
 			ErrReadingsDropped, req.Shard, lost.DroppedBefore.UTC().Format(time.RFC3339), req.Day.Format(time.DateOnly))}, nil
+	}
+	if sp != nil {
+		if err := sp.Commit(ctx); err != nil {
+			return Result{}, fmt.Errorf("release the savepoint: %w", err)
+		}
+		ww.q = q
 	}
 	if c.AfterCompute != nil {
 		c.AfterCompute(req)
@@ -403,39 +459,18 @@ func (c *Computer) recompute(ctx context.Context, q *controldb.Queries, stx pgx.
 		return Result{}, err
 	}
 
-	// The control side: parts, final rows, reconciliation, alerts, and the
-	// day's turbine_day rows once it has ended.
-	if len(work.Sums) > 0 {
-		if err := q.FarmWindowPartUpsert(ctx, PartParams(req.FarmID, req.Shard, work.Sums, now)); err != nil {
-			return Result{}, fmt.Errorf("window parts: %w", err)
-		}
-		if err := q.FarmWindowFinalLock(ctx, controldb.FarmWindowFinalLockParams{FarmID: req.FarmID, Day: req.Day}); err != nil {
-			return Result{}, fmt.Errorf("final lock: %w", err)
-		}
-		starts := make([]time.Time, len(work.Sums))
-		for i, s := range work.Sums {
-			starts[i] = s.WindowStart
-		}
-		written, err := q.FarmWindowFinalWrite(ctx, controldb.FarmWindowFinalWriteParams{
-			FarmID: req.FarmID, WindowStarts: starts, ComputedAt: now, JobID: req.JobID,
-		})
-		if err != nil {
-			return Result{}, fmt.Errorf("final windows: %w", err)
-		}
-		res.FinalWindows = len(written)
-		if len(written) > 0 {
-			ws := make([]time.Time, len(written))
-			for i, w := range written {
-				ws[i] = w.WindowStart
-			}
-			if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: req.FarmID, WindowStarts: ws, MeasuredAt: now}); err != nil {
-				return Result{}, fmt.Errorf("reconcile: %w", err)
-			}
-			if _, err := q.DivergenceAlertsRaise(ctx, controldb.DivergenceAlertsRaiseParams{FarmID: req.FarmID, Days: []time.Time{req.Day}, RaisedAt: now}); err != nil {
-				return Result{}, fmt.Errorf("divergence alerts: %w", err)
-			}
+	// The control side: parts, final rows, reconciliation (unless written
+	// overlapped above), alerts, and the day's turbine_day rows once it has
+	// ended.
+	if len(ranges) == 0 {
+		if err := ww.write(ctx, work.Sums); err != nil {
+			return Result{}, err
 		}
 	}
+	if err := ww.finish(ctx); err != nil {
+		return Result{}, err
+	}
+	res.FinalWindows = ww.final
 	if dayEnded && len(dayRows) > 0 {
 		n, err := c.writeDay(ctx, q, req, dayRows, now)
 		if err != nil {

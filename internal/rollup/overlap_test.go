@@ -1,0 +1,190 @@
+package rollup_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/partition"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// results records the recomputes' results, by reason.
+type results struct {
+	mu  sync.Mutex
+	all []rollup.Result
+	by  []string
+}
+
+func (r *results) add(req rollup.Request, res rollup.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.all, r.by = append(r.all, res), append(r.by, req.Reason)
+}
+
+func (r *results) of(reason string) []rollup.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []rollup.Result
+	for i, res := range r.all {
+		if r.by[i] == reason {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// wholeDay writes one reading every 2 s of the London day of 1 August for
+// each turbine.
+func wholeDay(ids ...string) string {
+	start := time.Date(2026, 8, 1, 0, 0, 0, 0, london)
+	var text strings.Builder
+	for _, id := range ids {
+		for s := 0; s < 86_400; s += 2 {
+			ndjson(&text, id, start.Add(time.Duration(s)*time.Second), true)
+		}
+	}
+	return text.String()
+}
+
+// windowCounts is what the control database holds of the farm-day's
+// windows: per window, its final row and this shard's part (expected /
+// received / available / readings), as text.
+func windowCounts(t *testing.T, b *bundle) []string {
+	t.Helper()
+	rows, err := b.env.Control.Query(context.Background(), `
+		SELECT f.window_start::text || ' ' || f.expected || '/' || f.received || '/' || f.available || '/' || f.readings
+		       || ' part ' || p.expected || '/' || p.received || '/' || p.available || '/' || p.readings
+		FROM farm_window f JOIN farm_window_part p USING (farm_id, window_start)
+		WHERE f.farm_id = 'slots' AND f.day = '2026-08-01' AND f.path = 'final'
+		ORDER BY f.window_start`)
+	testdb.Must(t, err, "windows")
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		testdb.Must(t, rows.Scan(&s), "scan")
+		out = append(out, s)
+	}
+	testdb.Must(t, rows.Err(), "windows")
+	return out
+}
+
+// finalWindowsReceiving counts the farm-day's final windows whose row and
+// part both hold n received slots and n readings.
+func finalWindowsReceiving(t *testing.T, b *bundle, n int) int64 {
+	t.Helper()
+	return testdb.Int(t, b.env.Control, `
+		SELECT count(*) FROM farm_window f JOIN farm_window_part p USING (farm_id, window_start)
+		WHERE f.farm_id = 'slots' AND f.day = '2026-08-01' AND f.path = 'final'
+		  AND f.received = $1 AND f.readings = $1 AND p.received = $1 AND p.readings = $1 AND p.expected = f.expected`, n)
+}
+
+// TestALargeCorrectionOverlapsItsControlWrites: MIX-1's whole day arrives
+// after the day was rolled up without it. Its correction (1,440 dirty
+// windows) is computed in 3 ranges of windows, each range's parts, final
+// rows and reconciliation written on the control database while the shard
+// computes the next. The rows it leaves are exactly those of a full
+// recompute of the day from scratch, done after it: 1,440 final windows
+// with 60 slots received (FAST-1's and MIX-1's 30 each) and MIX-1's day of
+// 43,200 slots.
+func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
+	t.Parallel()
+	var rec results
+	b := setup(t, slotFleet, options{onResult: rec.add})
+	b.clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
+	b.ingestText(t, wholeDay("FAST-1"))
+	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.waitIdle(t)
+	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got.Received != 0 || got.Expected != 43_200 {
+		t.Fatalf("MIX-1 before its readings: %+v, want 43200 expected, 0 received", got)
+	}
+
+	b.ingestText(t, wholeDay("MIX-1"))
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	dirty := rec.of(rollup.ReasonDirty)
+	if len(dirty) != 1 || dirty[0].Ranges != 3 || dirty[0].Windows != 1440 || dirty[0].FinalWindows != 1440 || dirty[0].RowsRead != 43_200 {
+		t.Fatalf("the correction: %+v, want one of 3 ranges, 1440 windows computed, 1440 final rows, 43200 readings counted", dirty)
+	}
+	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got != (slotCounts{Expected: 43_200, Received: 43_200, Available: 43_200}) {
+		t.Fatalf("MIX-1 after its correction: %+v, want 43200 expected, received and available", got)
+	}
+	corrected := windowCounts(t, b)
+	if n := finalWindowsReceiving(t, b, 60); len(corrected) != 1440 || n != 1440 {
+		t.Fatalf("%d final windows after the correction, %d of them with 60 received and 60 readings in the row and in its part; want 1440 and 1440 (FAST-1's and MIX-1's 30 slots each)", len(corrected), n)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 2`); n != 1440 {
+		t.Fatalf("%d final windows at revision 2, want 1440 (each written by the close and by the correction)", n)
+	}
+
+	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.waitIdle(t)
+	if manual := rec.of(rollup.ReasonManual); len(manual) != 2 || manual[1].Ranges != 0 {
+		t.Fatalf("manual recomputes: %+v, want 2, computed at once", manual)
+	}
+	full := windowCounts(t, b)
+	for i := range min(len(full), len(corrected)) {
+		if full[i] != corrected[i] {
+			t.Fatalf("a full recompute after the correction changed its windows: %q, the correction wrote %q", full[i], corrected[i])
+		}
+	}
+}
+
+// TestARefusedCorrectionWritesNoWindow: MIX-1's whole day arrives late, and
+// retention drops the first hour of the day before the drain's correction
+// runs. The correction computes its 3 ranges, writing each range's windows
+// on the control database while the shard computes the next; then it finds
+// the day cut and is refused. Every window it wrote is undone (its
+// savepoint): the final rows are still the close's (revision 1, FAST-1's
+// 30 slots received in each), and the request is taken (no job could serve
+// it).
+func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
+	t.Parallel()
+	var rec results
+	b := setup(t, slotFleet, options{onResult: rec.add})
+	b.clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
+	b.ingestText(t, wholeDay("FAST-1"))
+	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.waitIdle(t)
+	before := windowCounts(t, b)
+	if n := finalWindowsReceiving(t, b, 30); len(before) != 1440 || n != 1440 {
+		t.Fatalf("%d final windows after the close, %d of them with 30 received and 30 readings in the row and in its part; want 1440 and 1440 (FAST-1's 30 slots)", len(before), n)
+	}
+
+	b.ingestText(t, wholeDay("MIX-1"))
+	keepFrom := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	dropped, err := partition.Maintain(context.Background(), b.env.Shards.Pool("s1"), b.clock.Now(), 0, &keepFrom)
+	testdb.Must(t, err, "retention")
+	if dropped != 1 {
+		t.Fatalf("retention dropped %d partitions, want 1", dropped)
+	}
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	dirty := rec.of(rollup.ReasonDirty)
+	if len(dirty) != 1 || dirty[0].Ranges != 3 || dirty[0].Refused == nil {
+		t.Fatalf("the correction: %+v, want one of 3 ranges, refused", dirty)
+	}
+	if after := windowCounts(t, b); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		for i := range min(len(after), len(before)) {
+			if after[i] != before[i] {
+				t.Fatalf("the refused correction changed the windows: %q, was %q", after[i], before[i])
+			}
+		}
+		t.Fatalf("the refused correction changed the windows: %d, were %d", len(after), len(before))
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 1`); n != 1440 {
+		t.Fatalf("%d final windows at revision 1 after the refused correction, want 1440", n)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending WHERE farm_id = 'slots'`); n != 0 {
+		t.Fatalf("%d recompute requests left after the refused correction, want 0 (taken: no job could serve it)", n)
+	}
+}
