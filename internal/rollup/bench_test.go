@@ -104,7 +104,7 @@ func benchRollupFarmDay(b *testing.B) {
 	// One dirty turbine-day through the job path: a pending request naming
 	// one turbine and its dirty job, as the drain would enqueue them.
 	var dirty, dirtyWork []time.Duration
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 9; i++ {
 		start := time.Now()
 		id := enqueueDirty(b, tb, "AP-050", "s1")
 		work, last := waitJobsDone(b, tb, []int64{id})

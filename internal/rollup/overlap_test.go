@@ -86,7 +86,7 @@ func finalWindowsReceiving(t *testing.T, b *bundle, n int) int64 {
 
 // TestALargeCorrectionOverlapsItsControlWrites: MIX-1's whole day arrives
 // after the day was rolled up without it. Its correction (1,440 dirty
-// windows) is computed in 3 ranges of windows, each range's parts, final
+// windows) is computed in 4 ranges of windows, each range's parts, final
 // rows and reconciliation written on the control database while the shard
 // computes the next. The rows it leaves are exactly those of a full
 // recompute of the day from scratch, done after it: 1,440 final windows
@@ -110,8 +110,8 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 	}
 	b.waitIdle(t)
 	dirty := rec.of(rollup.ReasonDirty)
-	if len(dirty) != 1 || dirty[0].Ranges != 3 || dirty[0].Windows != 1440 || dirty[0].FinalWindows != 1440 || dirty[0].RowsRead != 43_200 {
-		t.Fatalf("the correction: %+v, want one of 3 ranges, 1440 windows computed, 1440 final rows, 43200 readings counted", dirty)
+	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Windows != 1440 || dirty[0].FinalWindows != 1440 || dirty[0].RowsRead != 43_200 {
+		t.Fatalf("the correction: %+v, want one of 4 ranges, 1440 windows computed, 1440 final rows, 43200 readings counted", dirty)
 	}
 	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got != (slotCounts{Expected: 43_200, Received: 43_200, Available: 43_200}) {
 		t.Fatalf("MIX-1 after its correction: %+v, want 43200 expected, received and available", got)
@@ -139,7 +139,7 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 
 // TestARefusedCorrectionWritesNoWindow: MIX-1's whole day arrives late, and
 // retention drops the first hour of the day before the drain's correction
-// runs. The correction computes its 3 ranges, writing each range's windows
+// runs. The correction computes its 4 ranges, writing each range's windows
 // on the control database while the shard computes the next; then it finds
 // the day cut and is refused. Every window it wrote is undone (its
 // savepoint): the final rows are still the close's (revision 1, FAST-1's
@@ -170,8 +170,8 @@ func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 	}
 	b.waitIdle(t)
 	dirty := rec.of(rollup.ReasonDirty)
-	if len(dirty) != 1 || dirty[0].Ranges != 3 || dirty[0].Refused == nil {
-		t.Fatalf("the correction: %+v, want one of 3 ranges, refused", dirty)
+	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Refused == nil {
+		t.Fatalf("the correction: %+v, want one of 4 ranges, refused", dirty)
 	}
 	if after := windowCounts(t, b); strings.Join(after, "\n") != strings.Join(before, "\n") {
 		for i := range min(len(after), len(before)) {

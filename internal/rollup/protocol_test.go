@@ -306,12 +306,12 @@ func TestDirtyWindowRunsSplitOnClaim(t *testing.T) {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := sharddb.New(tx).DirtyWindowClaim(ctx, sharddb.DirtyWindowClaimParams{FarmID: "f", Day: day, Before: at(4), DayStart: dayStart, WindowS: 60})
 		for _, r := range rows {
-			claimed = append(claimed, fmt.Sprintf("%s %d", r.TurbineID, r.WindowIndex))
+			claimed = append(claimed, fmt.Sprintf("%s %d-%d", r.TurbineID, r.FirstWindow, r.LastWindow))
 		}
 		return err
 	})
 	testdb.Must(t, err, "claim")
-	if fmt.Sprint(claimed) != "[T-1 660 T-1 661 T-1 662 T-1 663]" {
+	if fmt.Sprint(claimed) != "[T-1 660-663]" {
 		t.Fatalf("claimed %v, want T-1's windows 660-663 (10:00-10:03)", claimed)
 	}
 	if got := runs(); got != "[10:04–10:10 6 true]" {

@@ -239,8 +239,11 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		return Result{}, fmt.Errorf("shard %s: claim dirty windows: %w", req.Shard, err)
 	}
 	for _, d := range dirty {
-		pairs.Add(d.TurbineID, int(d.WindowIndex))
+		for w := d.FirstWindow; w <= d.LastWindow; w++ {
+			pairs.Add(d.TurbineID, int(w))
+		}
 	}
+	claimedPairs := pairs.Len()
 	ids := allIDs
 	if !closeDay {
 		// A correction writes turbine_day rows only for the turbines its
@@ -302,19 +305,13 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 			// control database whose turbine_window rows do not exist, and
 			// recomputing only the marks there would sum a part short of
 			// the turbines it had filled in.
-			whole, err := sq.FarmWindowsWhole(ctx, sharddb.FarmWindowsWholeParams{FarmID: req.FarmID, WindowStarts: starts, Turbines: int32(len(allIDs))})
+			notWhole, err := sq.FarmWindowsNotWhole(ctx, sharddb.FarmWindowsNotWholeParams{FarmID: req.FarmID, WindowStarts: starts, Turbines: int32(len(allIDs))})
 			if err != nil {
 				return Result{}, fmt.Errorf("shard %s: whole windows: %w", req.Shard, err)
 			}
-			have := map[int64]bool{}
-			for _, w := range whole {
-				have[w.Unix()] = true
-			}
 			var absent []int
-			for i, w := range touched {
-				if !have[starts[i].Unix()] {
-					absent = append(absent, w)
-				}
+			for _, w := range notWhole {
+				absent = append(absent, g.Before(w)) // w is on the grid: its index
 			}
 			if len(absent) > 0 {
 				if err := missing(allIDs, absent[0], absent[len(absent)-1]); err != nil {
@@ -418,7 +415,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Full: full, Windows: work.Windows, Claimed: len(dirty), RowsRead: work.RowsRead, Ranges: len(ranges)}
+	res := Result{Full: full, Windows: work.Windows, Claimed: claimedPairs, RowsRead: work.RowsRead, Ranges: len(ranges)}
 	if work.SumsDiffered > 0 {
 		// The maintained sums drifted from turbine_window: rebuilt (the
 		// parts written below are right), and a bug to find.

@@ -23,11 +23,10 @@ WITH claimed AS (
     WHERE c.window_end > $3::timestamptz
     RETURNING 1
 )
-SELECT DISTINCT c.turbine_id, w.i::integer AS window_index
+SELECT c.turbine_id,
+       floor(extract(epoch FROM c.window_start - $1::timestamptz) / $2::integer)::integer AS first_window,
+       ceil(extract(epoch FROM least(c.window_end, $3::timestamptz) - $1::timestamptz) / $2::integer)::integer - 1 AS last_window
 FROM claimed c
-CROSS JOIN LATERAL generate_series(
-    floor(extract(epoch FROM c.window_start - $1::timestamptz) / $2::integer)::integer,
-    ceil(extract(epoch FROM least(c.window_end, $3::timestamptz) - $1::timestamptz) / $2::integer)::integer - 1) AS w(i)
 ORDER BY 1, 2
 `
 
@@ -41,18 +40,20 @@ type DirtyWindowClaimParams struct {
 
 type DirtyWindowClaimRow struct {
 	TurbineID   string
-	WindowIndex int32
+	FirstWindow int32
+	LastWindow  int32
 }
 
 // DirtyWindowClaim takes the farm-day's dirty turbine-windows that start
 // before @before (the windows already published; on the window grid, or
-// the day's end), returning each (turbine, window) once, with its window
-// index in the day. Run after WindowLock, in the transaction that
-// recomputes them: it deletes the runs its snapshot sees that start before
-// @before, whose readings committed with them and so are visible to the
-// reads that follow, and writes back the part of a run from @before on (a
-// row of its own, same marked_at); runs committed later, or not yet, stay
-// for the next recompute. It never waits on a writer (writers only insert).
+// the day's end), returning each claimed run as its turbine and its first
+// and last window index in the day (runs may overlap: the caller adds them
+// to a set). Run after WindowLock, in the transaction that recomputes
+// them: it deletes the runs its snapshot sees that start before @before,
+// whose readings committed with them and so are visible to the reads that
+// follow, and writes back the part of a run from @before on (a row of its
+// own, same marked_at); runs committed later, or not yet, stay for the
+// next recompute. It never waits on a writer (writers only insert).
 func (q *Queries) DirtyWindowClaim(ctx context.Context, arg DirtyWindowClaimParams) ([]DirtyWindowClaimRow, error) {
 	rows, err := q.db.Query(ctx, dirtyWindowClaim,
 		arg.DayStart,
@@ -68,7 +69,7 @@ func (q *Queries) DirtyWindowClaim(ctx context.Context, arg DirtyWindowClaimPara
 	var items []DirtyWindowClaimRow
 	for rows.Next() {
 		var i DirtyWindowClaimRow
-		if err := rows.Scan(&i.TurbineID, &i.WindowIndex); err != nil {
+		if err := rows.Scan(&i.TurbineID, &i.FirstWindow, &i.LastWindow); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -340,33 +341,38 @@ func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) 
 	return items, nil
 }
 
-const farmWindowsWhole = `-- name: FarmWindowsWhole :many
-SELECT window_start
-FROM farm_window_sum
-WHERE farm_id = $1
-  AND window_start >= (SELECT min(x) FROM unnest($2::timestamptz[]) AS x)
-  AND window_start <= (SELECT max(x) FROM unnest($2::timestamptz[]) AS x)
-  AND window_start = ANY ($2::timestamptz[])
-  AND turbines >= $3::integer
+const farmWindowsNotWhole = `-- name: FarmWindowsNotWhole :many
+SELECT w.window_start::timestamptz AS window_start
+FROM unnest($1::timestamptz[]) AS w(window_start)
+EXCEPT
+SELECT fs.window_start
+FROM farm_window_sum fs
+WHERE fs.farm_id = $2
+  AND fs.window_start >= (SELECT min(x) FROM unnest($1::timestamptz[]) AS x)
+  AND fs.window_start <= (SELECT max(x) FROM unnest($1::timestamptz[]) AS x)
+  AND fs.window_start = ANY ($1::timestamptz[])
+  AND fs.turbines >= $3::integer
+ORDER BY 1
 `
 
-type FarmWindowsWholeParams struct {
-	FarmID       string
+type FarmWindowsNotWholeParams struct {
 	WindowStarts []time.Time
+	FarmID       string
 	Turbines     int32
 }
 
-// FarmWindowsWhole returns which of the given windows have a turbine_window
-// row here for every one of the farm's turbines on this shard (the
-// maintained farm_window_sum, as this transaction sees it): the windows a
-// correction need not fill in. Asked of the shard itself, not of the parts
-// on the control database: a job that died between its control and shard
-// commits left a part whose rows were never written. One range scan of
-// the key over the windows' span, the list a filter on it: as an index
-// condition, = ANY descends the index once per window (1,440 descents, 4-6
-// ms, for one turbine's day; TestWholeWindowsReadTheirSpan).
-func (q *Queries) FarmWindowsWhole(ctx context.Context, arg FarmWindowsWholeParams) ([]time.Time, error) {
-	rows, err := q.db.Query(ctx, farmWindowsWhole, arg.FarmID, arg.WindowStarts, arg.Turbines)
+// FarmWindowsNotWhole returns which of the given windows do not have a
+// turbine_window row here for every one of the farm's turbines on this
+// shard (the maintained farm_window_sum, as this transaction sees it): the
+// windows a correction must fill in (usually none). Asked of the shard
+// itself, not of the parts on the control database: a job that died
+// between its control and shard commits left a part whose rows were never
+// written. The sums are one range scan of the key over the windows' span,
+// the list a filter on it: as an index condition, = ANY descends the index
+// once per window (1,440 descents, 4-6 ms, for one turbine's day;
+// TestWholeWindowsReadTheirSpan).
+func (q *Queries) FarmWindowsNotWhole(ctx context.Context, arg FarmWindowsNotWholeParams) ([]time.Time, error) {
+	rows, err := q.db.Query(ctx, farmWindowsNotWhole, arg.WindowStarts, arg.FarmID, arg.Turbines)
 	if err != nil {
 		return nil, err
 	}
@@ -679,7 +685,10 @@ WITH run AS (
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
                       AND rd.recorded_at < s.hi
-                    OFFSET 0) AS y) AS x
+                    OFFSET 0) AS y
+              -- OFFSET 0: the window index is computed once a reading, not
+              -- again in the filter below and in the sort
+              OFFSET 0) AS x
         WHERE x.widx BETWEEN s.w0 AND s.w1
         GROUP BY x.widx
     ) AS a

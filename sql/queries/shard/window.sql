@@ -27,13 +27,14 @@ FROM (SELECT unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(turbine_ids)
 
 -- DirtyWindowClaim takes the farm-day's dirty turbine-windows that start
 -- before @before (the windows already published; on the window grid, or
--- the day's end), returning each (turbine, window) once, with its window
--- index in the day. Run after WindowLock, in the transaction that
--- recomputes them: it deletes the runs its snapshot sees that start before
--- @before, whose readings committed with them and so are visible to the
--- reads that follow, and writes back the part of a run from @before on (a
--- row of its own, same marked_at); runs committed later, or not yet, stay
--- for the next recompute. It never waits on a writer (writers only insert).
+-- the day's end), returning each claimed run as its turbine and its first
+-- and last window index in the day (runs may overlap: the caller adds them
+-- to a set). Run after WindowLock, in the transaction that recomputes
+-- them: it deletes the runs its snapshot sees that start before @before,
+-- whose readings committed with them and so are visible to the reads that
+-- follow, and writes back the part of a run from @before on (a row of its
+-- own, same marked_at); runs committed later, or not yet, stay for the
+-- next recompute. It never waits on a writer (writers only insert).
 -- name: DirtyWindowClaim :many
 WITH claimed AS (
     DELETE FROM dirty_window d
@@ -47,11 +48,10 @@ WITH claimed AS (
     WHERE c.window_end > sqlc.arg(before)::timestamptz
     RETURNING 1
 )
-SELECT DISTINCT c.turbine_id, w.i::integer AS window_index
+SELECT c.turbine_id,
+       floor(extract(epoch FROM c.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer AS first_window,
+       ceil(extract(epoch FROM least(c.window_end, sqlc.arg(before)::timestamptz) - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer - 1 AS last_window
 FROM claimed c
-CROSS JOIN LATERAL generate_series(
-    floor(extract(epoch FROM c.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer,
-    ceil(extract(epoch FROM least(c.window_end, sqlc.arg(before)::timestamptz) - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer - 1) AS w(i)
 ORDER BY 1, 2;
 
 -- DirtyWindowClaimRange takes the farm-day's dirty turbine-windows in
@@ -237,7 +237,10 @@ WITH run AS (
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
                       AND rd.recorded_at < s.hi
-                    OFFSET 0) AS y) AS x
+                    OFFSET 0) AS y
+              -- OFFSET 0: the window index is computed once a reading, not
+              -- again in the filter below and in the sort
+              OFFSET 0) AS x
         WHERE x.widx BETWEEN s.w0 AND s.w1
         GROUP BY x.widx
     ) AS a
@@ -400,23 +403,28 @@ FROM (SELECT tw.turbine_id,
 GROUP BY h.turbine_id
 ORDER BY h.turbine_id;
 
--- FarmWindowsWhole returns which of the given windows have a turbine_window
--- row here for every one of the farm's turbines on this shard (the
--- maintained farm_window_sum, as this transaction sees it): the windows a
--- correction need not fill in. Asked of the shard itself, not of the parts
--- on the control database: a job that died between its control and shard
--- commits left a part whose rows were never written. One range scan of
--- the key over the windows' span, the list a filter on it: as an index
--- condition, = ANY descends the index once per window (1,440 descents, 4-6
--- ms, for one turbine's day; TestWholeWindowsReadTheirSpan).
--- name: FarmWindowsWhole :many
-SELECT window_start
-FROM farm_window_sum
-WHERE farm_id = sqlc.arg(farm_id)
-  AND window_start >= (SELECT min(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
-  AND window_start <= (SELECT max(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
-  AND window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
-  AND turbines >= sqlc.arg(turbines)::integer;
+-- FarmWindowsNotWhole returns which of the given windows do not have a
+-- turbine_window row here for every one of the farm's turbines on this
+-- shard (the maintained farm_window_sum, as this transaction sees it): the
+-- windows a correction must fill in (usually none). Asked of the shard
+-- itself, not of the parts on the control database: a job that died
+-- between its control and shard commits left a part whose rows were never
+-- written. The sums are one range scan of the key over the windows' span,
+-- the list a filter on it: as an index condition, = ANY descends the index
+-- once per window (1,440 descents, 4-6 ms, for one turbine's day;
+-- TestWholeWindowsReadTheirSpan).
+-- name: FarmWindowsNotWhole :many
+SELECT w.window_start::timestamptz AS window_start
+FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS w(window_start)
+EXCEPT
+SELECT fs.window_start
+FROM farm_window_sum fs
+WHERE fs.farm_id = sqlc.arg(farm_id)
+  AND fs.window_start >= (SELECT min(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
+  AND fs.window_start <= (SELECT max(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
+  AND fs.window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
+  AND fs.turbines >= sqlc.arg(turbines)::integer
+ORDER BY 1;
 
 -- FarmDayHasRows says whether this shard holds anything of the farm-local
 -- day [@day_start, @day_end) for the given turbines (the farm's on this
