@@ -272,6 +272,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		return nil
 	}
 	var finalWindows []int
+	offGridAfter := false
 	switch {
 	case full:
 		if err := offGrid(); err != nil {
@@ -337,10 +338,14 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		finalWindows = pairs.Windows()
 		if dayEnded && len(ids) > 0 {
 			// The day is past the watermark: its turbine_day rows for these
-			// turbines are rewritten, so every window of theirs must exist.
-			if err := offGrid(); err != nil {
-				return Result{}, err
-			}
+			// turbines are rewritten, so every window of theirs must exist,
+			// and none of another grid: the off-grid rows are deleted after
+			// the windows are computed, before the day is added up (below;
+			// the upsert never writes a row off the grid, and one on a grid
+			// start with another end is missing here, so the order does not
+			// matter, and the delete runs while the control database writes
+			// the last range).
+			offGridAfter = true
 			// Turbines whose marks already name every window are
 			// recomputed whole: nothing to look for.
 			var partial []string
@@ -395,6 +400,11 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 				ferr = werr
 			}
 		}()
+		if offGridAfter {
+			if err := offGrid(); err != nil {
+				return err
+			}
+		}
 		if dayEnded && len(ids) > 0 {
 			if dayRows, err = sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{
 				DayStart: farm.DayStart, DayEnd: farm.DayEnd, FarmID: req.FarmID, Day: req.Day, TurbineIds: ids,

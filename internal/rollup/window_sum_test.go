@@ -64,7 +64,8 @@ func partDrift(t testing.TB, b *bundle) (differ, parts int) {
 
 // TestWindowSumsKeptInStep: the shard's farm-window sums, kept by every
 // write of turbine_window (fast path, corrections, the close of the day, a
-// window rule changed under a computed day), always equal a fresh sum of
+// window rule changed under a computed day, then a correction and a
+// recompute on the new grid), always equal a fresh sum of
 // turbine_window; and what they feed is right: the final 12:00 window holds
 // 90 expected and 31 received.
 func TestWindowSumsKeptInStep(t *testing.T) {
@@ -113,9 +114,29 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	if d, n := partDrift(t, b); d != 0 || n != 1440 {
 		t.Fatalf("after closing the day: %d of %d parts differ from the shard's sums, want 0 of 1440", d, n)
 	}
-	// The window rule changes to 10 minutes: a manual recompute removes
-	// the 1-minute rows (and takes them out of the sums) and writes 144.
+	// The window rule changes to 10 minutes, and a late reading of N-003
+	// arrives before any recompute on the new grid: its correction computes
+	// N-003's 144 windows of 10 minutes and deletes its 1,440 rows of 1
+	// minute (those off the new grid; the others it overwrote), taking
+	// them out of the sums.
 	testdb.Exec(t, b.env.Control, `UPDATE farm SET window_s = 600 WHERE id = 'north'`)
+	b.readingsAt(t, noon.Add(20*time.Second), "N-003")
+	b.drain(t)
+	b.waitIdle(t)
+	if n := sumDrift(t, b); n != 0 {
+		t.Fatalf("after a correction on the new grid: %d windows drifted, want 0", n)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'N-003' AND day = '2026-08-01' AND window_end - window_start = interval '10 minutes'`); n != 144 {
+		t.Fatalf("N-003 has %d windows of 10 minutes after its correction, want 144", n)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'N-003' AND day = '2026-08-01' AND window_end - window_start <> interval '10 minutes'`); n != 0 {
+		t.Fatalf("N-003 has %d windows of another grid after its correction, want 0", n)
+	}
+	if got := b.turbineDay(t, "N-003", "2026-08-01"); got.Received != 1 || got.Expected != 43_200 {
+		t.Fatalf("N-003's day after its correction: %+v, want 43200 expected, 1 received", got)
+	}
+	// A manual recompute removes the other turbines' 1-minute rows (and
+	// takes them out of the sums) and writes 144 each.
 	res, err = b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual})
 	testdb.Must(t, err, "recompute on the new grid")
 	// (The control database keeps the old grid's final rows beside the new
@@ -132,8 +153,8 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines > 0`); n != 144 {
 		t.Fatalf("%d windows with rows after the grid change, want 144", n)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT sum(received) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01'`); n != 31 {
-		t.Fatalf("received over the day's sums = %d, want 31", n)
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT sum(received) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01'`); n != 32 {
+		t.Fatalf("received over the day's sums = %d, want 32 (N-001's 30, N-002's and N-003's late one each)", n)
 	}
 }
 
