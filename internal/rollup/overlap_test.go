@@ -84,6 +84,19 @@ func finalWindowsReceiving(t *testing.T, b *bundle, n int) int64 {
 		  AND f.received = $1 AND f.readings = $1 AND p.received = $1 AND p.readings = $1 AND p.expected = f.expected`, n)
 }
 
+// closedWithFastOnly sets up the slots farm with FAST-1's whole day of 1
+// August ingested and the day closed (a manual recompute) on 3 August, the
+// recomputes' results recorded.
+func closedWithFastOnly(t *testing.T) (*bundle, *results) {
+	rec := &results{}
+	b := setup(t, slotFleet, options{onResult: rec.add})
+	b.clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
+	b.ingestText(t, wholeDay("FAST-1"))
+	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.waitIdle(t)
+	return b, rec
+}
+
 // TestALargeCorrectionOverlapsItsControlWrites: MIX-1's whole day arrives
 // after the day was rolled up without it. Its correction (1,440 dirty
 // windows) is computed in 4 ranges of windows, each range's parts, final
@@ -94,12 +107,7 @@ func finalWindowsReceiving(t *testing.T, b *bundle, n int) int64 {
 // 43,200 slots.
 func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 	t.Parallel()
-	var rec results
-	b := setup(t, slotFleet, options{onResult: rec.add})
-	b.clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
-	b.ingestText(t, wholeDay("FAST-1"))
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	b, rec := closedWithFastOnly(t)
 	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got.Received != 0 || got.Expected != 43_200 {
 		t.Fatalf("MIX-1 before its readings: %+v, want 43200 expected, 0 received", got)
 	}
@@ -147,12 +155,7 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 // it).
 func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 	t.Parallel()
-	var rec results
-	b := setup(t, slotFleet, options{onResult: rec.add})
-	b.clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
-	b.ingestText(t, wholeDay("FAST-1"))
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	b, rec := closedWithFastOnly(t)
 	before := windowCounts(t, b)
 	if n := finalWindowsReceiving(t, b, 30); len(before) != 1440 || n != 1440 {
 		t.Fatalf("%d final windows after the close, %d of them with 30 received and 30 readings in the row and in its part; want 1440 and 1440 (FAST-1's 30 slots)", len(before), n)
