@@ -28,11 +28,7 @@ func TestWholeWindowsReadTheirSpan(t *testing.T) {
 	ctx := context.Background()
 	pool := testdb.ShardDatabase(t)
 	first := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC) // local midnight of 1 August, Europe/London
-	testdb.Exec(t, pool, `
-		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
-		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', date '2026-08-01' + w / 1440,
-		       20, 600, 600, 600, 0, 600
-		FROM generate_series(0, 3 * 1440 - 1) AS w`, first)
+	threeDaysOfSums(t, pool, first)
 	dayStart := first.Add(24 * time.Hour)
 	noon := dayStart.Add(13 * time.Hour)
 	testdb.Exec(t, pool, `UPDATE farm_window_sum SET turbines = 19 WHERE farm_id = 'f' AND window_start IN ($1, $2)`, noon, noon.Add(time.Minute))

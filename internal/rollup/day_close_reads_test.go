@@ -26,11 +26,7 @@ func TestDayCloseReadsItsDay(t *testing.T) {
 	ctx := context.Background()
 	pool := testdb.ShardDatabase(t)
 	first := threeDaysOfWindows(t, pool)
-	testdb.Exec(t, pool, `
-		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
-		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', date '2026-08-01' + w / 1440,
-		       20, 600, 600, 600, 0, 600
-		FROM generate_series(0, 3 * 1440 - 1) AS w`, first)
+	threeDaysOfSums(t, pool, first)
 	dayStart := first.Add(24 * time.Hour)
 	noon := dayStart.Add(13 * time.Hour)
 	// Two wrong sums of the middle day: a count, and a window whose rows
@@ -176,4 +172,15 @@ func threeDaysOfWindows(t *testing.T, pool *pgxpool.Pool) time.Time {
 		       'f', date '2026-08-01' + w / 1440, 30, 30, 30, 0, 0, 0, 0, now()
 		FROM generate_series(1, 20) AS k, generate_series(0, 3 * 1440 - 1) AS w`, first)
 	return first
+}
+
+// threeDaysOfSums writes farm f's window sums of 1-3 August (Europe/London
+// days, first the first day's start) as 20 turbines of 30 received slots
+// leave them.
+func threeDaysOfSums(t *testing.T, pool *pgxpool.Pool, first time.Time) {
+	testdb.Exec(t, pool, `
+		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', date '2026-08-01' + w / 1440,
+		       20, 600, 600, 600, 0, 600
+		FROM generate_series(0, 3 * 1440 - 1) AS w`, first)
 }
