@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
@@ -70,6 +71,7 @@ func benchRollupFarmDay(b *testing.B) {
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	history(b, tb, shards, report)
 
+	quiesce(b, tb, shards, report, "before the farm-day runs")
 	bare := func() time.Duration { return bareSQL(b, tb, shards, day, nil) }
 	var farmWork, events []time.Duration
 	viaJobs := func() time.Duration {
@@ -103,8 +105,9 @@ func benchRollupFarmDay(b *testing.B) {
 
 	// One dirty turbine-day through the job path: a pending request naming
 	// one turbine and its dirty job, as the drain would enqueue them.
+	quiesce(b, tb, shards, report, "before the dirty turbine-day runs")
 	var dirty, dirtyWork []time.Duration
-	for i := 0; i < 9; i++ {
+	for i := 0; i < 25; i++ {
 		start := time.Now()
 		id := enqueueDirty(b, tb, "AP-050", "s1")
 		work, last := waitJobsDone(b, tb, []int64{id})
@@ -513,4 +516,33 @@ func median(d []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
+}
+
+// quiesce does, before a measured phase, the background work the phase
+// before it left for Postgres to do on its own: vacuum and analyse the
+// window tables it rewrote (what autovacuum would do, at a time of its
+// choosing), then a checkpoint (the one the WAL of that phase would
+// start). Either, running in the background of a 60 ms job on 2 cores,
+// was the largest source of spread between runs.
+func quiesce(b *testing.B, tb *bundle, shards []string, report func(string, ...any), when string) {
+	ctx := context.Background()
+	start := time.Now()
+	for _, s := range shards {
+		testdb.Exec(b, tb.env.Shards.Pool(s), `VACUUM (ANALYZE) turbine_window, farm_window_sum`)
+	}
+	testdb.Exec(b, tb.env.Control, `VACUUM (ANALYZE) farm_window_part, farm_window, reconciliation, turbine_day`)
+	for _, p := range append([]*pgxpool.Pool{tb.env.Control}, shardPools(tb, shards)...) {
+		if _, err := p.Exec(ctx, `CHECKPOINT`); err != nil {
+			b.Fatalf("checkpoint: %v", err)
+		}
+	}
+	report("quiet   %s: vacuumed the window tables and checkpointed in %.1f s", when, time.Since(start).Seconds())
+}
+
+func shardPools(tb *bundle, shards []string) []*pgxpool.Pool {
+	var out []*pgxpool.Pool
+	for _, s := range shards {
+		out = append(out, tb.env.Shards.Pool(s))
+	}
+	return out
 }

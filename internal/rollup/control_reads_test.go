@@ -46,7 +46,7 @@ func TestControlWritesReadTheirWindows(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts, MeasuredAt: time.Now()}); err != nil {
+			if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts, WithDays: true, MeasuredAt: time.Now()}); err != nil {
 				return err
 			}
 			seqParts, idxParts, err := testdb.TableReads(ctx, tx, "farm_window_part")
@@ -156,4 +156,65 @@ func TestFastPathReadsItsLastWindow(t *testing.T) {
 		})
 		testdb.Must(t, err, "windows due")
 	}
+}
+
+// TestARangeReconcilesItsWindowsOnly: a correction written in ranges
+// reconciles each range's windows without re-reading their day, and the
+// day once, with its last range. 100 windows of the 19th day without the
+// day: 100 window rows, no day row, at most 800 index entries of
+// farm_window (the windows' 200 rows, read twice, and counted twice by a
+// bitmap scan), against the day's 2,880. Then the next 40 with the day: 40
+// more window rows and the day's row, over all 1,440 of its windows.
+func TestARangeReconcilesItsWindowsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, first := controlHistory(t)
+	noon := first.Add(time.Duration(18*1440+13*60) * time.Minute) // 2026-07-20, 13:00 local
+	starts := func(from, n int) []time.Time {
+		out := make([]time.Time, n)
+		for i := range out {
+			out[i] = noon.Add(time.Duration(from+i) * time.Minute)
+		}
+		return out
+	}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := controldb.New(tx)
+		_, idx0, err := testdb.TableReads(ctx, tx, "farm_window")
+		if err != nil {
+			return err
+		}
+		if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts(0, 100), MeasuredAt: time.Now()}); err != nil {
+			return err
+		}
+		_, idx, err := testdb.TableReads(ctx, tx, "farm_window")
+		if err != nil {
+			return err
+		}
+		var windows, days int64
+		count := func() error {
+			return tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE scope = 'window'), count(*) FILTER (WHERE scope = 'day') FROM reconciliation`).Scan(&windows, &days)
+		}
+		if err := count(); err != nil {
+			return err
+		}
+		if windows != 100 || days != 0 || idx-idx0 > 800 {
+			t.Fatalf("100 windows without the day: %d window rows, %d day rows, %d index entries of farm_window; want 100, 0, <= 800", windows, days, idx-idx0)
+		}
+		t.Logf("100 windows without the day: %d index entries of farm_window", idx-idx0)
+		if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts(100, 40), WithDays: true, MeasuredAt: time.Now()}); err != nil {
+			return err
+		}
+		if err := count(); err != nil {
+			return err
+		}
+		var dayWindows int64
+		if err := tx.QueryRow(ctx, `SELECT windows FROM reconciliation WHERE scope = 'day' AND day = '2026-07-20'`).Scan(&dayWindows); err != nil {
+			return err
+		}
+		if windows != 140 || days != 1 || dayWindows != 1440 {
+			t.Fatalf("40 more with the day: %d window rows, %d day rows over %d windows; want 140, 1, 1440", windows, days, dayWindows)
+		}
+		return nil
+	})
+	testdb.Must(t, err, "reconcile")
 }

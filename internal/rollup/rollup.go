@@ -470,7 +470,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	// overlapped above), alerts, and the day's turbine_day rows once it has
 	// ended.
 	if len(ranges) == 0 {
-		if err := ww.write(ctx, work.Sums); err != nil {
+		if err := ww.write(ctx, work.Sums, true); err != nil {
 			return Result{}, err
 		}
 	}

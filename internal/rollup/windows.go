@@ -336,7 +336,7 @@ func computeOverlapped(ctx context.Context, sq *sharddb.Queries, g Grid, turbine
 	finalWindows []int, ranges [][]int, now time.Time, w *windowWriter) (ShardWork, func() error, error) {
 	var total ShardWork
 	pending := func() error { return nil }
-	for _, r := range ranges {
+	for k, r := range ranges {
 		from, to := r[0], r[len(r)-1]
 		var sums []int
 		for _, i := range finalWindows {
@@ -354,7 +354,8 @@ func computeOverlapped(ctx context.Context, sq *sharddb.Queries, g Grid, turbine
 		total.Windows += work.Windows
 		total.RowsRead += work.RowsRead
 		total.Sums = append(total.Sums, work.Sums...)
-		pending = inBackground(func() error { return w.write(ctx, work.Sums) })
+		last := k == len(ranges)-1
+		pending = inBackground(func() error { return w.write(ctx, work.Sums, last) })
 	}
 	return total, pending, nil
 }
@@ -375,18 +376,21 @@ func inBackground(f func() error) func() error {
 // windowWriter writes a recompute's windows on the control database: this
 // shard's parts of them, the final rows of those every shard has a part of
 // (under the farm-day's final lock, taken once), and their reconciliation
-// with the fast rows. finish raises the divergence alerts once, after the
-// last write.
+// with the fast rows: each write's windows, and their day once, with the
+// last write. finish raises the divergence alerts once, after the last
+// write (and measures the day if the last write had no final row to write).
 type windowWriter struct {
 	q           *controldb.Queries
 	farm, shard string
 	day, now    time.Time
 	jobID       *int64
 	locked      bool
-	final       int // final rows written
+	final       int         // final rows written
+	lastFinal   []time.Time // the windows of the last write that wrote final rows
+	dayMeasured bool
 }
 
-func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsRow) error {
+func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsRow, last bool) error {
 	if len(sums) == 0 {
 		return nil
 	}
@@ -417,15 +421,22 @@ func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsR
 	for i, x := range written {
 		ws[i] = x.WindowStart
 	}
-	if err := w.q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: w.farm, WindowStarts: ws, MeasuredAt: w.now}); err != nil {
+	w.lastFinal = ws
+	if err := w.q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: w.farm, WindowStarts: ws, WithDays: last, MeasuredAt: w.now}); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
+	w.dayMeasured = last
 	return nil
 }
 
 func (w *windowWriter) finish(ctx context.Context) error {
 	if w.final == 0 {
 		return nil
+	}
+	if !w.dayMeasured {
+		if err := w.q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: w.farm, WindowStarts: w.lastFinal, WithDays: true, MeasuredAt: w.now}); err != nil {
+			return fmt.Errorf("reconcile the day: %w", err)
+		}
 	}
 	if _, err := w.q.DivergenceAlertsRaise(ctx, controldb.DivergenceAlertsRaiseParams{FarmID: w.farm, Days: []time.Time{w.day}, RaisedAt: w.now}); err != nil {
 		return fmt.Errorf("divergence alerts: %w", err)

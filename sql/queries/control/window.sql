@@ -133,9 +133,11 @@ SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, expected = EXCLUDED.ex
 RETURNING window_start, day, revision;
 
 -- ReconcileWindows measures fast against final for the given windows that
--- have both rows, and for their farm-local days (every window of the day
--- with both rows), and raises or updates a divergence alert where either
--- count diverges by more than the farm's threshold.
+-- have both rows and, with with_days, for their farm-local days (every
+-- window of the day with both rows). Without with_days it reads the given
+-- windows' span only: a correction written in ranges measures each range's
+-- windows as it writes them and its day once, with its last range (the day
+-- re-read for every range was a quarter of the control side's work).
 -- name: ReconcileWindows :exec
 -- Every read is one range scan of farm_window, with no join (the windows'
 -- span, then their days' bounds), so the plan holds with or without
@@ -150,8 +152,12 @@ WITH touched AS (
       AND w.window_start <= (SELECT max(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
       AND w.window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
 ), span AS (
-    -- a window of day d starts in [local_day_start(d), local_day_start(d + 1))
-    SELECT local_day_start(f.timezone, min(d.day)) AS lo, local_day_start(f.timezone, max(d.day) + 1) AS hi
+    -- a window of day d starts in [local_day_start(d), local_day_start(d + 1));
+    -- without the days, the given windows' span
+    SELECT CASE WHEN sqlc.arg(with_days)::boolean THEN local_day_start(f.timezone, min(d.day))
+                ELSE (SELECT min(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x) END AS lo,
+           CASE WHEN sqlc.arg(with_days)::boolean THEN local_day_start(f.timezone, max(d.day) + 1)
+                ELSE (SELECT max(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x) + interval '1 microsecond' END AS hi
     FROM touched d CROSS JOIN farm f WHERE f.id = sqlc.arg(farm_id)
     GROUP BY f.timezone
 ), pairs AS (
@@ -189,6 +195,7 @@ WITH touched AS (
            sum(p.fast_expected), sum(p.fast_received), sum(p.fast_available),
            sum(p.final_expected), sum(p.final_received), sum(p.final_available), count(*), sum(p.revision), sqlc.arg(measured_at)::timestamptz
     FROM pairs p JOIN farm f ON f.id = p.farm_id
+    WHERE sqlc.arg(with_days)::boolean
     GROUP BY p.farm_id, p.day, f.timezone
     ON CONFLICT (farm_id, scope, period_start) DO UPDATE
     SET fast_expected = EXCLUDED.fast_expected, fast_received = EXCLUDED.fast_received, fast_available = EXCLUDED.fast_available,
