@@ -641,11 +641,16 @@ WITH run AS (
            -- first slot that starts after the run's last window
            least(t.e, greatest(0, ceil(((t.w1 + 1) * $9::integer - t.off) / t.c)))::integer AS k_after,
            $1::timestamptz + t.w0 * $9::integer * interval '1 second' AS lo,
-           least($1::timestamptz + (t.w1 + 1) * $9::integer * interval '1 second', $2::timestamptz) AS we1,
-           date_part('epoch', t.origin - $1::timestamptz) AS off_f
+           least($1::timestamptz + (t.w1 + 1) * $9::integer * interval '1 second', $2::timestamptz) AS we1
     FROM t
 ), span AS (
-    SELECT r.turbine_id, r.c, r.w0, r.w1, r.origin, r.stop, r.e, r.off, r.off_f, r.lo,
+    SELECT r.turbine_id, r.c, r.w0, r.w1, r.origin, r.stop, r.e, r.off, r.lo,
+           r.c * interval '1 second' AS cadence,
+           -- the start of the last slot (a reading after it, in a slot the
+           -- day's or the service's end cut short, counts in it)
+           r.origin + greatest(r.e - 1, 0) * r.c * interval '1 second' AS last_slot,
+           -- the start of the window after the run's last
+           $1::timestamptz + (r.w1 + 1) * $9::integer * interval '1 second' AS lo_next,
            least($2::timestamptz, greatest(r.we1,
                CASE WHEN r.k_after >= r.e THEN r.stop ELSE r.origin + r.k_after * r.c * interval '1 second' END)) AS hi
     FROM r
@@ -657,29 +662,38 @@ WITH run AS (
                        - greatest(0, ceil((w.i * $9::integer - s.off) / s.c)))::integer AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, a.widx, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at
+    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at
     FROM span s
     CROSS JOIN LATERAL (
-        SELECT x.widx,
+        SELECT x.window_start,
                count(DISTINCT x.slot) AS received,
                count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
                count(*) FILTER (WHERE x.in_service) AS in_service,
                count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
-               count(*) FILTER (WHERE x.lag > ($10::float8 * interval '1 second')) AS late,
-               count(*) FILTER (WHERE -x.lag > ($11::float8 * interval '1 second')) AS early,
+               count(*) FILTER (WHERE x.late) AS late,
+               count(*) FILTER (WHERE x.early) AS early,
                (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.received_at,
-                     CASE WHEN y.slot IS NOT NULL THEN floor((s.off_f + y.slot * s.c) / $9::integer)
-                          ELSE floor(date_part('epoch', y.recorded_at - $1::timestamptz) / $9::integer)
-                     END::integer AS widx
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at,
+                     -- the reading's window: its slot's, or (out of service)
+                     -- its own time's
+                     date_bin($9::integer * interval '1 second', coalesce(y.slot, y.recorded_at),
+                              $1::timestamptz) AS window_start
+              -- Per reading, timestamps only (date_bin and comparisons: exact
+              -- microsecond arithmetic, by value); the interval lag is kept
+              -- for its minimum and maximum alone. Slots as epoch seconds
+              -- divided in floating point, and late/early as interval
+              -- comparisons, cost 2.7 ms more a turbine-day (43,200 readings).
               FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
+                           -- the start of the reading's cadence slot
                            CASE WHEN rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AND s.e > 0
-                                THEN least(floor(date_part('epoch', rd.recorded_at - s.origin) / s.c), s.e - 1)
+                                THEN least(date_bin(s.cadence, rd.recorded_at, s.origin), s.last_slot)
                            END AS slot,
                            rd.recorded_at, rd.available,
                            rd.received_at - rd.recorded_at AS lag,
+                           rd.received_at > rd.recorded_at + $10::float8 * interval '1 second' AS late,
+                           rd.recorded_at > rd.received_at + $11::float8 * interval '1 second' AS early,
                            rd.received_at
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
@@ -693,11 +707,11 @@ WITH run AS (
                       AND rd.recorded_at >= $1::timestamptz
                       AND rd.recorded_at < $2::timestamptz
                     OFFSET 0) AS y
-              -- OFFSET 0: the window index is computed once a reading, not
+              -- OFFSET 0: the window is computed once a reading, not
               -- again in the filter below and in the sort
               OFFSET 0) AS x
-        WHERE x.widx BETWEEN s.w0 AND s.w1
-        GROUP BY x.widx
+        WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
+        GROUP BY x.window_start
     ) AS a
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
@@ -708,7 +722,7 @@ WITH run AS (
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
            $14::timestamptz
     FROM win w
-    LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.widx = w.i
+    LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     ON CONFLICT (turbine_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, farm_id = EXCLUDED.farm_id, day = EXCLUDED.day,
         expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
