@@ -382,6 +382,10 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	var work ShardWork
 	wait := func() error { return nil }
 	if len(ranges) > 0 {
+		// Planned once per connection, not once a range (docs/design.md).
+		if err := sq.PlanGeneric(ctx); err != nil {
+			return Result{}, fmt.Errorf("shard %s: generic plans: %w", req.Shard, err)
+		}
 		work, wait, err = computeOverlapped(ctx, sq, g, turbines, rules, pairs, finalWindows, ranges, now, ww)
 	} else {
 		work, err = ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now)

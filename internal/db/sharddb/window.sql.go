@@ -391,6 +391,25 @@ func (q *Queries) FarmWindowsNotWhole(ctx context.Context, arg FarmWindowsNotWho
 	return items, nil
 }
 
+const planGeneric = `-- name: PlanGeneric :exec
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+`
+
+// PlanGeneric runs the rest of this transaction's statements on generic
+// plans, made once per connection and statement, instead of the shard
+// connections' custom plans (plan_cache_mode = force_custom_plan), made at
+// each execution. For a large correction: its statements have the shape
+// of a few turbines' ranges of windows whatever their arguments, and it
+// runs the window statement once a range (4 for one turbine's day), each
+// planned again for 0.75-0.9 ms otherwise. The window statement's
+// readings are pruned to the day's partitions when it starts (the day's
+// bounds are arguments), and what it compares each reading with is
+// computed once a turbine, not from the arguments a reading at a time.
+func (q *Queries) PlanGeneric(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, planGeneric)
+	return err
+}
+
 const turbineDayFromWindows = `-- name: TurbineDayFromWindows :many
 SELECT h.turbine_id,
        sum(h.windows)::integer AS windows,
@@ -646,6 +665,11 @@ WITH run AS (
 ), span AS (
     SELECT r.turbine_id, r.c, r.w0, r.w1, r.origin, r.stop, r.e, r.off, r.lo,
            r.c * interval '1 second' AS cadence,
+           -- the arguments each reading is compared with, made intervals
+           -- once (a generic plan would otherwise do it for every reading)
+           $9::integer * interval '1 second' AS window_len,
+           $10::float8 * interval '1 second' AS lane,
+           $11::float8 * interval '1 second' AS tolerance,
            -- the start of the last slot (a reading after it, in a slot the
            -- day's or the service's end cut short, counts in it)
            r.origin + greatest(r.e - 1, 0) * r.c * interval '1 second' AS last_slot,
@@ -678,8 +702,7 @@ WITH run AS (
         FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
-                     date_bin($9::integer * interval '1 second', coalesce(y.slot, y.recorded_at),
-                              $1::timestamptz) AS window_start
+                     date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
               -- Per reading, timestamps only (date_bin and comparisons: exact
               -- microsecond arithmetic, by value); the interval lag is kept
               -- for its minimum and maximum alone. Slots as epoch seconds
@@ -692,8 +715,8 @@ WITH run AS (
                            END AS slot,
                            rd.recorded_at, rd.available,
                            rd.received_at - rd.recorded_at AS lag,
-                           rd.received_at > rd.recorded_at + $10::float8 * interval '1 second' AS late,
-                           rd.recorded_at > rd.received_at + $11::float8 * interval '1 second' AS early,
+                           rd.received_at > rd.recorded_at + s.lane AS late,
+                           rd.recorded_at > rd.received_at + s.tolerance AS early,
                            rd.received_at
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id

@@ -10,6 +10,19 @@
 -- name: WindowLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('turbine_window/' || sqlc.arg(farm_id)::text || '/' || to_char(sqlc.arg(day)::date, 'YYYY-MM-DD'), 0));
 
+-- PlanGeneric runs the rest of this transaction's statements on generic
+-- plans, made once per connection and statement, instead of the shard
+-- connections' custom plans (plan_cache_mode = force_custom_plan), made at
+-- each execution. For a large correction: its statements have the shape
+-- of a few turbines' ranges of windows whatever their arguments, and it
+-- runs the window statement once a range (4 for one turbine's day), each
+-- planned again for 0.75-0.9 ms otherwise. The window statement's
+-- readings are pruned to the day's partitions when it starts (the day's
+-- bounds are arguments), and what it compares each reading with is
+-- computed once a turbine, not from the arguments a reading at a time.
+-- name: PlanGeneric :exec
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
+
 -- DirtyWindowInsert records the turbine-windows an inserted batch may have
 -- changed after their publication (the mark rule, docs/dirty-marks.md), as
 -- runs of consecutive windows of one turbine ([window_start, window_end),
@@ -198,6 +211,11 @@ WITH run AS (
 ), span AS (
     SELECT r.turbine_id, r.c, r.w0, r.w1, r.origin, r.stop, r.e, r.off, r.lo,
            r.c * interval '1 second' AS cadence,
+           -- the arguments each reading is compared with, made intervals
+           -- once (a generic plan would otherwise do it for every reading)
+           sqlc.arg(window_s)::integer * interval '1 second' AS window_len,
+           sqlc.arg(lane_threshold_seconds)::float8 * interval '1 second' AS lane,
+           sqlc.arg(early_tolerance_seconds)::float8 * interval '1 second' AS tolerance,
            -- the start of the last slot (a reading after it, in a slot the
            -- day's or the service's end cut short, counts in it)
            r.origin + greatest(r.e - 1, 0) * r.c * interval '1 second' AS last_slot,
@@ -230,8 +248,7 @@ WITH run AS (
         FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
-                     date_bin(sqlc.arg(window_s)::integer * interval '1 second', coalesce(y.slot, y.recorded_at),
-                              sqlc.arg(day_start)::timestamptz) AS window_start
+                     date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
               -- Per reading, timestamps only (date_bin and comparisons: exact
               -- microsecond arithmetic, by value); the interval lag is kept
               -- for its minimum and maximum alone. Slots as epoch seconds
@@ -244,8 +261,8 @@ WITH run AS (
                            END AS slot,
                            rd.recorded_at, rd.available,
                            rd.received_at - rd.recorded_at AS lag,
-                           rd.received_at > rd.recorded_at + sqlc.arg(lane_threshold_seconds)::float8 * interval '1 second' AS late,
-                           rd.recorded_at > rd.received_at + sqlc.arg(early_tolerance_seconds)::float8 * interval '1 second' AS early,
+                           rd.received_at > rd.recorded_at + s.lane AS late,
+                           rd.recorded_at > rd.received_at + s.tolerance AS early,
                            rd.received_at
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
