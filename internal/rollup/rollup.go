@@ -76,6 +76,9 @@ type Result struct {
 	// in, each range's control writes running while the shard computed the
 	// next (0: computed at once, written after).
 	Ranges int
+	// Took is the recompute's wall time, from its shard transaction's
+	// start to the shard's commit (a job's time less River's).
+	Took time.Duration
 	// Skipped is true when a dirty request had already been taken by
 	// another recompute whose snapshot is newer than the marks: nothing to do.
 	Skipped bool
@@ -123,6 +126,7 @@ var (
 // shard commit fails, the marks stay and the next recompute repeats the
 // same work (never a lost correction).
 func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
+	start := time.Now()
 	pool := c.Shards.Pool(req.Shard)
 	if pool == nil {
 		return Result{}, fmt.Errorf("rollup %s: shard %q is not registered", req.key(), req.Shard)
@@ -154,6 +158,7 @@ func (c *Computer) Recompute(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("rollup %s: commit shard %s (the control side committed; the marks stay and the next recompute repeats this one): %w", req.key(), req.Shard, err)
 		}
 	}
+	res.Took = time.Since(start)
 	if c.OnResult != nil {
 		c.OnResult(req, res)
 	}
