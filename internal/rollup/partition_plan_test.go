@@ -2,6 +2,7 @@ package rollup_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestWindowsPlanTheirDayPartitions(t *testing.T) {
 	params := sharddb.TurbineWindowUpsertParams{
 		DayStart: dayStart, DayEnd: dayEnd, TurbineIds: []string{"T-01"}, CadenceSeconds: []int32{2},
 		ServiceFrom: []time.Time{dayStart}, ServiceTo: []time.Time{dayEnd}, FirstWindow: []int32{0}, LastWindow: []int32{1439},
-		WindowS: 60, LaneThresholdSeconds: 60, EarlyToleranceSeconds: 2, FarmID: "f", Day: dayStart, ComputedAt: dayEnd,
+		WindowS: 60, LaneThresholdSeconds: 60, EarlyToleranceSeconds: 2, FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
 	}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := sharddb.New(tx).TurbineWindowUpsert(ctx, params)
@@ -60,4 +61,105 @@ func TestWindowsPlanTheirDayPartitions(t *testing.T) {
 		return nil
 	})
 	testdb.Must(t, err, "windows")
+}
+
+// TestAGenericCorrectionReadsItsKeyRanges: a large correction's window
+// statement runs a generic plan (PlanGeneric), made once per connection
+// and kept, so it must read key ranges whatever the statistics said when
+// it was made. Three days of windows of 20 turbines and their sums, and
+// five turbines' readings of the day; with the planner knowing nothing of
+// turbine_window, farm_window_sum and the readings partitions, one
+// turbine's day on a generic plan reads no row of them by a sequential
+// scan, that turbine's 43,200 readings and at most 5,764 index entries of
+// turbine_window (its day's 1,440 rows, replaced and probed: 4,044 here,
+// 3,744 on the custom plan, of the 86,400 the table holds), and counts what
+// the custom plan does.
+func TestAGenericCorrectionReadsItsKeyRanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.ShardDatabase(t)
+	q := sharddb.New(pool)
+	dayStart := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC) // local midnight of 1 August, Europe/London
+	dayEnd := dayStart.Add(24 * time.Hour)
+	for d := -1; d <= 2; d++ {
+		_, err := q.ReadingsEnsurePartition(ctx, dayStart.AddDate(0, 0, d))
+		testdb.Must(t, err, "partition")
+	}
+	first := dayStart.Add(-24 * time.Hour)
+	testdb.Exec(t, pool, `
+		INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
+		                            beyond_cadence, out_of_service, late, early, computed_at)
+		SELECT format('T-%s', lpad(k::text, 2, '0')), $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute',
+		       'f', date '2026-07-31' + w / 1440, 30, 30, 30, 0, 0, 0, 0, now()
+		FROM generate_series(1, 20) AS k, generate_series(0, 3 * 1440 - 1) AS w`, first)
+	testdb.Exec(t, pool, `
+		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', date '2026-07-31' + w / 1440,
+		       20, 600, 600, 600, 0, 600
+		FROM generate_series(0, 3 * 1440 - 1) AS w`, first)
+	testdb.Exec(t, pool, `INSERT INTO readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms)
+		SELECT format('T-%s', lpad(k::text, 2, '0')), $1::timestamptz + s * interval '2 seconds', $1::timestamptz + s * interval '2 seconds' + interval '1 second',
+		       true, 1000, 8
+		FROM generate_series(1, 5) AS k, generate_series(0, 43199) AS s`, dayStart)
+	tables := []string{"turbine_window", "farm_window_sum", "readings_p20260731", "readings_p20260801"}
+	params := sharddb.TurbineWindowUpsertParams{
+		DayStart: dayStart, DayEnd: dayEnd, TurbineIds: []string{"T-01"}, CadenceSeconds: []int32{2},
+		ServiceFrom: []time.Time{dayStart}, ServiceTo: []time.Time{dayEnd}, FirstWindow: []int32{0}, LastWindow: []int32{1439},
+		WindowS: 60, LaneThresholdSeconds: 60, EarlyToleranceSeconds: 2, FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
+	}
+	var counted [2][]sharddb.TurbineWindowUpsertRow
+	rolledBack := errors.New("rolled back")
+	for i, generic := range []bool{false, true} {
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if err := testdb.ForgetStatistics(ctx, tx, tables...); err != nil {
+				return err
+			}
+			sq := sharddb.New(tx)
+			if generic {
+				if err := sq.PlanGeneric(ctx); err != nil {
+					return err
+				}
+			}
+			seq0, idx0 := map[string]int64{}, map[string]int64{}
+			for _, tb := range tables {
+				s, x, err := testdb.TableReads(ctx, tx, tb)
+				if err != nil {
+					return err
+				}
+				seq0[tb], idx0[tb] = s, x
+			}
+			rows, err := sq.TurbineWindowUpsert(ctx, params)
+			if err != nil {
+				return err
+			}
+			counted[i] = rows
+			for _, tb := range tables {
+				s, x, err := testdb.TableReads(ctx, tx, tb)
+				if err != nil {
+					return err
+				}
+				s, x = s-seq0[tb], x-idx0[tb]
+				t.Logf("generic=%v %s: %d rows by sequential scan, %d index entries", generic, tb, s, x)
+				if s != 0 {
+					t.Fatalf("generic=%v: %d rows of %s read by a sequential scan; want 0", generic, s, tb)
+				}
+				if tb == "turbine_window" && x > 4*1441 {
+					t.Fatalf("generic=%v: %d index entries of turbine_window; want <= 5,764 (the turbine's day read a few ways, of 86,400 rows)", generic, x)
+				}
+			}
+			return rolledBack
+		})
+		if !errors.Is(err, rolledBack) {
+			testdb.Must(t, err, "windows")
+		}
+	}
+	if len(counted[1]) != 1440 || counted[1][0].RowsRead != 43200 || counted[1][0].Windows != 1440 {
+		t.Fatalf("generic plan: %d sums, first %+v; want 1,440 windows from 43,200 readings", len(counted[1]), counted[1][0])
+	}
+	for w := range counted[0] {
+		counted[0][w].ShardXid, counted[1][w].ShardXid = 0, 0 // each its transaction's
+		if counted[0][w] != counted[1][w] {
+			t.Fatalf("window %d: custom plan %+v, generic %+v", w, counted[0][w], counted[1][w])
+		}
+	}
 }

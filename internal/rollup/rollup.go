@@ -387,7 +387,8 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	var work ShardWork
 	wait := func() error { return nil }
 	if len(ranges) > 0 {
-		// Planned once per connection, not once a range (docs/design.md).
+		// The ranges planned once per connection, not once a range
+		// (docs/design.md); custom plans again after them.
 		if err := sq.PlanGeneric(ctx); err != nil {
 			return Result{}, fmt.Errorf("shard %s: generic plans: %w", req.Shard, err)
 		}
@@ -397,6 +398,12 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
+	}
+	if len(ranges) > 0 {
+		if err := sq.PlanCustom(ctx); err != nil {
+			_ = wait()
+			return Result{}, fmt.Errorf("shard %s: custom plans: %w", req.Shard, err)
+		}
 	}
 	var dayRows []sharddb.TurbineDayFromWindowsRow
 	var lost sharddb.ReadingsDayLostRow

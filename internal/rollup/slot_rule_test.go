@@ -176,7 +176,7 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 				ServiceFrom: []time.Time{serviceFrom}, ServiceTo: []time.Time{serviceTo},
 				FirstWindow: []int32{int32(run[0])}, LastWindow: []int32{int32(run[1])},
 				WindowS: int32(window / time.Second), LaneThresholdSeconds: lane.Seconds(), EarlyToleranceSeconds: early.Seconds(),
-				FarmID: "f", Day: dayStart, ComputedAt: dayEnd,
+				FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
 			})
 			if err != nil {
 				return err

@@ -391,17 +391,31 @@ func (q *Queries) FarmWindowsNotWhole(ctx context.Context, arg FarmWindowsNotWho
 	return items, nil
 }
 
+const planCustom = `-- name: PlanCustom :exec
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true)
+`
+
+// PlanCustom goes back to the shard connections' custom plans for the rest
+// of the transaction (a large correction's statements after its ranges:
+// their plans depend on the statistics, and a generic plan made while a
+// table is unanalysed would stay with the connection).
+func (q *Queries) PlanCustom(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, planCustom)
+	return err
+}
+
 const planGeneric = `-- name: PlanGeneric :exec
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
 `
 
-// PlanGeneric runs the rest of this transaction's statements on generic
-// plans, made once per connection and statement, instead of the shard
+// PlanGeneric runs the transaction's next statements on generic plans,
+// made once per connection and statement, instead of the shard
 // connections' custom plans (plan_cache_mode = force_custom_plan), made at
-// each execution. For a large correction: its statements have the shape
-// of a few turbines' ranges of windows whatever their arguments, and it
-// runs the window statement once a range (4 for one turbine's day), each
-// planned again for 0.75-0.9 ms otherwise. The window statement's
+// each execution, until PlanCustom. For a large correction's ranges: the
+// window statement's plan has one shape whatever its arguments and
+// statistics (a key range per turbine, OFFSET 0 fences), and it runs once
+// a range (4 for one turbine's day), each planned again for 0.75-0.9 ms
+// otherwise (TestAGenericCorrectionReadsItsKeyRanges). The window statement's
 // readings are pruned to the day's partitions when it starts (the day's
 // bounds are arguments), and what it compares each reading with is
 // computed once a turbine, not from the arguments a reading at a time.

@@ -10,18 +10,26 @@
 -- name: WindowLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('turbine_window/' || sqlc.arg(farm_id)::text || '/' || to_char(sqlc.arg(day)::date, 'YYYY-MM-DD'), 0));
 
--- PlanGeneric runs the rest of this transaction's statements on generic
--- plans, made once per connection and statement, instead of the shard
+-- PlanGeneric runs the transaction's next statements on generic plans,
+-- made once per connection and statement, instead of the shard
 -- connections' custom plans (plan_cache_mode = force_custom_plan), made at
--- each execution. For a large correction: its statements have the shape
--- of a few turbines' ranges of windows whatever their arguments, and it
--- runs the window statement once a range (4 for one turbine's day), each
--- planned again for 0.75-0.9 ms otherwise. The window statement's
+-- each execution, until PlanCustom. For a large correction's ranges: the
+-- window statement's plan has one shape whatever its arguments and
+-- statistics (a key range per turbine, OFFSET 0 fences), and it runs once
+-- a range (4 for one turbine's day), each planned again for 0.75-0.9 ms
+-- otherwise (TestAGenericCorrectionReadsItsKeyRanges). The window statement's
 -- readings are pruned to the day's partitions when it starts (the day's
 -- bounds are arguments), and what it compares each reading with is
 -- computed once a turbine, not from the arguments a reading at a time.
 -- name: PlanGeneric :exec
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
+
+-- PlanCustom goes back to the shard connections' custom plans for the rest
+-- of the transaction (a large correction's statements after its ranges:
+-- their plans depend on the statistics, and a generic plan made while a
+-- table is unanalysed would stay with the connection).
+-- name: PlanCustom :exec
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true);
 
 -- DirtyWindowInsert records the turbine-windows an inserted batch may have
 -- changed after their publication (the mark rule, docs/dirty-marks.md), as
