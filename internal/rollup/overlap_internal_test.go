@@ -6,17 +6,17 @@ import (
 )
 
 // TestOverlapRanges: a correction's windows are split into shrinking
-// ranges that partition them: one turbine's day into 4 (527, 395, 296,
-// 222), 480 windows into 2 (274, 206), 279 into none (the last of two
-// would hold fewer than 120).
+// ranges that partition them: one turbine's day into 4 (614, 399, 259,
+// 168), 480 windows into 2 (291, 189), 279 into none (the last of two
+// would hold fewer than 110).
 func TestOverlapRanges(t *testing.T) {
 	for _, tc := range []struct {
 		n    int
 		want string
 	}{
-		{1440, "[527 395 296 222]"},
-		{480, "[274 206]"},
-		{280, "[160 120]"},
+		{1440, "[614 399 259 168]"},
+		{480, "[291 189]"},
+		{280, "[170 110]"},
 		{279, "[]"},
 		{10, "[]"},
 	} {

@@ -284,20 +284,23 @@ func (p Pairs) Within(from, to int) Pairs {
 // range's control writes are not overlapped, so the ranges shrink: each
 // is overlapShrink of the one before, as long as the last keeps
 // overlapMinWindows windows, and there are at most overlapMaxRanges of
-// them. The control database writes a window in about 0.72 of the time
-// the shard computes one turbine's (19-20 against 26-29 us, with each
-// statement's planning, measured on the benchmark's farm), so a range's
-// writes end about when the next range does (at 0.7 the shard waited
-// for them, 1 ms a range). One turbine's day (1,440 windows) is 4 ranges
-// (527, 395, 296, 222 windows): of its ~28 ms of control writes, about
-// 5 ms are left after the shard's last statement. A correction too small
-// to split (under 280 windows) is written after the shard's reads, as
-// before: the extra statements (about 1 ms of planning each) would cost
-// more than the overlap saves.
+// them. One turbine's day (1,440 windows) is 4 ranges (614, 399, 259,
+// 168 windows). The shrink follows what the control database's writes
+// cost against the shard's: at first 0.72 of them a window (19-20 against
+// 26-29 us, measured on the benchmark's farm), so 0.75, 527 to 222
+// windows (at 0.7 the shard waited for them, 1 ms a range); once each
+// range reconciled only its own windows and the shard stopped planning
+// each range (generic plans), 0.65 did better: one turbine's correction
+// took 48.1-50.8 ms against 50.2-54.6 at 0.75 (medians of 30, five
+// alternating triples with 5 ranges at 0.75: 48.8-52.1), its last
+// range's writes, left after the shard, 168 windows instead of 222. A
+// correction too small to split (under 280 windows) is written after the
+// shard's reads, as before: the extra statements would cost more than the
+// overlap saves.
 const (
-	overlapMinWindows = 120
+	overlapMinWindows = 110
 	overlapMaxRanges  = 4
-	overlapShrink     = 0.75
+	overlapShrink     = 0.65
 )
 
 // overlapRanges splits the sorted windows a correction writes into the
