@@ -41,10 +41,7 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 	q := sharddb.New(pool)
 	dayStart := time.Date(2026, 7, 31, 23, 0, 0, 0, time.UTC) // local midnight of 1 August, Europe/London
 	dayEnd := dayStart.Add(24 * time.Hour)
-	for _, d := range []time.Time{dayStart.Add(-time.Hour), dayStart, dayEnd} {
-		_, err := q.ReadingsEnsurePartition(ctx, d)
-		testdb.Must(t, err, "partition")
-	}
+	dayPartitions(t, q, time.Date(2026, 7, 31, 0, 0, 0, 0, time.UTC), 2)
 	const (
 		cadence = 7 * time.Second
 		window  = 5 * time.Minute
