@@ -58,6 +58,8 @@ func (m *Main) ingestCommand() *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"-"}
 			}
+			// Files and stdin are bulk sources: larger transactions.
+			m.Config.Ingest = m.Config.Ingest.Bulk()
 			in, err := m.Ingestor(c.Context())
 			if err != nil {
 				return err
