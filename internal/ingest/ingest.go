@@ -68,7 +68,7 @@ const BulkBatch = 50_000
 // command on the benchmark's farm-day files, runs alternating, 2026-12-01:
 //
 //	rows a batch               20,000       50,000       100,000
-//	Kilmore, 6.05 M, 1 shard   18.2-18.8 s  16.5-17.8 s  15.9-16.3 s
+//	Kilmore, 6.05 M, 1 shard   18.2-19.2 s  16.5-17.8 s  15.9-16.7 s
 //	  peak RSS                 75 MB        100 MB       140 MB
 //	Ardnave, 12.96 M, 3 shards 28.8-29.9 s  26.5-26.8 s  25.6-26.1 s
 //	  peak RSS                 115 MB       240 MB       370 MB
