@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,16 +60,9 @@ func TestIngestCommandWritesBulkBatches(t *testing.T) {
 	now := time.Date(2026, 8, 5, 9, 0, 0, 0, time.UTC)
 	counter := &batchCounter{sizes: map[ingest.Lane][]int64{}}
 	run := func(args ...string) error {
-		cfg := ConfigFromEnv()
-		cfg.DatabaseURL, cfg.PartitionsAhead = env.ControlDSN, 1
+		cfg := testConfig(env)
 		cfg.Ingest.Observer = counter
-		m := &Main{Config: cfg, Now: func() time.Time { return now }}
-		defer m.Close()
-		cmd := m.Command()
-		cmd.SetArgs(args)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		return cmd.ExecuteContext(ctx)
+		return runMain(&Main{Config: cfg, Now: func() time.Time { return now }}, args...)
 	}
 	testdb.Must(t, run("fleet", "apply", fleetFile), "fleet apply")
 	testdb.Must(t, run("ingest", file), "ingest")

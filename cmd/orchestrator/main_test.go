@@ -16,6 +16,25 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
+// testConfig is what the in-process command tests run with: env's control
+// database, partitions one day ahead.
+func testConfig(env *testdb.Env) Config {
+	cfg := ConfigFromEnv()
+	cfg.DatabaseURL, cfg.PartitionsAhead = env.ControlDSN, 1
+	return cfg
+}
+
+// runMain runs one command on m in-process, as the binary would, within 2
+// minutes, and closes m.
+func runMain(m *Main, args ...string) error {
+	defer m.Close()
+	cmd := m.Command()
+	cmd.SetArgs(args)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return cmd.ExecuteContext(ctx)
+}
+
 // buildBinary builds the real orchestrator once per test run.
 func buildBinary(t testing.TB) string {
 	t.Helper()

@@ -30,21 +30,8 @@ func TestRulesLiveInTheControlDatabase(t *testing.T) {
 	env := testdb.New(t, "")
 	fleetFile := filepath.Join(t.TempDir(), "fleet.yaml")
 	now := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
-	newMain := func() *Main {
-		cfg := ConfigFromEnv()
-		cfg.DatabaseURL, cfg.PartitionsAhead = env.ControlDSN, 1
-		return &Main{Config: cfg, Now: func() time.Time { return now }}
-	}
-	run := func(args ...string) error {
-		t.Helper()
-		m := newMain()
-		defer m.Close()
-		cmd := m.Command()
-		cmd.SetArgs(args)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		return cmd.ExecuteContext(ctx)
-	}
+	newMain := func() *Main { return &Main{Config: testConfig(env), Now: func() time.Time { return now }} }
+	run := func(args ...string) error { return runMain(newMain(), args...) }
 	apply := func(threshold string) {
 		t.Helper()
 		testdb.Must(t, os.WriteFile(fleetFile, []byte(fmt.Sprintf(rulesFleet, threshold)), 0o644), "write fleet")

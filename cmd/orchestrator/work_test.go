@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,15 +24,7 @@ func TestIngestThenWorkUntilIdle(t *testing.T) {
 	later := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 	run := func(args ...string) {
 		t.Helper()
-		cfg := ConfigFromEnv()
-		cfg.DatabaseURL, cfg.PartitionsAhead = env.ControlDSN, 1
-		m := &Main{Config: cfg, Now: func() time.Time { return later }}
-		defer m.Close()
-		cmd := m.Command()
-		cmd.SetArgs(args)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		testdb.Must(t, cmd.ExecuteContext(ctx), "orchestrator %v", args)
+		testdb.Must(t, runMain(&Main{Config: testConfig(env), Now: func() time.Time { return later }}, args...), "orchestrator %v", args)
 	}
 	run("fleet", "apply", fleetFile)
 	run("simulate", "--fleet", fleetFile, "--farm", "kilmore-sands", "--from", "2026-08-01T10:00:00Z", "--to", "2026-08-01T12:00:00Z", "--exact-clocks", "--ingest")
