@@ -191,3 +191,66 @@ func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 		t.Fatalf("%d recompute requests left after the refused correction, want 0 (taken: no job could serve it)", n)
 	}
 }
+
+// TestALargeCorrectionFillsInWindowsNotWhole: as above, MIX-1's whole day
+// arrives after the close, but the shard lacks LATE-1's and SEVEN-1's rows
+// of ten windows (12:00-12:09; as a shard that never computed them leaves
+// it: a fast path that was away, a job whose shard commit failed). The
+// correction learns it from the sums its window statement returns (2 of 4
+// turbines), writes none of those windows with its ranges, computes the
+// 20 missing turbine-windows after them, and writes the ten windows then,
+// whole: 1,460 windows computed, 1,440 final rows each written once
+// (revision 2), and every window as a full recompute of the day leaves it.
+func TestALargeCorrectionFillsInWindowsNotWhole(t *testing.T) {
+	t.Parallel()
+	b, rec := closedWithFastOnly(t)
+	noon := time.Date(2026, 8, 1, 12, 0, 0, 0, london)
+	removed := testdb.Int(t, b.env.Shards.Pool("s1"), `
+		WITH del AS (
+			DELETE FROM turbine_window
+			WHERE turbine_id IN ('LATE-1', 'SEVEN-1') AND window_start >= $1 AND window_start < $2
+			RETURNING farm_id, window_start, expected, received, available, late, received + beyond_cadence + out_of_service AS readings
+		), d AS (
+			SELECT farm_id, window_start, count(*)::integer AS n, sum(expected) AS e, sum(received) AS r, sum(available) AS a,
+			       sum(late) AS l, sum(readings) AS rd
+			FROM del GROUP BY farm_id, window_start
+		), sub AS (
+			UPDATE farm_window_sum fs
+			SET turbines = fs.turbines - d.n, expected = fs.expected - d.e, received = fs.received - d.r,
+			    available = fs.available - d.a, late = fs.late - d.l, readings = fs.readings - d.rd
+			FROM d WHERE fs.farm_id = d.farm_id AND fs.window_start = d.window_start
+			RETURNING 1
+		)
+		SELECT count(*) FROM del`, noon, noon.Add(10*time.Minute))
+	if removed != 20 {
+		t.Fatalf("removed %d turbine_window rows, want 20 (2 turbines x 10 windows)", removed)
+	}
+
+	b.ingestText(t, wholeDay("MIX-1"))
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	dirty := rec.of(rollup.ReasonDirty)
+	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Windows != 1460 || dirty[0].FinalWindows != 1440 {
+		t.Fatalf("the correction: %+v, want one of 4 ranges, 1460 windows computed (MIX-1's 1440 and the 20 missing), 1440 final rows", dirty)
+	}
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE farm_id = 'slots' AND day = '2026-08-01'`); n != 4*1440 {
+		t.Fatalf("%d turbine_window rows of the day after the correction, want 5760 (4 turbines x 1440 windows)", n)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 2`); n != 1440 {
+		t.Fatalf("%d final windows at revision 2, want 1440 (each written by the close and once by the correction)", n)
+	}
+	corrected := windowCounts(t, b)
+	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.waitIdle(t)
+	full := windowCounts(t, b)
+	if len(full) != 1440 || len(corrected) != 1440 {
+		t.Fatalf("%d final windows after the correction, %d after a full recompute; want 1440", len(corrected), len(full))
+	}
+	for i := range full {
+		if full[i] != corrected[i] {
+			t.Fatalf("a full recompute after the correction changed its windows: %q, the correction wrote %q", full[i], corrected[i])
+		}
+	}
+}

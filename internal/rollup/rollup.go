@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -277,6 +278,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		return nil
 	}
 	var finalWindows []int
+	wholeAt := 0 // a correction: the turbines a window it writes must have here
 	offGridAfter := false
 	switch {
 	case full:
@@ -300,46 +302,11 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		// A correction: the marked turbine-windows, plus, in the windows it
 		// touches that this shard has not computed whole yet (the fast path
 		// did not publish them), every turbine of the farm on the shard, so
-		// each window's part is whole.
-		if touched := pairs.Windows(); len(touched) > 0 {
-			starts := make([]time.Time, len(touched))
-			for i, w := range touched {
-				starts[i], _ = g.Bounds(w)
-			}
-			// Whole windows are asked of the shard itself: a job that died
-			// between its control and shard commits left a part on the
-			// control database whose turbine_window rows do not exist, and
-			// recomputing only the marks there would sum a part short of
-			// the turbines it had filled in.
-			notWhole, err := sq.FarmWindowsNotWhole(ctx, sharddb.FarmWindowsNotWholeParams{FarmID: req.FarmID, WindowStarts: starts, Turbines: int32(len(allIDs))})
-			if err != nil {
-				return Result{}, fmt.Errorf("shard %s: whole windows: %w", req.Shard, err)
-			}
-			var absent []int
-			for _, w := range notWhole {
-				absent = append(absent, g.Before(w)) // w is on the grid: its index
-			}
-			if len(absent) > 0 {
-				if err := missing(allIDs, absent[0], absent[len(absent)-1]); err != nil {
-					return Result{}, err
-				}
-				in := map[int]bool{}
-				for _, w := range touched {
-					in[w] = true
-				}
-				for tb, ws := range pairs {
-					for w := range ws {
-						if !in[w] {
-							delete(ws, w)
-						}
-					}
-					if len(ws) == 0 {
-						delete(pairs, tb)
-					}
-				}
-			}
-		}
-		// Final rows only for the touched windows: those are whole.
+		// each window's part is whole. Which windows those are, the window
+		// statement's sums say (splitWhole); they are filled in after it
+		// (fillWhole), before any of their control writes.
+		wholeAt = len(allIDs)
+		// Final rows only for the touched windows (whole once filled in).
 		finalWindows = pairs.Windows()
 		if dayEnded && len(ids) > 0 {
 			// The day is past the watermark: its turbine_day rows for these
@@ -392,9 +359,9 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		if err := sq.PlanGeneric(ctx); err != nil {
 			return Result{}, fmt.Errorf("shard %s: generic plans: %w", req.Shard, err)
 		}
-		work, wait, err = computeOverlapped(ctx, sq, g, turbines, rules, pairs, finalWindows, ranges, now, ww)
-	} else {
-		work, err = ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now)
+		work, wait, err = computeOverlapped(ctx, sq, g, turbines, rules, pairs, finalWindows, ranges, wholeAt, now, ww)
+	} else if work, err = ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now); err == nil {
+		work.Sums, work.NotWhole = splitWhole(work.Sums, wholeAt)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
@@ -407,6 +374,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	}
 	var dayRows []sharddb.TurbineDayFromWindowsRow
 	var lost sharddb.ReadingsDayLostRow
+	var fillSums []sharddb.FarmWindowSumsRow
 	err = func() (ferr error) {
 		// The last range's control writes run on meanwhile: waited for
 		// whatever happens here, so that no statement is left running on
@@ -416,6 +384,15 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 				ferr = werr
 			}
 		}()
+		if len(work.NotWhole) > 0 {
+			fill, err := fillWhole(ctx, sq, g, turbines, allIDs, rules, work.NotWhole, now)
+			if err != nil {
+				return fmt.Errorf("shard %s: %w", req.Shard, err)
+			}
+			work.Windows += fill.Windows
+			work.RowsRead += fill.RowsRead
+			fillSums = fill.Sums
+		}
 		if offGridAfter {
 			if err := offGrid(); err != nil {
 				return err
@@ -440,6 +417,19 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	}()
 	if err != nil {
 		return Result{}, err
+	}
+	if len(fillSums) > 0 {
+		// The windows filled in: written after the others (with their
+		// days' reconciliation), inside the savepoint of an overlapped
+		// correction; a correction written at once writes them with the rest.
+		if len(ranges) > 0 {
+			if err := ww.write(ctx, fillSums, true); err != nil {
+				return Result{}, err
+			}
+		} else {
+			work.Sums = append(work.Sums, fillSums...)
+			slices.SortFunc(work.Sums, func(a, b sharddb.FarmWindowSumsRow) int { return a.WindowStart.Compare(b.WindowStart) })
+		}
 	}
 	res := Result{Full: full, Windows: work.Windows, Claimed: claimedPairs, RowsRead: work.RowsRead, Ranges: len(ranges)}
 	if work.SumsDiffered > 0 {
@@ -529,6 +519,38 @@ func emptyDay(ctx context.Context, q *controldb.Queries, sq *sharddb.Queries, fa
 		return false, fmt.Errorf("rows of the day: %w", err)
 	}
 	return has != nil && !*has, nil
+}
+
+// fillWhole computes, in the given windows (on the grid; ones a correction
+// found this shard does not have whole), the turbine_window rows of every
+// turbine of the farm here that has none, and returns the windows' sums as
+// the statement leaves them.
+func fillWhole(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbine, ids []string, rules fleet.Rules, short []time.Time, now time.Time) (ShardWork, error) {
+	windows := make([]int, len(short))
+	in := make(map[int]bool, len(short))
+	for i, w := range short {
+		windows[i] = g.Before(w) // w is on the grid: its index
+		in[windows[i]] = true
+	}
+	slices.Sort(windows)
+	rows, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
+		TurbineIds: ids, FirstWindow: int32(windows[0]), LastWindow: int32(windows[len(windows)-1]),
+		DayEnd: g.End, DayStart: g.Start, WindowS: int32(g.Window / time.Second),
+	})
+	if err != nil {
+		return ShardWork{}, fmt.Errorf("missing windows: %w", err)
+	}
+	fill := Pairs{}
+	for _, m := range rows {
+		if in[int(m.WindowIndex)] {
+			fill.Add(m.TurbineID, int(m.WindowIndex))
+		}
+	}
+	work, err := ComputeWindows(ctx, sq, g, turbines, rules, fill, windows, false, now)
+	if err != nil {
+		return ShardWork{}, fmt.Errorf("fill in windows: %w", err)
+	}
+	return work, nil
 }
 
 // leaveToFastPath returns how many of the first closed windows (past the

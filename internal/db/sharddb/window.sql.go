@@ -284,7 +284,7 @@ func (q *Queries) FarmWindowSumRebuild(ctx context.Context, arg FarmWindowSumReb
 }
 
 const farmWindowSums = `-- name: FarmWindowSums :many
-SELECT fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings,
+SELECT fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings,
        (pg_current_xact_id()::text)::bigint AS shard_xid
 FROM farm_window_sum fs
 WHERE fs.farm_id = $1 AND fs.window_start = ANY ($2::timestamptz[]) AND fs.turbines > 0
@@ -300,6 +300,7 @@ type FarmWindowSumsRow struct {
 	WindowStart time.Time
 	WindowEnd   time.Time
 	Day         time.Time
+	Turbines    int32
 	Expected    int64
 	Received    int64
 	Available   int64
@@ -309,7 +310,8 @@ type FarmWindowSumsRow struct {
 }
 
 // FarmWindowSums returns this shard's part of the given farm windows (its
-// farm_window_sum rows, kept in step with turbine_window). shard_xid is
+// farm_window_sum rows, kept in step with turbine_window, and how many
+// turbine_window rows each sums). shard_xid is
 // this transaction's id (after WindowLock: a later writer has a larger one).
 func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) ([]FarmWindowSumsRow, error) {
 	rows, err := q.db.Query(ctx, farmWindowSums, arg.FarmID, arg.WindowStarts)
@@ -324,6 +326,7 @@ func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) 
 			&i.WindowStart,
 			&i.WindowEnd,
 			&i.Day,
+			&i.Turbines,
 			&i.Expected,
 			&i.Received,
 			&i.Available,
@@ -334,56 +337,6 @@ func (q *Queries) FarmWindowSums(ctx context.Context, arg FarmWindowSumsParams) 
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const farmWindowsNotWhole = `-- name: FarmWindowsNotWhole :many
-SELECT w.window_start::timestamptz AS window_start
-FROM unnest($1::timestamptz[]) AS w(window_start)
-EXCEPT
-SELECT fs.window_start
-FROM farm_window_sum fs
-WHERE fs.farm_id = $2
-  AND fs.window_start >= (SELECT min(x) FROM unnest($1::timestamptz[]) AS x)
-  AND fs.window_start <= (SELECT max(x) FROM unnest($1::timestamptz[]) AS x)
-  AND fs.window_start = ANY ($1::timestamptz[])
-  AND fs.turbines >= $3::integer
-ORDER BY 1
-`
-
-type FarmWindowsNotWholeParams struct {
-	WindowStarts []time.Time
-	FarmID       string
-	Turbines     int32
-}
-
-// FarmWindowsNotWhole returns which of the given windows do not have a
-// turbine_window row here for every one of the farm's turbines on this
-// shard (the maintained farm_window_sum, as this transaction sees it): the
-// windows a correction must fill in (usually none). Asked of the shard
-// itself, not of the parts on the control database: a job that died
-// between its control and shard commits left a part whose rows were never
-// written. The sums are one range scan of the key over the windows' span,
-// the list a filter on it: as an index condition, = ANY descends the index
-// once per window (1,440 descents, 4-6 ms, for one turbine's day;
-// TestWholeWindowsReadTheirSpan).
-func (q *Queries) FarmWindowsNotWhole(ctx context.Context, arg FarmWindowsNotWholeParams) ([]time.Time, error) {
-	rows, err := q.db.Query(ctx, farmWindowsNotWhole, arg.WindowStarts, arg.FarmID, arg.Turbines)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []time.Time
-	for rows.Next() {
-		var window_start time.Time
-		if err := rows.Scan(&window_start); err != nil {
-			return nil, err
-		}
-		items = append(items, window_start)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -805,11 +758,11 @@ WITH run AS (
         turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
         received = fs.received + EXCLUDED.received, available = fs.available + EXCLUDED.available,
         late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings
-    RETURNING fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings
+    RETURNING fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings
 ), written AS (
     SELECT count(*)::bigint AS windows, coalesce(sum(ins.readings), 0)::bigint AS rows_read FROM ins
 )
-SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.expected, x.received, x.available, x.late, x.readings,
+SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.turbines, x.expected, x.received, x.available, x.late, x.readings,
        (pg_current_xact_id()::text)::bigint AS shard_xid
 FROM written w
 CROSS JOIN sums AS x
@@ -839,6 +792,7 @@ type TurbineWindowUpsertRow struct {
 	WindowStart time.Time
 	WindowEnd   time.Time
 	Day         time.Time
+	Turbines    int32
 	Expected    int64
 	Received    int64
 	Available   int64
@@ -852,7 +806,8 @@ type TurbineWindowUpsertRow struct {
 // must not overlap) and upserts them into turbine_window. It returns, one
 // row per window written, this shard's farm-window sum as the statement
 // left it (what FarmWindowSums would read next, without the second round
-// trip), beside how many turbine_window rows it wrote and how many
+// trip; its turbines, the rows summed, say whether the window is whole
+// here), beside how many turbine_window rows it wrote and how many
 // readings it counted (its work; the same on every row).
 //
 // The slot rule is turbine_day's (README, "The slot rule"): a turbine's
@@ -899,6 +854,7 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 			&i.WindowStart,
 			&i.WindowEnd,
 			&i.Day,
+			&i.Turbines,
 			&i.Expected,
 			&i.Received,
 			&i.Available,

@@ -179,7 +179,8 @@ SELECT count(*)::bigint AS removed FROM del;
 -- must not overlap) and upserts them into turbine_window. It returns, one
 -- row per window written, this shard's farm-window sum as the statement
 -- left it (what FarmWindowSums would read next, without the second round
--- trip), beside how many turbine_window rows it wrote and how many
+-- trip; its turbines, the rows summed, say whether the window is whole
+-- here), beside how many turbine_window rows it wrote and how many
 -- readings it counted (its work; the same on every row).
 --
 -- The slot rule is turbine_day's (README, "The slot rule"): a turbine's
@@ -345,21 +346,22 @@ WITH run AS (
         turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
         received = fs.received + EXCLUDED.received, available = fs.available + EXCLUDED.available,
         late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings
-    RETURNING fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings
+    RETURNING fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings
 ), written AS (
     SELECT count(*)::bigint AS windows, coalesce(sum(ins.readings), 0)::bigint AS rows_read FROM ins
 )
-SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.expected, x.received, x.available, x.late, x.readings,
+SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.turbines, x.expected, x.received, x.available, x.late, x.readings,
        (pg_current_xact_id()::text)::bigint AS shard_xid
 FROM written w
 CROSS JOIN sums AS x
 ORDER BY x.window_start;
 
 -- FarmWindowSums returns this shard's part of the given farm windows (its
--- farm_window_sum rows, kept in step with turbine_window). shard_xid is
+-- farm_window_sum rows, kept in step with turbine_window, and how many
+-- turbine_window rows each sums). shard_xid is
 -- this transaction's id (after WindowLock: a later writer has a larger one).
 -- name: FarmWindowSums :many
-SELECT fs.window_start, fs.window_end, fs.day, fs.expected, fs.received, fs.available, fs.late, fs.readings,
+SELECT fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings,
        (pg_current_xact_id()::text)::bigint AS shard_xid
 FROM farm_window_sum fs
 WHERE fs.farm_id = sqlc.arg(farm_id) AND fs.window_start = ANY (sqlc.arg(window_starts)::timestamptz[]) AND fs.turbines > 0
@@ -448,29 +450,6 @@ FROM (SELECT tw.turbine_id,
       GROUP BY 1, 2) AS h
 GROUP BY h.turbine_id
 ORDER BY h.turbine_id;
-
--- FarmWindowsNotWhole returns which of the given windows do not have a
--- turbine_window row here for every one of the farm's turbines on this
--- shard (the maintained farm_window_sum, as this transaction sees it): the
--- windows a correction must fill in (usually none). Asked of the shard
--- itself, not of the parts on the control database: a job that died
--- between its control and shard commits left a part whose rows were never
--- written. The sums are one range scan of the key over the windows' span,
--- the list a filter on it: as an index condition, = ANY descends the index
--- once per window (1,440 descents, 4-6 ms, for one turbine's day;
--- TestWholeWindowsReadTheirSpan).
--- name: FarmWindowsNotWhole :many
-SELECT w.window_start::timestamptz AS window_start
-FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS w(window_start)
-EXCEPT
-SELECT fs.window_start
-FROM farm_window_sum fs
-WHERE fs.farm_id = sqlc.arg(farm_id)
-  AND fs.window_start >= (SELECT min(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
-  AND fs.window_start <= (SELECT max(x) FROM unnest(sqlc.arg(window_starts)::timestamptz[]) AS x)
-  AND fs.window_start = ANY (sqlc.arg(window_starts)::timestamptz[])
-  AND fs.turbines >= sqlc.arg(turbines)::integer
-ORDER BY 1;
 
 -- FarmDayHasRows says whether this shard holds anything of the farm-local
 -- day [@day_start, @day_end) for the given turbines (the farm's on this
