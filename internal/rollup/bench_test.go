@@ -30,9 +30,10 @@ import (
 // BenchmarkRollupFarmDay: one Ardnave farm-day (12,960,000 readings on 3
 // shards). The figure is the wall time from enqueueing the farm-day's jobs
 // to all of them completed; the floor is the same aggregate SQL run bare on
-// the 3 shards in parallel, in the same run, alternating. Then one dirty
-// turbine-day through the job path, beside the full farm-day, and the rows
-// and pages it reads with and without the covering key.
+// the 3 shards in parallel, in the same run, alternating. Each of the three
+// rounds then runs one dirty turbine-day nine times through the job path,
+// set beside that round's farm-day; then the rows and pages one turbine
+// reads with and without the covering key.
 // Run: make bench-rollup.
 func BenchmarkRollupFarmDay(b *testing.B) {
 	for i := 0; i < b.N; i++ {
@@ -89,11 +90,44 @@ func benchRollupFarmDay(b *testing.B) {
 		return last.Sub(start)
 	}
 	bare() // warm the cache for both
+	// Rounds: the farm-day (its floor, then its jobs), then one dirty
+	// turbine-day nine times, so that each round's turbine is set beside a
+	// farm-day measured minutes before it, on the machine as it was then.
+	// This machine's speed drifts by up to half between minutes (the same
+	// statement 47 then 70 ms, 2026-12-01), and three farm-days followed by
+	// all the turbines set them minutes apart: the ratio moved 0.93-1.33 %
+	// between runs of the same code. Each round starts quiet.
+	const rounds, perRound = 3, 9
 	var floors, runs []time.Duration
-	for i := 0; i < 3; i++ {
+	var dirty, dirtyWork, dirtyTook []time.Duration
+	var paired, pairedWork []float64
+	for r := 0; r < rounds; r++ {
+		if r > 0 {
+			quiesce(b, tb, shards, report, fmt.Sprintf("before round %d's farm-day", r+1))
+		}
 		floors = append(floors, bare())
 		runs = append(runs, viaJobs())
+		// One dirty turbine-day through the job path: a pending request
+		// naming one turbine and its dirty job, as the drain would enqueue
+		// them.
+		quiesce(b, tb, shards, report, fmt.Sprintf("before round %d's dirty turbine-days", r+1))
+		took.take()
+		var round, roundWork []time.Duration
+		for i := 0; i < perRound; i++ {
+			start := time.Now()
+			id := enqueueDirty(b, tb, "AP-050", "s1")
+			work, last := waitJobsDone(b, tb, []int64{id})
+			round = append(round, last.Sub(start))
+			roundWork = append(roundWork, work)
+			dirtyTook = append(dirtyTook, took.take()...)
+		}
+		dirty, dirtyWork = append(dirty, round...), append(dirtyWork, roundWork...)
+		paired = append(paired, 100*median(round).Seconds()/runs[r].Seconds())
+		pairedWork = append(pairedWork, 100*median(roundWork).Seconds()/farmWork[r].Seconds())
+		report("round   %d: farm-day floor %.2f s, jobs %.2f s; one turbine-day %.3f s (runs %v) = %.2f %% of this round's farm-day",
+			r+1, floors[r].Seconds(), runs[r].Seconds(), median(round).Seconds(), round, paired[r])
 	}
+	tb.computer.OnResult = nil
 	floor, job := median(floors), median(runs)
 	const rows = 12_960_000
 	report("floor   same aggregate SQL, bare, 3 shards in parallel: %6.2f s  %9.0f rows/s  (runs %v)", floor.Seconds(), rows/floor.Seconds(), floors)
@@ -109,29 +143,16 @@ func benchRollupFarmDay(b *testing.B) {
 	minimal := countFloor(b, tb, shards, day)
 	report("        plain count(*) GROUP BY turbine, 3 shards:      %6.2f s  (context: the cheapest aggregate over the same rows)", minimal.Seconds())
 
-	// One dirty turbine-day through the job path: a pending request naming
-	// one turbine and its dirty job, as the drain would enqueue them.
-	quiesce(b, tb, shards, report, "before the dirty turbine-day runs")
-	var dirty, dirtyWork, dirtyTook []time.Duration
-	took.take()
-	for i := 0; i < 25; i++ {
-		start := time.Now()
-		id := enqueueDirty(b, tb, "AP-050", "s1")
-		work, last := waitJobsDone(b, tb, []int64{id})
-		dirtyWork = append(dirtyWork, work)
-		dirty = append(dirty, last.Sub(start))
-		dirtyTook = append(dirtyTook, took.take()...)
-	}
-	tb.computer.OnResult = nil
 	one, oneWork, fullWork := median(dirty), median(dirtyWork), median(farmWork)
-	report("dirty   one turbine-day (AP-050) via its rollup_day job: %6.3f s enqueue→done (runs %v) = %.2f %% of the farm-day's %.2f s",
-		one.Seconds(), dirty, 100*one.Seconds()/job.Seconds(), job.Seconds())
-	report("        recompute time inside the jobs (attempted→finalized, longest job): one turbine %6.3f s vs farm-day %6.3f s = %.2f %%",
-		oneWork.Seconds(), fullWork.Seconds(), 100*oneWork.Seconds()/fullWork.Seconds())
+	onePct := medianFloat(paired)
+	report("dirty   one turbine-day (AP-050) via its rollup_day job, enqueue→done: %.2f %% of its round's farm-day (median of the rounds %.2f); all %d runs' median %.3f s = %.2f %% of the farm-days' median %.2f s (runs %v)",
+		onePct, paired, len(dirty), one.Seconds(), 100*one.Seconds()/job.Seconds(), job.Seconds(), dirty)
+	report("        recompute time inside the jobs (attempted→finalized, longest job): %.2f %% of its round's (rounds %.2f); medians: one turbine %6.3f s vs farm-day %6.3f s = %.2f %%",
+		medianFloat(pairedWork), pairedWork, oneWork.Seconds(), fullWork.Seconds(), 100*oneWork.Seconds()/fullWork.Seconds())
 	report("        the recompute itself (Result.Took: shard BEGIN → shard commit, River's pickup and completion left out): one turbine %6.3f s (runs %v) vs farm-day %6.3f s (longest shard, runs %v) = %.2f %%",
 		median(dirtyTook).Seconds(), dirtyTook, median(farmTook).Seconds(), farmTook, 100*median(dirtyTook).Seconds()/median(farmTook).Seconds())
-	b.ReportMetric(100*one.Seconds()/job.Seconds(), "dirty-%-of-farm-day")
-	b.ReportMetric(100*oneWork.Seconds()/fullWork.Seconds(), "dirty-work-%")
+	b.ReportMetric(onePct, "dirty-%-of-farm-day")
+	b.ReportMetric(medianFloat(pairedWork), "dirty-work-%")
 	oneBare := bareSQL(b, tb, []string{"s1"}, day, []string{"AP-050"})
 	report("        the same SQL bare, one turbine:                   %6.3f s", oneBare.Seconds())
 	explainOne(b, tb, report)
@@ -521,6 +542,12 @@ func scanKinds(node map[string]any) string {
 		}
 	}
 	return kind
+}
+
+func medianFloat(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func median(d []time.Duration) time.Duration {
