@@ -97,6 +97,36 @@ func closedWithFastOnly(t *testing.T) (*bundle, *results) {
 	return b, rec
 }
 
+// correctMIX1 ingests MIX-1's whole day of 1 August, drains its marks
+// into one rollup_day job, waits for it and returns the dirty recomputes'
+// results.
+func correctMIX1(t *testing.T, b *bundle, rec *results) []rollup.Result {
+	t.Helper()
+	b.ingestText(t, wholeDay("MIX-1"))
+	if res := b.drain(t); res.Enqueued != 1 {
+		t.Fatalf("drain: %+v, want 1 job", res)
+	}
+	b.waitIdle(t)
+	return rec.of(rollup.ReasonDirty)
+}
+
+// fullRecomputeKeeps recomputes the farm-day whole (a manual job) and fails
+// unless its final windows and parts are exactly those a correction left.
+func fullRecomputeKeeps(t *testing.T, b *bundle, corrected []string) {
+	t.Helper()
+	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.waitIdle(t)
+	full := windowCounts(t, b)
+	if len(full) != len(corrected) {
+		t.Fatalf("%d final windows after a full recompute, the correction left %d", len(full), len(corrected))
+	}
+	for i := range full {
+		if full[i] != corrected[i] {
+			t.Fatalf("a full recompute after the correction changed its windows: %q, the correction wrote %q", full[i], corrected[i])
+		}
+	}
+}
+
 // TestALargeCorrectionOverlapsItsControlWrites: MIX-1's whole day arrives
 // after the day was rolled up without it. Its correction (1,440 dirty
 // windows) is computed in 4 ranges of windows, each range's parts, final
@@ -112,12 +142,7 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 		t.Fatalf("MIX-1 before its readings: %+v, want 43200 expected, 0 received", got)
 	}
 
-	b.ingestText(t, wholeDay("MIX-1"))
-	if res := b.drain(t); res.Enqueued != 1 {
-		t.Fatalf("drain: %+v, want 1 job", res)
-	}
-	b.waitIdle(t)
-	dirty := rec.of(rollup.ReasonDirty)
+	dirty := correctMIX1(t, b, rec)
 	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Windows != 1440 || dirty[0].FinalWindows != 1440 || dirty[0].RowsRead != 43_200 {
 		t.Fatalf("the correction: %+v, want one of 4 ranges, 1440 windows computed, 1440 final rows, 43200 readings counted", dirty)
 	}
@@ -132,16 +157,9 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 		t.Fatalf("%d final windows at revision 2, want 1440 (each written by the close and by the correction)", n)
 	}
 
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	fullRecomputeKeeps(t, b, corrected)
 	if manual := rec.of(rollup.ReasonManual); len(manual) != 2 || manual[1].Ranges != 0 {
 		t.Fatalf("manual recomputes: %+v, want 2, computed at once", manual)
-	}
-	full := windowCounts(t, b)
-	for i := range min(len(full), len(corrected)) {
-		if full[i] != corrected[i] {
-			t.Fatalf("a full recompute after the correction changed its windows: %q, the correction wrote %q", full[i], corrected[i])
-		}
 	}
 }
 
@@ -226,12 +244,7 @@ func TestALargeCorrectionFillsInWindowsNotWhole(t *testing.T) {
 		t.Fatalf("removed %d turbine_window rows, want 20 (2 turbines x 10 windows)", removed)
 	}
 
-	b.ingestText(t, wholeDay("MIX-1"))
-	if res := b.drain(t); res.Enqueued != 1 {
-		t.Fatalf("drain: %+v, want 1 job", res)
-	}
-	b.waitIdle(t)
-	dirty := rec.of(rollup.ReasonDirty)
+	dirty := correctMIX1(t, b, rec)
 	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Windows != 1460 || dirty[0].FinalWindows != 1440 {
 		t.Fatalf("the correction: %+v, want one of 4 ranges, 1460 windows computed (MIX-1's 1440 and the 20 missing), 1440 final rows", dirty)
 	}
@@ -242,15 +255,8 @@ func TestALargeCorrectionFillsInWindowsNotWhole(t *testing.T) {
 		t.Fatalf("%d final windows at revision 2, want 1440 (each written by the close and once by the correction)", n)
 	}
 	corrected := windowCounts(t, b)
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
-	full := windowCounts(t, b)
-	if len(full) != 1440 || len(corrected) != 1440 {
-		t.Fatalf("%d final windows after the correction, %d after a full recompute; want 1440", len(corrected), len(full))
+	if len(corrected) != 1440 {
+		t.Fatalf("%d final windows after the correction, want 1440", len(corrected))
 	}
-	for i := range full {
-		if full[i] != corrected[i] {
-			t.Fatalf("a full recompute after the correction changed its windows: %q, the correction wrote %q", full[i], corrected[i])
-		}
-	}
+	fullRecomputeKeeps(t, b, corrected)
 }
