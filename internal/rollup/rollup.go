@@ -257,15 +257,8 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		ids = pairs.Turbines()
 	}
 	missing := func(turbines []string, first, last int) error {
-		rows, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
-			TurbineIds: turbines, FirstWindow: int32(first), LastWindow: int32(last),
-			DayEnd: farm.DayEnd, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second),
-		})
-		if err != nil {
-			return fmt.Errorf("shard %s: missing windows: %w", req.Shard, err)
-		}
-		for _, m := range rows {
-			pairs.Add(m.TurbineID, int(m.WindowIndex))
+		if err := addMissing(ctx, sq, g, turbines, first, last, nil, pairs); err != nil {
+			return fmt.Errorf("shard %s: %w", req.Shard, err)
 		}
 		return nil
 	}
@@ -533,24 +526,34 @@ func fillWhole(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turb
 		in[windows[i]] = true
 	}
 	slices.Sort(windows)
-	rows, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
-		TurbineIds: ids, FirstWindow: int32(windows[0]), LastWindow: int32(windows[len(windows)-1]),
-		DayEnd: g.End, DayStart: g.Start, WindowS: int32(g.Window / time.Second),
-	})
-	if err != nil {
-		return ShardWork{}, fmt.Errorf("missing windows: %w", err)
-	}
 	fill := Pairs{}
-	for _, m := range rows {
-		if in[int(m.WindowIndex)] {
-			fill.Add(m.TurbineID, int(m.WindowIndex))
-		}
+	if err := addMissing(ctx, sq, g, ids, windows[0], windows[len(windows)-1], func(w int) bool { return in[w] }, fill); err != nil {
+		return ShardWork{}, err
 	}
 	work, err := ComputeWindows(ctx, sq, g, turbines, rules, fill, windows, false, now)
 	if err != nil {
 		return ShardWork{}, fmt.Errorf("fill in windows: %w", err)
 	}
 	return work, nil
+}
+
+// addMissing adds to into the windows in [first, last] of the given
+// turbines that have no turbine_window row on the farm's current grid (all
+// of them, or those keep accepts).
+func addMissing(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []string, first, last int, keep func(int) bool, into Pairs) error {
+	rows, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
+		TurbineIds: turbines, FirstWindow: int32(first), LastWindow: int32(last),
+		DayEnd: g.End, DayStart: g.Start, WindowS: int32(g.Window / time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("missing windows: %w", err)
+	}
+	for _, m := range rows {
+		if keep == nil || keep(int(m.WindowIndex)) {
+			into.Add(m.TurbineID, int(m.WindowIndex))
+		}
+	}
+	return nil
 }
 
 // leaveToFastPath returns how many of the first closed windows (past the

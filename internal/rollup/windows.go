@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -216,17 +217,18 @@ func splitWhole(sums []sharddb.FarmWindowSumsRow, wholeAt int) ([]sharddb.FarmWi
 	if wholeAt <= 0 {
 		return sums, nil
 	}
+	i := slices.IndexFunc(sums, func(s sharddb.FarmWindowSumsRow) bool { return int(s.Turbines) < wholeAt })
+	if i < 0 {
+		return sums, nil // the usual case: nothing copied
+	}
+	whole := slices.Clone(sums[:i])
 	var short []time.Time
-	whole := sums[:0:0]
-	for _, s := range sums {
+	for _, s := range sums[i:] {
 		if int(s.Turbines) < wholeAt {
 			short = append(short, s.WindowStart)
-			continue
+		} else {
+			whole = append(whole, s)
 		}
-		whole = append(whole, s)
-	}
-	if short == nil {
-		return sums, nil
 	}
 	return whole, short
 }
