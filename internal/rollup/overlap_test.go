@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/partition"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -169,8 +171,8 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 // on the control database while the shard computes the next; then it finds
 // the day cut and is refused. Every window it wrote is undone (its
 // savepoint): the final rows are still the close's (revision 1, FAST-1's
-// 30 slots received in each), and the request is taken (no job could serve
-// it).
+// 30 slots received in each), the request is taken (no job could serve
+// it), and the shard's rows are as the close left them.
 func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 	t.Parallel()
 	b, rec := closedWithFastOnly(t)
@@ -207,6 +209,11 @@ func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 	}
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending WHERE farm_id = 'slots'`); n != 0 {
 		t.Fatalf("%d recompute requests left after the refused correction, want 0 (taken: no job could serve it)", n)
+	}
+	// Nor on the shard: no range of it committed (a helper session's
+	// neither), so MIX-1's windows there are still the close's, empty.
+	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'MIX-1' AND received > 0`); n != 0 {
+		t.Fatalf("%d of MIX-1's windows on the shard hold readings after the refused correction, want 0", n)
 	}
 }
 
@@ -259,4 +266,81 @@ func TestALargeCorrectionFillsInWindowsNotWhole(t *testing.T) {
 		t.Fatalf("%d final windows after the correction, want 1440", len(corrected))
 	}
 	fullRecomputeKeeps(t, b, corrected)
+}
+
+// TestAHelperCommitBeforeAFailedCorrectionLosesNothing: MIX-1's whole day
+// arrives after the close, and its correction computes its ranges on two
+// shard sessions. The helper commits its ranges' rows; then the correction
+// fails before its control commit (its context ends, as a job's timeout
+// ends it). The control database is as the close left it (1,440 final
+// windows with FAST-1's 30 slots, revision 1), the marks are all still on
+// the shard, and MIX-1's rows there are those of the helper's ranges only.
+// The retry writes what a correction that never failed writes: 1,440
+// final windows with 60 slots received, MIX-1's day of 43,200, and a full
+// recompute of the day changes none of them and finds no sum that drifted.
+func TestAHelperCommitBeforeAFailedCorrectionLosesNothing(t *testing.T) {
+	t.Parallel()
+	b, rec := closedWithFastOnly(t)
+	ctx := context.Background()
+	before := windowCounts(t, b)
+	b.ingestText(t, wholeDay("MIX-1"))
+	shard := b.env.Shards.Pool("s1")
+	marks := testdb.Int(t, shard, `SELECT count(*) FROM dirty_window`)
+	if marks == 0 {
+		t.Fatal("no dirty windows after MIX-1's day arrived")
+	}
+	idleConns(t, shard, 2) // the helper gets one at once
+
+	req := rollup.Request{FarmID: "slots", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), Shard: "s1", Reason: rollup.ReasonDirty, Attempt: 2}
+	failing, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.computer.AfterCompute = func(rollup.Request) { cancel() }
+	_, err := b.computer.Recompute(failing, req)
+	b.computer.AfterCompute = nil
+	if err == nil {
+		t.Fatal("the correction whose context ended before its control commit succeeded")
+	}
+	mixed := testdb.Int(t, shard, `SELECT count(*) FROM turbine_window WHERE turbine_id = 'MIX-1' AND received > 0`)
+	if mixed == 0 || mixed >= 1440 {
+		t.Fatalf("%d of MIX-1's windows hold its readings on the shard after the failure, want some and not all (the helper's ranges, committed; the caller's, rolled back)", mixed)
+	}
+	if after := windowCounts(t, b); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Fatalf("the failed correction changed the control database's windows (%d rows, were %d)", len(after), len(before))
+	}
+	if n := testdb.Int(t, shard, `SELECT count(*) FROM dirty_window`); n != marks {
+		t.Fatalf("%d dirty windows on the shard after the failure, want all %d still there", n, marks)
+	}
+
+	idleConns(t, shard, 2)
+	res, err := b.computer.Recompute(ctx, req)
+	testdb.Must(t, err, "retry")
+	if res.Windows != 1440 || res.FinalWindows != 1440 || res.Ranges != 4 || res.Sessions != 2 {
+		t.Fatalf("the retry: %+v, want 1440 windows in 4 ranges on 2 sessions, 1440 final rows", res)
+	}
+	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got != (slotCounts{Expected: 43_200, Received: 43_200, Available: 43_200}) {
+		t.Fatalf("MIX-1 after the retry: %+v, want 43200 expected, received and available", got)
+	}
+	corrected := windowCounts(t, b)
+	if n := finalWindowsReceiving(t, b, 60); len(corrected) != 1440 || n != 1440 {
+		t.Fatalf("%d final windows after the retry, %d of them with 60 received and 60 readings in the row and in its part; want 1440 and 1440", len(corrected), n)
+	}
+	fullRecomputeKeeps(t, b, corrected)
+	manual := rec.of(rollup.ReasonManual)
+	if last := manual[len(manual)-1]; len(last.Alarms) != 0 {
+		t.Fatalf("the full recompute after the retry raised %v, want no alarm (the shard's sums in step with its rows)", last.Alarms)
+	}
+}
+
+// idleConns leaves n idle connections in the pool.
+func idleConns(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	conns := make([]*pgxpool.Conn, n)
+	for i := range conns {
+		c, err := pool.Acquire(context.Background())
+		testdb.Must(t, err, "acquire")
+		conns[i] = c
+	}
+	for _, c := range conns {
+		c.Release()
+	}
 }

@@ -77,6 +77,10 @@ type Result struct {
 	// in, each range's control writes running while the shard computed the
 	// next (0: computed at once, written after).
 	Ranges int
+	// Sessions is how many shard transactions computed those ranges: 2
+	// when the shard's pool gave the correction a helper session (the
+	// ranges then run on two cores), else 1 (0: no ranges).
+	Sessions int
 	// Took is the recompute's wall time, from its shard transaction's
 	// start to the shard's commit (a job's time less River's).
 	Took time.Duration
@@ -346,13 +350,14 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	ww := &windowWriter{q: wq, farm: req.FarmID, shard: req.Shard, day: req.Day, now: now, jobID: req.JobID}
 	var work ShardWork
 	wait := func() error { return nil }
+	sessions := 0
 	if len(ranges) > 0 {
 		// The ranges planned once per connection, not once a range
 		// (docs/design.md); custom plans again after them.
 		if err := sq.PlanGeneric(ctx); err != nil {
 			return Result{}, fmt.Errorf("shard %s: generic plans: %w", req.Shard, err)
 		}
-		work, wait, err = computeOverlapped(ctx, sq, g, turbines, rules, pairs, finalWindows, ranges, wholeAt, now, ww)
+		work, wait, sessions, err = computeOverlapped(ctx, sq, c.Shards.Pool(req.Shard), g, turbines, rules, pairs, finalWindows, ranges, wholeAt, now, ww)
 	} else if work, err = ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now); err == nil {
 		work.Sums, work.NotWhole = splitWhole(work.Sums, wholeAt)
 	}
@@ -424,7 +429,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 			slices.SortFunc(work.Sums, func(a, b sharddb.FarmWindowSumsRow) int { return a.WindowStart.Compare(b.WindowStart) })
 		}
 	}
-	res := Result{Full: full, Windows: work.Windows, Claimed: claimedPairs, RowsRead: work.RowsRead, Ranges: len(ranges)}
+	res := Result{Full: full, Windows: work.Windows, Claimed: claimedPairs, RowsRead: work.RowsRead, Ranges: len(ranges), Sessions: sessions}
 	if work.SumsDiffered > 0 {
 		// The maintained sums drifted from turbine_window: rebuilt (the
 		// parts written below are right), and a bug to find.
