@@ -102,6 +102,16 @@ func shardPoolConfig(name, dsn string) (*pgxpool.Config, error) {
 // Pool returns the pool of shard name, or nil if it is not registered.
 func (s *Shards) Pool(name string) *pgxpool.Pool { return s.pools[name] }
 
+// InUse is how many connections of this process's shard pools are in use
+// now (acquired), over every shard.
+func (s *Shards) InUse() int {
+	n := 0
+	for _, p := range s.pools {
+		n += int(p.Stat().AcquiredConns())
+	}
+	return n
+}
+
 // Names lists the shards in name order.
 func (s *Shards) Names() []string { return s.names }
 
