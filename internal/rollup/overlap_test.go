@@ -112,6 +112,22 @@ func correctMIX1(t *testing.T, b *bundle, rec *results) []rollup.Result {
 	return rec.of(rollup.ReasonDirty)
 }
 
+// mix1Corrected fails unless MIX-1's day is whole (43,200 slots expected,
+// received and available) and each of the 1,440 final windows, row and
+// part, holds 60 slots received and 60 readings (FAST-1's and MIX-1's 30
+// each); it returns the windows as windowCounts gives them.
+func mix1Corrected(t *testing.T, b *bundle, after string) []string {
+	t.Helper()
+	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got != (slotCounts{Expected: 43_200, Received: 43_200, Available: 43_200}) {
+		t.Fatalf("MIX-1 after %s: %+v, want 43200 expected, received and available", after, got)
+	}
+	corrected := windowCounts(t, b)
+	if n := finalWindowsReceiving(t, b, 60); len(corrected) != 1440 || n != 1440 {
+		t.Fatalf("%d final windows after %s, %d of them with 60 received and 60 readings in the row and in its part; want 1440 and 1440 (FAST-1's and MIX-1's 30 slots each)", len(corrected), after, n)
+	}
+	return corrected
+}
+
 // fullRecomputeKeeps recomputes the farm-day whole (a manual job) and fails
 // unless its final windows and parts are exactly those a correction left.
 func fullRecomputeKeeps(t *testing.T, b *bundle, corrected []string) {
@@ -148,13 +164,7 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Windows != 1440 || dirty[0].FinalWindows != 1440 || dirty[0].RowsRead != 43_200 {
 		t.Fatalf("the correction: %+v, want one of 4 ranges, 1440 windows computed, 1440 final rows, 43200 readings counted", dirty)
 	}
-	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got != (slotCounts{Expected: 43_200, Received: 43_200, Available: 43_200}) {
-		t.Fatalf("MIX-1 after its correction: %+v, want 43200 expected, received and available", got)
-	}
-	corrected := windowCounts(t, b)
-	if n := finalWindowsReceiving(t, b, 60); len(corrected) != 1440 || n != 1440 {
-		t.Fatalf("%d final windows after the correction, %d of them with 60 received and 60 readings in the row and in its part; want 1440 and 1440 (FAST-1's and MIX-1's 30 slots each)", len(corrected), n)
-	}
+	corrected := mix1Corrected(t, b, "its correction")
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 2`); n != 1440 {
 		t.Fatalf("%d final windows at revision 2, want 1440 (each written by the close and by the correction)", n)
 	}
@@ -317,13 +327,7 @@ func TestAHelperCommitBeforeAFailedCorrectionLosesNothing(t *testing.T) {
 	if res.Windows != 1440 || res.FinalWindows != 1440 || res.Ranges != 4 || res.Sessions != 2 {
 		t.Fatalf("the retry: %+v, want 1440 windows in 4 ranges on 2 sessions, 1440 final rows", res)
 	}
-	if got := b.slotCounts(t, "MIX-1", "2026-08-01"); got != (slotCounts{Expected: 43_200, Received: 43_200, Available: 43_200}) {
-		t.Fatalf("MIX-1 after the retry: %+v, want 43200 expected, received and available", got)
-	}
-	corrected := windowCounts(t, b)
-	if n := finalWindowsReceiving(t, b, 60); len(corrected) != 1440 || n != 1440 {
-		t.Fatalf("%d final windows after the retry, %d of them with 60 received and 60 readings in the row and in its part; want 1440 and 1440", len(corrected), n)
-	}
+	corrected := mix1Corrected(t, b, "the retry")
 	fullRecomputeKeeps(t, b, corrected)
 	manual := rec.of(rollup.ReasonManual)
 	if last := manual[len(manual)-1]; len(last.Alarms) != 0 {
