@@ -286,7 +286,8 @@ func (c RuleChange) Consequence() string {
 	}
 	if c.From.Window != c.To.Window {
 		notes = append(notes, "windows are cut at the new length from the next window the fast path publishes; windows already published keep their rows; "+
-			"the day in progress is re-cut on the new grid from the readings by its day rollup, so its turbine_day rows still add up from one grid")
+			"the day in progress is re-cut on the new grid from the readings by its day rollup, so its turbine_day rows still add up from one grid; "+
+			"a day already closed keeps its windows until a correction re-cuts the windows it touches, or `orchestrator rollup --farm "+c.FarmID+" --from D --to D` closes it again on the new grid (deleting its old-grid parts and final rows)")
 	}
 	if c.From.DivergenceAlertPM != c.To.DivergenceAlertPM || c.From.CompletenessAlertPM != c.To.CompletenessAlertPM {
 		notes = append(notes, "alert thresholds apply to measurements from now on; alerts already raised stay")

@@ -194,9 +194,9 @@ func history(b *testing.B, tb *bundle, shards []string, report func(string, ...a
 				       date '2026-07-02' + m / 1440, 30, 30, 30, 0, 0, 0, 0, $1::timestamptz + interval '31 days'
 				FROM unnest($2::text[]) AS t(id), generate_series(0, 30 * 1440 - 1) AS m`, first, tb.turbinesOn(b, s))
 			testdb.Exec(b, pool, `
-				INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+				INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings, span_s)
 				SELECT 'ardnave-point', $1::timestamptz + m * interval '1 minute', $1::timestamptz + (m + 1) * interval '1 minute',
-				       date '2026-07-02' + m / 1440, $2::integer, 30 * $2::integer, 30 * $2::integer, 30 * $2::integer, 0, 30 * $2::integer
+				       date '2026-07-02' + m / 1440, $2::integer, 30 * $2::integer, 30 * $2::integer, 30 * $2::integer, 0, 30 * $2::integer, 60 * $2::integer
 				FROM generate_series(0, 30 * 1440 - 1) AS m`, first, len(tb.turbinesOn(b, s)))
 			testdb.Exec(b, pool, `VACUUM (ANALYZE) turbine_window, farm_window_sum`)
 		}()

@@ -179,8 +179,8 @@ func threeDaysOfWindows(t *testing.T, pool *pgxpool.Pool) time.Time {
 // leave them.
 func threeDaysOfSums(t *testing.T, pool *pgxpool.Pool, first time.Time) {
 	testdb.Exec(t, pool, `
-		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings, span_s)
 		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', date '2026-08-01' + w / 1440,
-		       20, 600, 600, 600, 0, 600
+		       20, 600, 600, 600, 0, 600, 20 * 60
 		FROM generate_series(0, 3 * 1440 - 1) AS w`, first)
 }

@@ -37,8 +37,8 @@ func TestOneTurbineReadsItsKeyRange(t *testing.T) {
 		       'f', $2::date, 30, 30, 30, 0, 0, 0, 0, now()
 		FROM generate_series(1, 20) AS k, generate_series(0, 1439) AS w`, dayStart, day)
 	testdb.Exec(t, pool, `
-		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
-		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', $2::date, 20, 600, 600, 600, 0, 600
+		INSERT INTO farm_window_sum (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings, span_s)
+		SELECT 'f', $1::timestamptz + w * interval '1 minute', $1::timestamptz + (w + 1) * interval '1 minute', $2::date, 20, 600, 600, 600, 0, 600, 20 * 60
 		FROM generate_series(0, 1439) AS w`, dayStart, day)
 
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {

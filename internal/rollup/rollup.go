@@ -472,7 +472,16 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 
 	// The control side: parts, final rows, reconciliation (unless written
 	// overlapped above), alerts, and the day's turbine_day rows once it has
-	// ended.
+	// ended. Closing the day first deletes what the control database holds
+	// of it on another grid (a window rule changed under it): the close
+	// rewrites every window of the day on its grid, so nothing is lost. A
+	// correction leaves the old grid's other final rows as they are until
+	// then (deleting them would leave those windows with no final row).
+	if closeDay {
+		if _, err := ww.offGrid(ctx, g); err != nil {
+			return Result{}, err
+		}
+	}
 	if len(ranges) == 0 {
 		if err := ww.write(ctx, work.Sums, true); err != nil {
 			return Result{}, err

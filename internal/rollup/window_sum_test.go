@@ -12,20 +12,21 @@ import (
 )
 
 // sumDrift counts the farm windows of north on s1 whose farm_window_sum row
-// differs from a fresh sum of turbine_window (rows summing to nothing are
-// allowed to stay as zeros).
+// differs from a fresh sum of turbine_window, their lengths (span_s)
+// included (rows summing to nothing are allowed to stay as zeros).
 func sumDrift(t testing.TB, b *bundle) int64 {
 	t.Helper()
 	return testdb.Int(t, b.env.Shards.Pool("s1"), `
 		WITH truth AS (
 			SELECT window_start, count(*)::int AS turbines, sum(expected)::bigint AS expected, sum(received)::bigint AS received,
 			       sum(available)::bigint AS available, sum(late)::bigint AS late,
-			       sum(received + beyond_cadence + out_of_service)::bigint AS readings
+			       sum(received + beyond_cadence + out_of_service)::bigint AS readings,
+			       sum(extract(epoch FROM window_end - window_start))::bigint AS span_s
 			FROM turbine_window WHERE farm_id = 'north' GROUP BY window_start)
 		SELECT count(*) FROM truth t FULL JOIN (SELECT * FROM farm_window_sum WHERE farm_id = 'north') k USING (window_start)
-		WHERE (t.window_start IS NULL AND k.turbines <> 0)
-		   OR (t.window_start IS NOT NULL AND (t.turbines, t.expected, t.received, t.available, t.late, t.readings)
-		       IS DISTINCT FROM (k.turbines, k.expected, k.received, k.available, k.late, k.readings))`)
+		WHERE (t.window_start IS NULL AND (k.turbines <> 0 OR k.span_s <> 0))
+		   OR (t.window_start IS NOT NULL AND (t.turbines, t.expected, t.received, t.available, t.late, t.readings, t.span_s)
+		       IS DISTINCT FROM (k.turbines, k.expected, k.received, k.available, k.late, k.readings, k.span_s))`)
 }
 
 // partDrift counts the windows of north whose part from s1 on the control
@@ -135,17 +136,33 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	if got := b.turbineDay(t, "N-003", "2026-08-01"); got.Received != 1 || got.Expected != 43_200 {
 		t.Fatalf("N-003's day after its correction: %+v, want 43200 expected, 1 received", got)
 	}
+	// The correction's final row is its marked window, now 10 minutes of
+	// every turbine (filled in: 3 turbines x 300 slots); the old grid's
+	// other final rows wait for the day to be closed again.
+	if final, ok := b.window(t, "north", noon, "final"); !ok || final.Expected != 900 || final.Received != 32 {
+		t.Fatalf("final 12:00 window after the correction %+v (present %v), want expected 900, received 32", final, ok)
+	}
 	// A manual recompute removes the other turbines' 1-minute rows (and
 	// takes them out of the sums) and writes 144 each.
 	res, err = b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual})
 	testdb.Must(t, err, "recompute on the new grid")
-	// (The control database keeps the old grid's final rows beside the new
-	// ones, which its own day check reports; the shard's sums must not
-	// have drifted.)
-	for _, a := range res.Alarms {
-		if strings.Contains(a, "farm_window_sum") {
-			t.Fatalf("recompute on the new grid found drifted sums: %s", a)
-		}
+	// Neither the shard's sums nor the control database's day check (parts
+	// against turbine_day) finds anything: no part of the old grid is left.
+	if len(res.Alarms) != 0 {
+		t.Fatalf("recompute on the new grid raised %q, want no alarm", res.Alarms)
+	}
+	controlGrid(t, b, "after the recompute on the new grid")
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE farm_id = 'north' AND kind = 'window_sum'`); n != 0 {
+		t.Fatalf("%d window_sum alerts, want 0", n)
+	}
+	// The fast row published on the old grid stays (what was published),
+	// and is not measured against the final row of the 10-minute window
+	// that starts with it.
+	if fast, ok := b.window(t, "north", noon, "fast"); !ok || fast.Expected != 90 {
+		t.Fatalf("fast 12:00 window %+v (present %v), want the one published, expected 90", fast, ok)
+	}
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM reconciliation WHERE farm_id = 'north' AND scope = 'window' AND day = '2026-08-01'`); n != 0 {
+		t.Fatalf("%d windows reconciled, want 0 (the only fast row is of the old grid)", n)
 	}
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("after the grid change: %d windows drifted, want 0", n)
@@ -192,5 +209,27 @@ func TestWindowSumDriftIsAlarmedAndRebuilt(t *testing.T) {
 	final, ok := b.window(t, "north", noon, "final")
 	if !ok || final.Received != 30 {
 		t.Fatalf("final 12:00 window %+v (present %v), want received 30 (the rebuilt sum, not 35)", final, ok)
+	}
+}
+
+// controlGrid checks that north's 2026-08-01 on the control database is on
+// the 10-minute grid only: 144 parts from s1 and 144 final rows, none of
+// another length, and the finals' received add up to the day's 32
+// readings (N-001's 30, N-002's and N-003's late one each).
+func controlGrid(t testing.TB, b *bundle, when string) {
+	t.Helper()
+	for _, c := range []struct {
+		what, sql string
+		want      int64
+	}{
+		{"s1's parts", `SELECT count(*) FROM farm_window_part WHERE farm_id = 'north' AND day = '2026-08-01' AND shard_name = 's1'`, 144},
+		{"parts of another length", `SELECT count(*) FROM farm_window_part WHERE farm_id = 'north' AND day = '2026-08-01' AND window_end - window_start <> interval '10 minutes'`, 0},
+		{"final rows", `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND day = '2026-08-01' AND path = 'final'`, 144},
+		{"final rows of another length", `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND day = '2026-08-01' AND path = 'final' AND window_end - window_start <> interval '10 minutes'`, 0},
+		{"received over the final rows", `SELECT coalesce(sum(received), 0) FROM farm_window WHERE farm_id = 'north' AND day = '2026-08-01' AND path = 'final'`, 32},
+	} {
+		if n := testdb.Int(t, b.env.Control, c.sql); n != c.want {
+			t.Fatalf("%s: %s = %d, want %d", when, c.what, n, c.want)
+		}
 	}
 }

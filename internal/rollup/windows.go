@@ -203,36 +203,45 @@ type ShardWork struct {
 }
 
 // splitWhole splits a shard's sums into those of windows it has whole (at
-// least wholeAt turbine_window rows summed; every window when wholeAt is
-// 0) and the starts of the others.
+// least wholeAt turbine_window rows summed, all of the window: of the
+// farm's current grid; every window when wholeAt is 0) and the starts of
+// the others.
 //
 // A correction recomputes the turbine-windows its marks name, and must
 // fill in every turbine of a window this shard has not computed whole yet
 // (the fast path did not publish it, or a job that died between its
 // control and shard commits left a part on the control database whose
 // rows do not exist here), or the part would sum a window short of the
-// turbines it had. The sums the window statement returns say it, as the
-// statement left them, in the same transaction: no read before the
-// compute (that was a 1,440-window query, 2.2 ms of a one-turbine
-// correction's 68).
+// turbines it had. After a window rule change, a turbine's row of the old
+// grid can start where a window of the new one starts (12:00-12:01 beside
+// 12:00-12:10): the sum counts it, but its length is not the window's, so
+// the window is not whole either, and filling it in recomputes that
+// turbine's row on the new grid. The sums the window statement returns
+// say it, as the statement left them, in the same transaction: no read
+// before the compute (that was a 1,440-window query, 2.2 ms of a
+// one-turbine correction's 68).
 func splitWhole(sums []sharddb.FarmWindowSumsRow, wholeAt int) ([]sharddb.FarmWindowSumsRow, []time.Time) {
 	if wholeAt <= 0 {
 		return sums, nil
 	}
-	i := slices.IndexFunc(sums, func(s sharddb.FarmWindowSumsRow) bool { return int(s.Turbines) < wholeAt })
+	short := func(s sharddb.FarmWindowSumsRow) bool {
+		// the sum's window_end is its last writer's: this grid's
+		return int(s.Turbines) < wholeAt || s.SpanS != int64(s.Turbines)*int64(s.WindowEnd.Sub(s.WindowStart)/time.Second)
+	}
+	i := slices.IndexFunc(sums, short)
 	if i < 0 {
 		return sums, nil // the usual case: nothing copied
 	}
 	whole := slices.Clone(sums[:i])
-	var short []time.Time
+	var out []time.Time
 	for _, s := range sums[i:] {
-		if int(s.Turbines) < wholeAt {
-			short = append(short, s.WindowStart)
+		if short(s) {
+			out = append(out, s.WindowStart)
 		} else {
 			whole = append(whole, s)
 		}
 	}
-	return whole, short
+	return whole, out
 }
 
 // ComputeWindows computes the pairs' turbine_window rows on a shard (inside
@@ -253,7 +262,7 @@ func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines [
 			w.Windows, w.RowsRead = r.Windows, r.RowsRead
 			written[r.WindowStart.Unix()] = sharddb.FarmWindowSumsRow{
 				WindowStart: r.WindowStart, WindowEnd: r.WindowEnd, Day: r.Day, Turbines: r.Turbines, Expected: r.Expected, Received: r.Received,
-				Available: r.Available, Late: r.Late, Readings: r.Readings, ShardXid: r.ShardXid,
+				Available: r.Available, Late: r.Late, Readings: r.Readings, SpanS: r.SpanS, ShardXid: r.ShardXid,
 			}
 		}
 	}
@@ -575,11 +584,8 @@ func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsR
 	if err := w.q.FarmWindowPartUpsert(ctx, PartParams(w.farm, w.shard, sums, w.now)); err != nil {
 		return fmt.Errorf("window parts: %w", err)
 	}
-	if !w.locked {
-		if err := w.q.FarmWindowFinalLock(ctx, controldb.FarmWindowFinalLockParams{FarmID: w.farm, Day: w.day}); err != nil {
-			return fmt.Errorf("final lock: %w", err)
-		}
-		w.locked = true
+	if err := w.lock(ctx); err != nil {
+		return err
 	}
 	starts := make([]time.Time, len(sums))
 	for i, s := range sums {
@@ -604,6 +610,39 @@ func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsR
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	w.dayMeasured = last
+	return nil
+}
+
+// offGrid deletes the control database's rows of the day on another grid
+// than g's (FarmWindowOffGridDelete): this shard's parts, the final rows
+// and their window reconciliation. Run before the day's writes, or after
+// them (the rows they wrote are on the grid), never beside them; a day
+// measured before a final row or a measurement of it was deleted is
+// measured again by finish.
+func (w *windowWriter) offGrid(ctx context.Context, g Grid) (controldb.FarmWindowOffGridDeleteRow, error) {
+	if err := w.lock(ctx); err != nil {
+		return controldb.FarmWindowOffGridDeleteRow{}, err
+	}
+	del, err := w.q.FarmWindowOffGridDelete(ctx, controldb.FarmWindowOffGridDeleteParams{
+		FarmID: w.farm, ShardName: w.shard, Day: w.day, DayStart: g.Start, DayEnd: g.End, WindowS: int32(g.Window / time.Second),
+	})
+	if err != nil {
+		return del, fmt.Errorf("off-grid windows: %w", err)
+	}
+	if del.Finals > 0 || del.Reconciliations > 0 {
+		w.dayMeasured = false
+	}
+	return del, nil
+}
+
+func (w *windowWriter) lock(ctx context.Context) error {
+	if w.locked {
+		return nil
+	}
+	if err := w.q.FarmWindowFinalLock(ctx, controldb.FarmWindowFinalLockParams{FarmID: w.farm, Day: w.day}); err != nil {
+		return fmt.Errorf("final lock: %w", err)
+	}
+	w.locked = true
 	return nil
 }
 

@@ -373,6 +373,93 @@ func (q *Queries) FarmWindowFinalsWrittenAt(ctx context.Context, arg FarmWindowF
 	return items, nil
 }
 
+const farmWindowOffGridDelete = `-- name: FarmWindowOffGridDelete :one
+WITH parts AS (
+    DELETE FROM farm_window_part p
+    WHERE p.farm_id = $1
+      AND p.window_start >= $2::timestamptz - interval '1 day'
+      AND p.window_start < $3::timestamptz + interval '1 day'
+      AND p.shard_name = $4 AND p.day = $5
+      AND (mod(extract(epoch FROM p.window_start - $2::timestamptz), $6::integer) <> 0
+           OR p.window_end <> least(p.window_start + $6::integer * interval '1 second', $3::timestamptz))
+    RETURNING 1
+), finals AS (
+    DELETE FROM farm_window w
+    WHERE w.farm_id = $1
+      AND w.window_start >= $2::timestamptz - interval '1 day'
+      AND w.window_start < $3::timestamptz + interval '1 day'
+      AND w.path = 'final' AND w.day = $5
+      AND (mod(extract(epoch FROM w.window_start - $2::timestamptz), $6::integer) <> 0
+           OR w.window_end <> least(w.window_start + $6::integer * interval '1 second', $3::timestamptz))
+    RETURNING w.window_start
+), measured AS (
+    -- a window's measurement stays only while its fast and final rows are
+    -- of the same window (a final row rewritten on the new grid may start
+    -- where an old fast row does); the statement's own deletes are not
+    -- seen here, so the deleted finals are named
+    DELETE FROM reconciliation r
+    WHERE r.farm_id = $1 AND r.scope = 'window' AND r.day = $5
+      AND (r.period_start IN (SELECT f.window_start FROM finals f)
+           OR NOT EXISTS (SELECT 1 FROM farm_window fa JOIN farm_window fi
+                                ON fi.farm_id = fa.farm_id AND fi.window_start = fa.window_start AND fi.path = 'final'
+                          WHERE fa.farm_id = r.farm_id AND fa.window_start = r.period_start AND fa.path = 'fast'
+                            AND fi.window_end = fa.window_end))
+    RETURNING 1
+), measured_day AS (
+    -- the day's measurement summed those windows: measured again by the
+    -- recompute (ReconcileWindows) if any pair is left
+    DELETE FROM reconciliation r
+    WHERE r.farm_id = $1 AND r.scope = 'day' AND r.day = $5
+      AND EXISTS (SELECT 1 FROM measured)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM parts)::bigint AS parts, (SELECT count(*) FROM finals)::bigint AS finals,
+       (SELECT count(*) FROM measured)::bigint + (SELECT count(*) FROM measured_day)::bigint AS reconciliations
+`
+
+type FarmWindowOffGridDeleteParams struct {
+	FarmID    string
+	DayStart  time.Time
+	DayEnd    time.Time
+	ShardName string
+	Day       time.Time
+	WindowS   int32
+}
+
+type FarmWindowOffGridDeleteRow struct {
+	Parts           int64
+	Finals          int64
+	Reconciliations int32
+}
+
+// FarmWindowOffGridDelete deletes, for one farm-day, what the control
+// database holds on another grid than the day's (a window rule changed
+// under a computed day): the shard's parts, the final rows, and the
+// reconciliation of windows whose fast and final rows are no longer the
+// same window (with the day's, measured again after it). Those final rows
+// summed the old grid's parts; beside the new grid's they would count the
+// day twice, and the old parts would make the day check report a
+// window_sum alarm. Fast rows are what
+// was published and stay. A window is on the grid when it starts a whole
+// number of windows after the day's start and ends one window later (or at
+// the day's end): the shard's TurbineWindowOffGridDelete rule. Each table
+// is read by its key range around the day, a day either side (as the
+// shard's delete: the farm's zone may have changed). Run under
+// FarmWindowFinalLock.
+func (q *Queries) FarmWindowOffGridDelete(ctx context.Context, arg FarmWindowOffGridDeleteParams) (FarmWindowOffGridDeleteRow, error) {
+	row := q.db.QueryRow(ctx, farmWindowOffGridDelete,
+		arg.FarmID,
+		arg.DayStart,
+		arg.DayEnd,
+		arg.ShardName,
+		arg.Day,
+		arg.WindowS,
+	)
+	var i FarmWindowOffGridDeleteRow
+	err := row.Scan(&i.Parts, &i.Finals, &i.Reconciliations)
+	return i, err
+}
+
 const farmWindowPartUpsert = `-- name: FarmWindowPartUpsert :exec
 INSERT INTO farm_window_part (farm_id, window_start, shard_name, window_end, day, expected, received, available, late, readings, shard_xid, computed_at)
 SELECT $1::text, u.window_start, $2::text, u.window_end, u.day, u.expected, u.received, u.available, u.late, u.readings,
@@ -625,7 +712,10 @@ WITH touched AS (
       AND w.window_start >= (SELECT lo FROM span) AND w.window_start < (SELECT hi FROM span)
       AND w.day IN (SELECT d.day FROM touched d)
     GROUP BY w.farm_id, w.window_start
+    -- both rows, of the same window: a fast row published on an earlier
+    -- grid is not the final row's window (FarmWindowOffGridDelete)
     HAVING count(*) FILTER (WHERE w.path = 'fast') = 1 AND count(*) FILTER (WHERE w.path = 'final') = 1
+       AND min(w.window_end) = max(w.window_end)
 ), win AS (
     INSERT INTO reconciliation (farm_id, scope, period_start, day, fast_expected, fast_received, fast_available,
                                 final_expected, final_received, final_available, windows, final_revision, measured_at)

@@ -61,6 +61,8 @@ type FarmWindowSum struct {
 	Late      int64
 	// Readings counted: received + beyond_cadence + out_of_service.
 	Readings int64
+	// The summed turbine_window rows' lengths, in seconds, added up: the window is whole on its grid when span_s = turbines x (window_end - window_start).
+	SpanS int64
 }
 
 // Raw readings, partitioned by UTC day of recorded_at (readings_pYYYYMMDD).

@@ -93,6 +93,63 @@ RETURNING window_start, expected, received, available;
 -- name: FarmWindowFinalLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('farm_window_final/' || sqlc.arg(farm_id)::text || '/' || to_char(sqlc.arg(day)::date, 'YYYY-MM-DD'), 0));
 
+-- FarmWindowOffGridDelete deletes, for one farm-day, what the control
+-- database holds on another grid than the day's (a window rule changed
+-- under a computed day): the shard's parts, the final rows, and the
+-- reconciliation of windows whose fast and final rows are no longer the
+-- same window (with the day's, measured again after it). Those final rows
+-- summed the old grid's parts; beside the new grid's they would count the
+-- day twice, and the old parts would make the day check report a
+-- window_sum alarm. Fast rows are what
+-- was published and stay. A window is on the grid when it starts a whole
+-- number of windows after the day's start and ends one window later (or at
+-- the day's end): the shard's TurbineWindowOffGridDelete rule. Each table
+-- is read by its key range around the day, a day either side (as the
+-- shard's delete: the farm's zone may have changed). Run under
+-- FarmWindowFinalLock.
+-- name: FarmWindowOffGridDelete :one
+WITH parts AS (
+    DELETE FROM farm_window_part p
+    WHERE p.farm_id = sqlc.arg(farm_id)
+      AND p.window_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
+      AND p.window_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+      AND p.shard_name = sqlc.arg(shard_name) AND p.day = sqlc.arg(day)
+      AND (mod(extract(epoch FROM p.window_start - sqlc.arg(day_start)::timestamptz), sqlc.arg(window_s)::integer) <> 0
+           OR p.window_end <> least(p.window_start + sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz))
+    RETURNING 1
+), finals AS (
+    DELETE FROM farm_window w
+    WHERE w.farm_id = sqlc.arg(farm_id)
+      AND w.window_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
+      AND w.window_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+      AND w.path = 'final' AND w.day = sqlc.arg(day)
+      AND (mod(extract(epoch FROM w.window_start - sqlc.arg(day_start)::timestamptz), sqlc.arg(window_s)::integer) <> 0
+           OR w.window_end <> least(w.window_start + sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz))
+    RETURNING w.window_start
+), measured AS (
+    -- a window's measurement stays only while its fast and final rows are
+    -- of the same window (a final row rewritten on the new grid may start
+    -- where an old fast row does); the statement's own deletes are not
+    -- seen here, so the deleted finals are named
+    DELETE FROM reconciliation r
+    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'window' AND r.day = sqlc.arg(day)
+      AND (r.period_start IN (SELECT f.window_start FROM finals f)
+           OR NOT EXISTS (SELECT 1 FROM farm_window fa JOIN farm_window fi
+                                ON fi.farm_id = fa.farm_id AND fi.window_start = fa.window_start AND fi.path = 'final'
+                          WHERE fa.farm_id = r.farm_id AND fa.window_start = r.period_start AND fa.path = 'fast'
+                            AND fi.window_end = fa.window_end))
+    RETURNING 1
+), measured_day AS (
+    -- the day's measurement summed those windows: measured again by the
+    -- recompute (ReconcileWindows) if any pair is left
+    DELETE FROM reconciliation r
+    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'day' AND r.day = sqlc.arg(day)
+      AND EXISTS (SELECT 1 FROM measured)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM parts)::bigint AS parts, (SELECT count(*) FROM finals)::bigint AS finals,
+       (SELECT count(*) FROM measured)::bigint + (SELECT count(*) FROM measured_day)::bigint AS reconciliations;
+
 -- FarmWindowFinalWrite (re)writes the final rows of the given windows from
 -- their parts, for windows every shard of the farm has a part of, and
 -- returns what it wrote. Run under FarmWindowFinalLock.
@@ -175,7 +232,10 @@ WITH touched AS (
       AND w.window_start >= (SELECT lo FROM span) AND w.window_start < (SELECT hi FROM span)
       AND w.day IN (SELECT d.day FROM touched d)
     GROUP BY w.farm_id, w.window_start
+    -- both rows, of the same window: a fast row published on an earlier
+    -- grid is not the final row's window (FarmWindowOffGridDelete)
     HAVING count(*) FILTER (WHERE w.path = 'fast') = 1 AND count(*) FILTER (WHERE w.path = 'final') = 1
+       AND min(w.window_end) = max(w.window_end)
 ), win AS (
     INSERT INTO reconciliation (farm_id, scope, period_start, day, fast_expected, fast_received, fast_available,
                                 final_expected, final_received, final_available, windows, final_revision, measured_at)

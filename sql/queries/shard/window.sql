@@ -160,14 +160,16 @@ WITH off_grid AS (
     USING off_grid o
     WHERE tw.turbine_id = o.turbine_id AND tw.window_start = o.window_start
     RETURNING tw.farm_id, tw.window_start, tw.expected, tw.received, tw.available, tw.late,
-              tw.received + tw.beyond_cadence + tw.out_of_service AS readings
+              tw.received + tw.beyond_cadence + tw.out_of_service AS readings,
+              extract(epoch FROM tw.window_end - tw.window_start)::bigint AS span_s
 ), sub AS (
     UPDATE farm_window_sum fs
     SET turbines = fs.turbines - d.turbines, expected = fs.expected - d.expected, received = fs.received - d.received,
-        available = fs.available - d.available, late = fs.late - d.late, readings = fs.readings - d.readings
+        available = fs.available - d.available, late = fs.late - d.late, readings = fs.readings - d.readings,
+        span_s = fs.span_s - d.span_s
     FROM (SELECT del.farm_id, del.window_start, count(*)::integer AS turbines, sum(del.expected)::bigint AS expected,
                  sum(del.received)::bigint AS received, sum(del.available)::bigint AS available,
-                 sum(del.late)::bigint AS late, sum(del.readings)::bigint AS readings
+                 sum(del.late)::bigint AS late, sum(del.readings)::bigint AS readings, sum(del.span_s)::bigint AS span_s
           FROM del GROUP BY del.farm_id, del.window_start) AS d
     WHERE fs.farm_id = d.farm_id AND fs.window_start = d.window_start
     RETURNING 1
@@ -314,11 +316,13 @@ WITH run AS (
     -- The change to this shard's farm-window sums: the rows written, less
     -- the rows they replaced.
     SELECT i.farm_id, i.window_start, i.window_end, i.day, 1 AS turbines, i.expected::bigint AS expected,
-           i.received::bigint AS received, i.available::bigint AS available, i.late::bigint AS late, i.readings::bigint AS readings
+           i.received::bigint AS received, i.available::bigint AS available, i.late::bigint AS late, i.readings::bigint AS readings,
+           extract(epoch FROM i.window_end - i.window_start)::bigint AS span_s
     FROM ins i
     UNION ALL
     SELECT o.farm_id, o.window_start, o.window_end, o.day, -1, -o.expected::bigint, -o.received::bigint, -o.available::bigint,
-           -o.late::bigint, -(o.received + o.beyond_cadence + o.out_of_service)::bigint
+           -o.late::bigint, -(o.received + o.beyond_cadence + o.out_of_service)::bigint,
+           -extract(epoch FROM o.window_end - o.window_start)::bigint
     -- one key-range scan per run of the rows it replaces (the statement's
     -- snapshot: before the upsert), matched to the run's windows (OFFSET 0
     -- keeps it a range scan: a generic plan would otherwise hash the whole
@@ -334,24 +338,24 @@ WITH run AS (
     -- always probes the key, where an UPDATE ... FROM is planned from the
     -- table's statistics, and right after a day's first rows (before
     -- autovacuum has analysed them) that plan can scan every row per window.
-    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
+    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings, span_s)
     SELECT d.farm_id, d.window_start,
            coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)),
            coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)),
-           sum(d.turbines), sum(d.expected), sum(d.received), sum(d.available), sum(d.late), sum(d.readings)
+           sum(d.turbines), sum(d.expected), sum(d.received), sum(d.available), sum(d.late), sum(d.readings), sum(d.span_s)
     FROM delta d
     GROUP BY d.farm_id, d.window_start
     ON CONFLICT (farm_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, day = EXCLUDED.day,
         turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
         received = fs.received + EXCLUDED.received, available = fs.available + EXCLUDED.available,
-        late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings
-    RETURNING fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings
+        late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings, span_s = fs.span_s + EXCLUDED.span_s
+    RETURNING fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings, fs.span_s
 ), written AS (
     SELECT count(*)::bigint AS windows, coalesce(sum(ins.readings), 0)::bigint AS rows_read FROM ins
 )
 SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.turbines, x.expected, x.received, x.available, x.late, x.readings,
-       (pg_current_xact_id()::text)::bigint AS shard_xid
+       x.span_s, (pg_current_xact_id()::text)::bigint AS shard_xid
 FROM written w
 CROSS JOIN sums AS x
 ORDER BY x.window_start;
@@ -362,7 +366,7 @@ ORDER BY x.window_start;
 -- this transaction's id (after WindowLock: a later writer has a larger one).
 -- name: FarmWindowSums :many
 SELECT fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings,
-       (pg_current_xact_id()::text)::bigint AS shard_xid
+       fs.span_s, (pg_current_xact_id()::text)::bigint AS shard_xid
 FROM farm_window_sum fs
 WHERE fs.farm_id = sqlc.arg(farm_id) AND fs.window_start = ANY (sqlc.arg(window_starts)::timestamptz[]) AND fs.turbines > 0
 ORDER BY fs.window_start;
@@ -379,7 +383,8 @@ ORDER BY fs.window_start;
 WITH truth AS (
     SELECT tw.farm_id, tw.window_start, max(tw.window_end) AS window_end, max(tw.day) AS day, count(*)::integer AS turbines,
            sum(tw.expected)::bigint AS expected, sum(tw.received)::bigint AS received, sum(tw.available)::bigint AS available,
-           sum(tw.late)::bigint AS late, sum(tw.received + tw.beyond_cadence + tw.out_of_service)::bigint AS readings
+           sum(tw.late)::bigint AS late, sum(tw.received + tw.beyond_cadence + tw.out_of_service)::bigint AS readings,
+           sum(extract(epoch FROM tw.window_end - tw.window_start))::bigint AS span_s
     FROM turbine_window tw
     WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.day = sqlc.arg(day)
       AND tw.window_start >= sqlc.arg(day_start)::timestamptz AND tw.window_start < sqlc.arg(day_end)::timestamptz
@@ -394,21 +399,22 @@ WITH truth AS (
     -- as a loop of 1,440 x 1,440 comparisons: 172 ms).
     SELECT coalesce(t.window_start, k.window_start) AS window_start, t.window_start IS NULL AS gone,
            (t.window_start IS NULL AND k.turbines <> 0)
-           OR (t.window_start IS NOT NULL AND (t.window_end, t.turbines, t.expected, t.received, t.available, t.late, t.readings)
-               IS DISTINCT FROM (k.window_end, k.turbines, k.expected, k.received, k.available, k.late, k.readings)) AS differs,
-           t.farm_id, t.window_end, t.day, t.turbines, t.expected, t.received, t.available, t.late, t.readings
+           OR (t.window_start IS NOT NULL AND (t.window_end, t.turbines, t.expected, t.received, t.available, t.late, t.readings, t.span_s)
+               IS DISTINCT FROM (k.window_end, k.turbines, k.expected, k.received, k.available, k.late, k.readings, k.span_s)) AS differs,
+           t.farm_id, t.window_end, t.day, t.turbines, t.expected, t.received, t.available, t.late, t.readings, t.span_s
     FROM truth t
     FULL JOIN kept k ON k.window_start = t.window_start
 ), diff AS (
     SELECT c.window_start FROM cmp c WHERE c.differs
 ), fix AS (
-    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings)
-    SELECT c.farm_id, c.window_start, c.window_end, c.day, c.turbines, c.expected, c.received, c.available, c.late, c.readings
+    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings, span_s)
+    SELECT c.farm_id, c.window_start, c.window_end, c.day, c.turbines, c.expected, c.received, c.available, c.late, c.readings, c.span_s
     FROM cmp c
     WHERE c.differs AND NOT c.gone
     ON CONFLICT (farm_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, turbines = EXCLUDED.turbines, expected = EXCLUDED.expected,
-        received = EXCLUDED.received, available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings
+        received = EXCLUDED.received, available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
+        span_s = EXCLUDED.span_s
     RETURNING 1
 ), zero AS (
     -- sums of windows with no row left (drifted, or kept at 0 turbines)
