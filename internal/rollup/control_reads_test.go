@@ -218,3 +218,75 @@ func TestARangeReconcilesItsWindowsOnly(t *testing.T) {
 	})
 	testdb.Must(t, err, "reconcile")
 }
+
+// TestOffGridDeleteReadsItsDay: what closing a day deletes of another grid
+// on the control database (FarmWindowOffGridDelete) reads the day's key
+// range (a day either side), never the farm's 30 days of history (windows,
+// parts and measurements), analysed or not; on the day's own grid it deletes nothing, and on a grid of 10
+// minutes it deletes the shard's 1,440 parts of 1 minute, the day's 1,440
+// final rows and their 1,440 window measurements and the day's (none of
+// them is of a 10-minute window), and leaves the fast rows and the other
+// shards' parts.
+func TestOffGridDeleteReadsItsDay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, first := controlHistory(t)
+	dayStart := first.Add(18 * 24 * time.Hour) // 2026-07-20, Europe/London (summer time all month)
+	day := time.Date(2026, 7, 20, 0, 0, 0, 0, time.UTC)
+	// every window of the 30 days measured, and their days: 43,230 rows
+	starts := make([]time.Time, 30*1440)
+	for i := range starts {
+		starts[i] = first.Add(time.Duration(i) * time.Minute)
+	}
+	testdb.Must(t, controldb.New(pool).ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts, WithDays: true, MeasuredAt: time.Now()}), "measure the month")
+	testdb.Exec(t, pool, `ANALYZE reconciliation`)
+
+	for _, c := range []struct {
+		windowS                        int32
+		parts, finals, reconciliations int64
+	}{{60, 0, 0, 0}, {600, 1440, 1440, 1441}} {
+		for _, unanalysed := range []bool{false, true} {
+			tx, err := pool.Begin(ctx)
+			testdb.Must(t, err, "begin")
+			if unanalysed {
+				testdb.Must(t, testdb.ForgetStatistics(ctx, tx, "farm_window", "farm_window_part", "reconciliation"), "forget statistics")
+			}
+			del, err := controldb.New(tx).FarmWindowOffGridDelete(ctx, controldb.FarmWindowOffGridDeleteParams{
+				FarmID: "f", ShardName: "s1", Day: day, DayStart: dayStart, DayEnd: dayStart.Add(24 * time.Hour), WindowS: c.windowS,
+			})
+			testdb.Must(t, err, "off-grid delete")
+			seqParts, idxParts, err := testdb.TableReads(ctx, tx, "farm_window_part")
+			testdb.Must(t, err, "reads")
+			seqWindows, idxWindows, err := testdb.TableReads(ctx, tx, "farm_window")
+			testdb.Must(t, err, "reads")
+			seqMeasured, _, err := testdb.TableReads(ctx, tx, "reconciliation")
+			testdb.Must(t, err, "reads")
+			var fast, otherParts int64
+			testdb.Must(t, tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM farm_window WHERE day = '2026-07-20' AND path = 'fast'),
+				(SELECT count(*) FROM farm_window_part WHERE day = '2026-07-20' AND shard_name <> 's1')`).Scan(&fast, &otherParts), "count")
+			testdb.Must(t, tx.Rollback(ctx), "roll back")
+			if del.Parts != c.parts || del.Finals != c.finals || del.Reconciliations != c.reconciliations {
+				t.Fatalf("window %d s, unanalysed=%v: deleted %+v; want %d parts, %d finals, %d reconciliations",
+					c.windowS, unanalysed, del, c.parts, c.finals, c.reconciliations)
+			}
+			if fast != 1440 || otherParts != 2880 {
+				t.Fatalf("window %d s, unanalysed=%v: %d fast rows and %d parts of s2 and s3 left; want 1440 and 2880", c.windowS, unanalysed, fast, otherParts)
+			}
+			if seqParts != 0 || seqWindows != 0 || seqMeasured != 0 {
+				t.Fatalf("window %d s, unanalysed=%v: rows read by sequential scan: %d of farm_window_part, %d of farm_window, %d of reconciliation; want 0, 0 and 0",
+					c.windowS, unanalysed, seqParts, seqWindows, seqMeasured)
+			}
+			// The three days' 12,960 parts and 8,640 windows of the key
+			// range (counted twice by a bitmap scan, and again with the
+			// dead versions of the rows just deleted), and the probes of the
+			// window measurements (both rows of a window): measured 30,240
+			// and 28,800 at most (unanalysed, 10 minutes), against the
+			// history's 129,600 parts and 86,400 windows.
+			if idxParts > 3*12960 || idxWindows > 4*8640 {
+				t.Fatalf("window %d s, unanalysed=%v: index entries read: %d of farm_window_part (want <= 38880), %d of farm_window (want <= 34560)",
+					c.windowS, unanalysed, idxParts, idxWindows)
+			}
+			t.Logf("window %d s, unanalysed=%v: index entries read: %d parts, %d windows", c.windowS, unanalysed, idxParts, idxWindows)
+		}
+	}
+}

@@ -131,24 +131,33 @@ WITH parts AS (
     -- of the same window (a final row rewritten on the new grid may start
     -- where an old fast row does); the statement's own deletes are not
     -- seen here, so the deleted finals are named
+    -- (the pairing rule of ReconcileWindows, asked per measurement by the
+    -- key: a NOT EXISTS was planned as an anti join over the farm's
+    -- every window)
     DELETE FROM reconciliation r
-    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'window' AND r.day = sqlc.arg(day)
+    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'window'
+      AND r.period_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
+      AND r.period_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+      AND r.day = sqlc.arg(day)
       AND (r.period_start IN (SELECT f.window_start FROM finals f)
-           OR NOT EXISTS (SELECT 1 FROM farm_window fa JOIN farm_window fi
-                                ON fi.farm_id = fa.farm_id AND fi.window_start = fa.window_start AND fi.path = 'final'
-                          WHERE fa.farm_id = r.farm_id AND fa.window_start = r.period_start AND fa.path = 'fast'
-                            AND fi.window_end = fa.window_end))
+           OR NOT coalesce((SELECT count(*) FILTER (WHERE fw.path = 'fast') = 1 AND count(*) FILTER (WHERE fw.path = 'final') = 1
+                                   AND min(fw.window_end) = max(fw.window_end)
+                            FROM farm_window fw
+                            WHERE fw.farm_id = r.farm_id AND fw.window_start = r.period_start), false))
     RETURNING 1
 ), measured_day AS (
     -- the day's measurement summed those windows: measured again by the
     -- recompute (ReconcileWindows) if any pair is left
     DELETE FROM reconciliation r
-    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'day' AND r.day = sqlc.arg(day)
+    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'day'
+      AND r.period_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
+      AND r.period_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+      AND r.day = sqlc.arg(day)
       AND EXISTS (SELECT 1 FROM measured)
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM parts)::bigint AS parts, (SELECT count(*) FROM finals)::bigint AS finals,
-       (SELECT count(*) FROM measured)::bigint + (SELECT count(*) FROM measured_day)::bigint AS reconciliations;
+       ((SELECT count(*) FROM measured) + (SELECT count(*) FROM measured_day))::bigint AS reconciliations;
 
 -- FarmWindowFinalWrite (re)writes the final rows of the given windows from
 -- their parts, for windows every shard of the farm has a part of, and
