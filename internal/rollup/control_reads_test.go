@@ -280,7 +280,7 @@ func TestOffGridDeleteReadsItsDay(t *testing.T) {
 			// range (counted twice by a bitmap scan, and again with the
 			// dead versions of the rows just deleted), and the probes of the
 			// window measurements (both rows of a window): measured 30,240
-			// and 28,800 at most (unanalysed, 10 minutes), against the
+			// and 31,680 at most (unanalysed, 10 minutes), against the
 			// history's 129,600 parts and 86,400 windows.
 			if idxParts > 3*12960 || idxWindows > 4*8640 {
 				t.Fatalf("window %d s, unanalysed=%v: index entries read: %d of farm_window_part (want <= 38880), %d of farm_window (want <= 34560)",

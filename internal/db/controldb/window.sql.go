@@ -374,37 +374,36 @@ func (q *Queries) FarmWindowFinalsWrittenAt(ctx context.Context, arg FarmWindowF
 }
 
 const farmWindowOffGridDelete = `-- name: FarmWindowOffGridDelete :one
-WITH parts AS (
+WITH grid AS (
+    SELECT $1::timestamptz + i * $2::integer * interval '1 second' AS window_start,
+           least($1::timestamptz + (i + 1) * $2::integer * interval '1 second',
+                 $3::timestamptz) AS window_end
+    FROM generate_series(0, ceil(extract(epoch FROM $3::timestamptz - $1::timestamptz)
+                                 / $2::integer)::integer - 1) AS i
+), span AS (
+    SELECT $1::timestamptz - interval '1 day' AS lo, $3::timestamptz + interval '1 day' AS hi
+), parts AS (
     DELETE FROM farm_window_part p
-    WHERE p.farm_id = $1
-      AND p.window_start >= $2::timestamptz - interval '1 day'
-      AND p.window_start < $3::timestamptz + interval '1 day'
-      AND p.shard_name = $4 AND p.day = $5
-      AND (mod(extract(epoch FROM p.window_start - $2::timestamptz), $6::integer) <> 0
-           OR p.window_end <> least(p.window_start + $6::integer * interval '1 second', $3::timestamptz))
+    WHERE p.farm_id = $4 AND p.window_start >= (SELECT lo FROM span) AND p.window_start < (SELECT hi FROM span)
+      AND p.shard_name = $5 AND p.day = $6
+      AND (p.window_start, p.window_end) NOT IN (SELECT g.window_start, g.window_end FROM grid g)
     RETURNING 1
 ), finals AS (
     DELETE FROM farm_window w
-    WHERE w.farm_id = $1
-      AND w.window_start >= $2::timestamptz - interval '1 day'
-      AND w.window_start < $3::timestamptz + interval '1 day'
-      AND w.path = 'final' AND w.day = $5
-      AND (mod(extract(epoch FROM w.window_start - $2::timestamptz), $6::integer) <> 0
-           OR w.window_end <> least(w.window_start + $6::integer * interval '1 second', $3::timestamptz))
+    WHERE w.farm_id = $4 AND w.window_start >= (SELECT lo FROM span) AND w.window_start < (SELECT hi FROM span)
+      AND w.path = 'final' AND w.day = $6
+      AND (w.window_start, w.window_end) NOT IN (SELECT g.window_start, g.window_end FROM grid g)
     RETURNING w.window_start
 ), measured AS (
     -- a window's measurement stays only while its fast and final rows are
     -- of the same window (a final row rewritten on the new grid may start
-    -- where an old fast row does); the statement's own deletes are not
-    -- seen here, so the deleted finals are named
-    -- (the pairing rule of ReconcileWindows, asked per measurement by the
-    -- key: a NOT EXISTS was planned as an anti join over the farm's
-    -- every window)
+    -- where an old fast row does): the pairing rule of ReconcileWindows,
+    -- asked per measurement through the key (a NOT EXISTS was planned as
+    -- an anti join over the farm's every window); the statement's own
+    -- deletes are not seen here, so the deleted finals are named
     DELETE FROM reconciliation r
-    WHERE r.farm_id = $1 AND r.scope = 'window'
-      AND r.period_start >= $2::timestamptz - interval '1 day'
-      AND r.period_start < $3::timestamptz + interval '1 day'
-      AND r.day = $5
+    WHERE r.farm_id = $4 AND r.scope = 'window' AND r.day = $6
+      AND r.period_start >= (SELECT lo FROM span) AND r.period_start < (SELECT hi FROM span)
       AND (r.period_start IN (SELECT f.window_start FROM finals f)
            OR NOT coalesce((SELECT count(*) FILTER (WHERE fw.path = 'fast') = 1 AND count(*) FILTER (WHERE fw.path = 'final') = 1
                                    AND min(fw.window_end) = max(fw.window_end)
@@ -415,10 +414,8 @@ WITH parts AS (
     -- the day's measurement summed those windows: measured again by the
     -- recompute (ReconcileWindows) if any pair is left
     DELETE FROM reconciliation r
-    WHERE r.farm_id = $1 AND r.scope = 'day'
-      AND r.period_start >= $2::timestamptz - interval '1 day'
-      AND r.period_start < $3::timestamptz + interval '1 day'
-      AND r.day = $5
+    WHERE r.farm_id = $4 AND r.scope = 'day' AND r.day = $6
+      AND r.period_start >= (SELECT lo FROM span) AND r.period_start < (SELECT hi FROM span)
       AND EXISTS (SELECT 1 FROM measured)
     RETURNING 1
 )
@@ -427,12 +424,12 @@ SELECT (SELECT count(*) FROM parts)::bigint AS parts, (SELECT count(*) FROM fina
 `
 
 type FarmWindowOffGridDeleteParams struct {
-	FarmID    string
 	DayStart  time.Time
+	WindowS   int32
 	DayEnd    time.Time
+	FarmID    string
 	ShardName string
 	Day       time.Time
-	WindowS   int32
 }
 
 type FarmWindowOffGridDeleteRow struct {
@@ -448,21 +445,19 @@ type FarmWindowOffGridDeleteRow struct {
 // same window (with the day's, measured again after it). Those final rows
 // summed the old grid's parts; beside the new grid's they would count the
 // day twice, and the old parts would make the day check report a
-// window_sum alarm. Fast rows are what
-// was published and stay. A window is on the grid when it starts a whole
-// number of windows after the day's start and ends one window later (or at
-// the day's end): the shard's TurbineWindowOffGridDelete rule. Each table
-// is read by its key range around the day, a day either side (as the
-// shard's delete: the farm's zone may have changed). Run under
-// FarmWindowFinalLock.
+// window_sum alarm. Fast rows are what was published and stay. The day's
+// grid is its windows as FarmWindowsDue cuts them; each table is read by
+// its key range around the day, a day either side (as the shard's delete:
+// the farm's zone may have changed). Run under FarmWindowFinalLock.
+// TestOffGridDeleteReadsItsDay.
 func (q *Queries) FarmWindowOffGridDelete(ctx context.Context, arg FarmWindowOffGridDeleteParams) (FarmWindowOffGridDeleteRow, error) {
 	row := q.db.QueryRow(ctx, farmWindowOffGridDelete,
-		arg.FarmID,
 		arg.DayStart,
+		arg.WindowS,
 		arg.DayEnd,
+		arg.FarmID,
 		arg.ShardName,
 		arg.Day,
-		arg.WindowS,
 	)
 	var i FarmWindowOffGridDeleteRow
 	err := row.Scan(&i.Parts, &i.Finals, &i.Reconciliations)

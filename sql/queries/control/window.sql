@@ -100,45 +100,42 @@ SELECT pg_advisory_xact_lock(hashtextextended('farm_window_final/' || sqlc.arg(f
 -- same window (with the day's, measured again after it). Those final rows
 -- summed the old grid's parts; beside the new grid's they would count the
 -- day twice, and the old parts would make the day check report a
--- window_sum alarm. Fast rows are what
--- was published and stay. A window is on the grid when it starts a whole
--- number of windows after the day's start and ends one window later (or at
--- the day's end): the shard's TurbineWindowOffGridDelete rule. Each table
--- is read by its key range around the day, a day either side (as the
--- shard's delete: the farm's zone may have changed). Run under
--- FarmWindowFinalLock.
+-- window_sum alarm. Fast rows are what was published and stay. The day's
+-- grid is its windows as FarmWindowsDue cuts them; each table is read by
+-- its key range around the day, a day either side (as the shard's delete:
+-- the farm's zone may have changed). Run under FarmWindowFinalLock.
+-- TestOffGridDeleteReadsItsDay.
 -- name: FarmWindowOffGridDelete :one
-WITH parts AS (
+WITH grid AS (
+    SELECT sqlc.arg(day_start)::timestamptz + i * sqlc.arg(window_s)::integer * interval '1 second' AS window_start,
+           least(sqlc.arg(day_start)::timestamptz + (i + 1) * sqlc.arg(window_s)::integer * interval '1 second',
+                 sqlc.arg(day_end)::timestamptz) AS window_end
+    FROM generate_series(0, ceil(extract(epoch FROM sqlc.arg(day_end)::timestamptz - sqlc.arg(day_start)::timestamptz)
+                                 / sqlc.arg(window_s)::integer)::integer - 1) AS i
+), span AS (
+    SELECT sqlc.arg(day_start)::timestamptz - interval '1 day' AS lo, sqlc.arg(day_end)::timestamptz + interval '1 day' AS hi
+), parts AS (
     DELETE FROM farm_window_part p
-    WHERE p.farm_id = sqlc.arg(farm_id)
-      AND p.window_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
-      AND p.window_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+    WHERE p.farm_id = sqlc.arg(farm_id) AND p.window_start >= (SELECT lo FROM span) AND p.window_start < (SELECT hi FROM span)
       AND p.shard_name = sqlc.arg(shard_name) AND p.day = sqlc.arg(day)
-      AND (mod(extract(epoch FROM p.window_start - sqlc.arg(day_start)::timestamptz), sqlc.arg(window_s)::integer) <> 0
-           OR p.window_end <> least(p.window_start + sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz))
+      AND (p.window_start, p.window_end) NOT IN (SELECT g.window_start, g.window_end FROM grid g)
     RETURNING 1
 ), finals AS (
     DELETE FROM farm_window w
-    WHERE w.farm_id = sqlc.arg(farm_id)
-      AND w.window_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
-      AND w.window_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
+    WHERE w.farm_id = sqlc.arg(farm_id) AND w.window_start >= (SELECT lo FROM span) AND w.window_start < (SELECT hi FROM span)
       AND w.path = 'final' AND w.day = sqlc.arg(day)
-      AND (mod(extract(epoch FROM w.window_start - sqlc.arg(day_start)::timestamptz), sqlc.arg(window_s)::integer) <> 0
-           OR w.window_end <> least(w.window_start + sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz))
+      AND (w.window_start, w.window_end) NOT IN (SELECT g.window_start, g.window_end FROM grid g)
     RETURNING w.window_start
 ), measured AS (
     -- a window's measurement stays only while its fast and final rows are
     -- of the same window (a final row rewritten on the new grid may start
-    -- where an old fast row does); the statement's own deletes are not
-    -- seen here, so the deleted finals are named
-    -- (the pairing rule of ReconcileWindows, asked per measurement by the
-    -- key: a NOT EXISTS was planned as an anti join over the farm's
-    -- every window)
+    -- where an old fast row does): the pairing rule of ReconcileWindows,
+    -- asked per measurement through the key (a NOT EXISTS was planned as
+    -- an anti join over the farm's every window); the statement's own
+    -- deletes are not seen here, so the deleted finals are named
     DELETE FROM reconciliation r
-    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'window'
-      AND r.period_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
-      AND r.period_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
-      AND r.day = sqlc.arg(day)
+    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'window' AND r.day = sqlc.arg(day)
+      AND r.period_start >= (SELECT lo FROM span) AND r.period_start < (SELECT hi FROM span)
       AND (r.period_start IN (SELECT f.window_start FROM finals f)
            OR NOT coalesce((SELECT count(*) FILTER (WHERE fw.path = 'fast') = 1 AND count(*) FILTER (WHERE fw.path = 'final') = 1
                                    AND min(fw.window_end) = max(fw.window_end)
@@ -149,10 +146,8 @@ WITH parts AS (
     -- the day's measurement summed those windows: measured again by the
     -- recompute (ReconcileWindows) if any pair is left
     DELETE FROM reconciliation r
-    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'day'
-      AND r.period_start >= sqlc.arg(day_start)::timestamptz - interval '1 day'
-      AND r.period_start < sqlc.arg(day_end)::timestamptz + interval '1 day'
-      AND r.day = sqlc.arg(day)
+    WHERE r.farm_id = sqlc.arg(farm_id) AND r.scope = 'day' AND r.day = sqlc.arg(day)
+      AND r.period_start >= (SELECT lo FROM span) AND r.period_start < (SELECT hi FROM span)
       AND EXISTS (SELECT 1 FROM measured)
     RETURNING 1
 )
