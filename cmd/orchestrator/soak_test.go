@@ -378,11 +378,16 @@ func checkSoak(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fl
 			rep.MeanPostgresCPU += s.PostgresCPU
 			rep.MeanSenderCPU += s.SelfCPU
 			rep.MeanLoad1 += s.Load1
+			rep.MeanMachineBusy += s.MachineBusy
+			rep.MeanSteal += s.Steal
+			rep.MeanIOWait += s.IOWait
+			rep.MeanIOPressure += s.IOPressure
 			n++
 		}
 	}
 	if n > 0 {
 		rep.MeanServeCPU, rep.MeanPostgresCPU, rep.MeanSenderCPU, rep.MeanLoad1 = rep.MeanServeCPU/n, rep.MeanPostgresCPU/n, rep.MeanSenderCPU/n, rep.MeanLoad1/n
+		rep.MeanMachineBusy, rep.MeanSteal, rep.MeanIOWait, rep.MeanIOPressure = rep.MeanMachineBusy/n, rep.MeanSteal/n, rep.MeanIOWait/n, rep.MeanIOPressure/n
 	}
 	ratio := float64(rep.ServeLast.PSS) / float64(max(rep.ServeFirst.PSS, 1))
 	rep.Check("serve's memory flat: mean PSS of the last minute / the first", rep.ServeFirst.PSS > 0 && ratio <= soakMemoryGrowth,

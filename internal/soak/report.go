@@ -61,6 +61,9 @@ type Report struct {
 	ServePeak, PostgresPeak                            Mem
 	MeanServeCPU, MeanPostgresCPU, MeanSenderCPU       float64
 	MeanLoad1                                          float64
+	// The machine over the live feed: every process's CPU, steal and
+	// iowait (cores), and the share of time a task stalled on I/O.
+	MeanMachineBusy, MeanSteal, MeanIOWait, MeanIOPressure float64
 
 	Checks []Check `json:"checks"`
 }
@@ -175,9 +178,11 @@ func (r *Report) Markdown() string {
 	w("| serve PSS | %s | %s | %s |\n", MiB(r.ServeFirst.PSS), MiB(r.ServeLast.PSS), MiB(r.ServePeak.PSS))
 	w("| serve RSS | %s | %s | %s |\n", MiB(r.ServeFirst.RSS), MiB(r.ServeLast.RSS), MiB(r.ServePeak.RSS))
 	w("| Postgres PSS (5 servers, every process) | %s | %s | %s |\n", MiB(r.PostgresFirst.PSS), MiB(r.PostgresLast.PSS), MiB(r.PostgresPeak.PSS))
-	w("\nMean CPU over the live feed: serve %.2f cores, Postgres %.2f, the sender (test process) %.2f; mean load average %.1f.\n\n",
+	w("\nMean CPU over the live feed: serve %.2f cores, Postgres %.2f, the sender (test process) %.2f; mean load average %.1f.\n",
 		r.MeanServeCPU, r.MeanPostgresCPU, r.MeanSenderCPU, r.MeanLoad1)
-	w("| at | serve PSS | Postgres PSS | serve CPU | Postgres CPU (control, shards) | sender CPU | replay CPU | load |\n|---|---|---|---|---|---|---|---|\n")
+	w("The machine over the live feed (/proc/stat, /proc/pressure): %.2f cores busy (every process), steal %.2f, iowait %.2f; some task stalled on I/O %.0f %% of the time.\n\n",
+		r.MeanMachineBusy, r.MeanSteal, r.MeanIOWait, 100*r.MeanIOPressure)
+	w("| at | serve PSS | Postgres PSS | serve CPU | Postgres CPU (control, shards) | sender CPU | replay CPU | load | machine busy / steal / iowait | CPU / I/O stalled |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Samples {
 		names := make([]string, 0, len(s.PostgresCPUBy))
 		for n := range s.PostgresCPUBy {
@@ -188,7 +193,8 @@ func (r *Report) Markdown() string {
 		for i, n := range names {
 			by[i] = fmt.Sprintf("%.2f", s.PostgresCPUBy[n])
 		}
-		w("| %s | %s | %s | %.2f | %.2f (%s) | %.2f | %.2f | %.1f |\n", s.At.UTC().Format("15:04:05"), MiB(s.Serve.PSS), MiB(s.Postgres.PSS), s.ServeCPU, s.PostgresCPU, strings.Join(by, " "), s.SelfCPU, s.OtherCPU, s.Load1)
+		w("| %s | %s | %s | %.2f | %.2f (%s) | %.2f | %.2f | %.1f | %.2f / %.2f / %.2f | %.0f %% / %.0f %% |\n", s.At.UTC().Format("15:04:05"), MiB(s.Serve.PSS), MiB(s.Postgres.PSS), s.ServeCPU, s.PostgresCPU, strings.Join(by, " "), s.SelfCPU, s.OtherCPU, s.Load1,
+			s.MachineBusy, s.Steal, s.IOWait, 100*s.CPUPressure, 100*s.IOPressure)
 	}
 	return b.String()
 }

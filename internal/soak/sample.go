@@ -154,6 +154,16 @@ type Sample struct {
 	OtherCPU    float64 `json:"other_cpu_cores"` // Others (the replay's ingest process)
 	Processes   int     `json:"postgres_processes"`
 	Load1       float64 `json:"load1"`
+	// The machine since the previous sample (/proc/stat, in cores): every
+	// process's CPU, the time the hypervisor gave to others (steal) and
+	// the time idle with I/O outstanding (iowait); and the share of the
+	// time some task was stalled on CPU or on I/O (/proc/pressure, PSI).
+	// A slow machine shows here, not in the processes' own CPU.
+	MachineBusy float64 `json:"machine_busy_cores"`
+	Steal       float64 `json:"steal_cores"`
+	IOWait      float64 `json:"iowait_cores"`
+	CPUPressure float64 `json:"cpu_pressure_some"`
+	IOPressure  float64 `json:"io_pressure_some"`
 }
 
 // Sampler looks at serve, the Postgres clusters, this process and any
@@ -170,6 +180,7 @@ type Sampler struct {
 	done    chan struct{}
 	last    map[string]time.Duration
 	lastAt  time.Time
+	lastSys sysTimes
 }
 
 // Watch adds a process to look at (its CPU counts as other).
@@ -254,8 +265,10 @@ func (s *Sampler) take() {
 			smp.Load1, _ = strconv.ParseFloat(f[0], 64)
 		}
 	}
+	sys := readSysTimes()
 	if !s.lastAt.IsZero() {
 		span := now.Sub(s.lastAt).Seconds()
+		smp.MachineBusy, smp.Steal, smp.IOWait, smp.CPUPressure, smp.IOPressure = sys.since(s.lastSys, span)
 		rate := func(key string) float64 {
 			d := cpu[key] - s.last[key]
 			if d < 0 {
@@ -273,11 +286,77 @@ func (s *Sampler) take() {
 			}
 		}
 	}
-	s.lastAt = now
+	s.lastAt, s.lastSys = now, sys
 	for k, v := range cpu {
 		s.last[k] = v
 	}
 	s.mu.Lock()
 	s.samples = append(s.samples, smp)
 	s.mu.Unlock()
+}
+
+// sysTimes are the machine's cumulative CPU times (/proc/stat's first
+// line, in clock ticks) and stall times (/proc/pressure/{cpu,io}, "some",
+// in microseconds); a field is -1 when it could not be read.
+type sysTimes struct {
+	busy, steal, iowait int64
+	cpuStall, ioStall   int64
+}
+
+func readSysTimes() sysTimes {
+	t := sysTimes{busy: -1, steal: -1, iowait: -1, cpuStall: -1, ioStall: -1}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		if f := strings.Fields(line); len(f) >= 9 && f[0] == "cpu" {
+			var v [8]int64
+			for i := range v {
+				v[i], _ = strconv.ParseInt(f[i+1], 10, 64)
+			}
+			// user nice system idle iowait irq softirq steal
+			t.busy = v[0] + v[1] + v[2] + v[5] + v[6]
+			t.iowait, t.steal = v[4], v[7]
+		}
+	}
+	t.cpuStall, t.ioStall = pressureSome("/proc/pressure/cpu"), pressureSome("/proc/pressure/io")
+	return t
+}
+
+// pressureSome returns the "some" line's total (µs), or -1.
+func pressureSome(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "some "); ok {
+			for _, f := range strings.Fields(rest) {
+				if v, ok := strings.CutPrefix(f, "total="); ok {
+					n, err := strconv.ParseInt(v, 10, 64)
+					if err == nil {
+						return n
+					}
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// since turns two readings span seconds apart into cores (CPU) and shares
+// of the time (pressure); a value that could not be read is 0.
+func (t sysTimes) since(prev sysTimes, span float64) (busy, steal, iowait, cpuP, ioP float64) {
+	ticks := func(a, b int64) float64 {
+		if a < 0 || b < 0 || a < b || span <= 0 {
+			return 0
+		}
+		return float64(a-b) / clockTicks / span
+	}
+	stall := func(a, b int64) float64 {
+		if a < 0 || b < 0 || a < b || span <= 0 {
+			return 0
+		}
+		return float64(a-b) / 1e6 / span
+	}
+	return ticks(t.busy, prev.busy), ticks(t.steal, prev.steal), ticks(t.iowait, prev.iowait),
+		stall(t.cpuStall, prev.cpuStall), stall(t.ioStall, prev.ioStall)
 }

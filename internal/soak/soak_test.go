@@ -320,3 +320,31 @@ func TestProcessSamples(t *testing.T) {
 		t.Fatalf("tree %+v, want this process and sleep", tree)
 	}
 }
+
+// TestMachineTimes: the machine's CPU and stall times turn into cores and
+// shares of the sample's span, and this machine's /proc is read.
+func TestMachineTimes(t *testing.T) {
+	prev := sysTimes{busy: 1000, steal: 50, iowait: 20, cpuStall: 4_000_000, ioStall: 1_000_000}
+	now := sysTimes{busy: 2500, steal: 150, iowait: 70, cpuStall: 6_000_000, ioStall: 6_000_000}
+	busy, steal, iowait, cpuP, ioP := now.since(prev, 10)
+	// 1,500 ticks of 1/100 s over 10 s = 1.5 cores; 100 ticks 0.1; 50
+	// ticks 0.05; 2 s of CPU stall 0.2 of the time, 5 s of I/O stall 0.5.
+	if busy != 1.5 || steal != 0.1 || iowait != 0.05 || cpuP != 0.2 || ioP != 0.5 {
+		t.Fatalf("since: busy %v steal %v iowait %v cpu %v io %v, want 1.5 0.1 0.05 0.2 0.5", busy, steal, iowait, cpuP, ioP)
+	}
+	// A counter that could not be read (-1) gives 0, not a negative rate.
+	if b, _, _, _, io := (sysTimes{busy: -1, ioStall: -1}).since(prev, 10); b != 0 || io != 0 {
+		t.Fatalf("unreadable counters: busy %v io %v, want 0 0", b, io)
+	}
+	before := readSysTimes()
+	if before.busy < 0 || before.iowait < 0 || before.steal < 0 {
+		t.Fatalf("/proc/stat: %+v, want its counters", before)
+	}
+	// Half a second of this process's CPU shows as at least 0.3 s busy.
+	for start := time.Now(); time.Since(start) < 500*time.Millisecond; {
+	}
+	after := readSysTimes()
+	if got := float64(after.busy-before.busy) / clockTicks; got < 0.3 {
+		t.Fatalf("machine busy over 0.5 s of spinning: %.2f s, want at least 0.3", got)
+	}
+}
