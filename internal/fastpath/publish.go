@@ -54,7 +54,7 @@ type Publisher struct {
 	MaxTurbineWindows int
 	// ShardTimeout bounds one shard's computation (default 10 s).
 	ShardTimeout time.Duration
-	// Parallel is how many farms publish at once (default 4).
+	// Parallel is how many farms publish at once (default DefaultParallel).
 	Parallel int
 	// Detach, when > 0, bounds how long PublishDue waits for the farms: a
 	// farm still publishing after it (one of its shards hangs) goes on in
@@ -124,6 +124,18 @@ func (p *Publisher) setNextDue(farm string, lastEnd time.Time, window, lateness 
 	p.nextDue[farm] = next
 }
 
+// DefaultParallel is how many farms a publication round works on at once.
+// A round is a burst of CPU right after each watermark (62,500 turbines'
+// windows: about 4 s of one core), on a machine whose other work (live
+// ingest, a replay's COPY, the corrections it dirties) does not stop for
+// it; the kernel shares the cores among what is runnable, so the round's
+// share grows with its farms in flight. In the soak at 4 the round right
+// after a replay published its last farm 5.08-5.38 s after the watermark
+// (6.1-7.3 s in CI), at 8 2.86-3.89 s (BENCHMARKS.md, "Soak"). Each farm
+// holds one control connection while it publishes (the control pool is
+// sized for it) and one shard connection per shard while it computes.
+const DefaultParallel = 8
+
 // Published is one window's fast row.
 type Published struct {
 	FarmID                 string
@@ -170,7 +182,7 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 	go func() {
 		defer close(done)
 		var wg sync.WaitGroup
-		sem := make(chan struct{}, cmp.Or(p.Parallel, 4))
+		sem := make(chan struct{}, cmp.Or(p.Parallel, DefaultParallel))
 		for _, f := range farms {
 			if !p.begin(f.ID) {
 				mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -257,6 +258,82 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 			t.Fatal("south's background publication did not finish within 30 s of its shard's release")
 		}
 		time.Sleep(20 * time.Millisecond) // polling a row
+	}
+}
+
+// TestARoundPublishesEightFarmsAtOnce: a round works on
+// fastpath.DefaultParallel (8) farms at once, no more: with ten farms held
+// after their computation, 8 are held and the other 2 have not started
+// (their clock not read); released, all ten are published once.
+func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var fleetYAML strings.Builder
+	fleetYAML.WriteString("shards: [{name: s1}]\nfarms:\n")
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&fleetYAML, "  - id: f%02d\n    timezone: UTC\n    turbines: [{prefix: F%02d-, from: 1, to: 1, shard: s1}]\n", i, i)
+	}
+	b := setup(t, fleetYAML.String(), options{})
+	b.clock.Set(noon.Add(2 * time.Minute))
+	p := b.publisher(2 * time.Minute)
+	var mu sync.Mutex
+	held, started, most := 0, 0, 0
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseAll) // a failed check must not leave farms held
+	now := p.Now
+	p.Now = func() time.Time { // read once by each farm as it starts
+		mu.Lock()
+		started++
+		mu.Unlock()
+		return now()
+	}
+	p.AfterCompute = func(string) error {
+		mu.Lock()
+		held++
+		most = max(most, held)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		held--
+		mu.Unlock()
+		return nil
+	}
+	done := make(chan fastpath.Summary, 1)
+	go func() {
+		sum, err := p.PublishDue(ctx)
+		if err != nil {
+			t.Errorf("publish: %v", err)
+		}
+		done <- sum
+	}()
+	look := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return held, started
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for h, _ := look(); h < fastpath.DefaultParallel; h, _ = look() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d farms held after 30 s, want %d", h, fastpath.DefaultParallel)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the hook's count
+	}
+	// A ninth farm would have started by now if the round allowed it.
+	time.Sleep(300 * time.Millisecond)
+	if h, s := look(); h != 8 || s != 8 {
+		t.Fatalf("with 8 farms held: %d held, %d started; want 8 and 8 (the other 2 waiting for a slot)", h, s)
+	}
+	releaseAll()
+	sum := <-done
+	if sum.Farms != 10 || sum.Windows != 10 || most != 8 {
+		t.Fatalf("round: %+v, at most %d held at once; want 10 farms, 10 windows (one each), 8 at once", sum, most)
+	}
+	var fast int
+	testdb.Must(t, b.env.Control.QueryRow(ctx, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start = $1`, noon).Scan(&fast), "count")
+	if fast != 10 {
+		t.Fatalf("%d fast rows for 12:00, want 10", fast)
 	}
 }
 
