@@ -22,8 +22,8 @@ run: build ## Embedded DB (unless DATABASE_URL), apply fleet/demo.yaml, serve wi
 	./$(BIN) serve --demo --demo-fleet fleet/demo.yaml
 
 .PHONY: db-down
-db-down: build ## Stop the embedded Postgres cluster (data stays in .galewatch/)
-	./$(BIN) db down
+db-down: build ## Stop every embedded Postgres cluster of this clone (data stays in .galewatch/)
+	./$(BIN) db down --all
 
 ##@ Develop
 .PHONY: generate

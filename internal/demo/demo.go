@@ -82,6 +82,8 @@ type Event struct {
 	// Phase is "day" or "replay"; "played" when an earlier run already
 	// played the whole story on this day (nothing is delivered).
 	Phase string
+	// Due is when the phase was scheduled (start + DayAfter or ReplayAfter).
+	Due time.Time
 	// Delivered is when the phase was ingested; Ingest what ingest said
 	// (nil when the phase was already stored and is not delivered again).
 	Delivered time.Time

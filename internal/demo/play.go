@@ -136,19 +136,19 @@ func (d *Demo) play(ctx context.Context, before prior, seen Observation) error {
 		if err := d.wait(ctx, d.start.Add(d.cfg.DayAfter)); err != nil {
 			return err
 		}
-		if err := d.phase(ctx, simulate.PhaseDay, s.AfterDay, false); err != nil {
+		if err := d.phase(ctx, simulate.PhaseDay, d.start.Add(d.cfg.DayAfter), s.AfterDay, false); err != nil {
 			return err
 		}
 	}
 	if err := d.wait(ctx, d.start.Add(d.cfg.ReplayAfter)); err != nil {
 		return err
 	}
-	return d.phase(ctx, simulate.PhaseReplay, s.Final, true)
+	return d.phase(ctx, simulate.PhaseReplay, d.start.Add(d.cfg.ReplayAfter), s.Final, true)
 }
 
 // phase delivers one phase, then waits for the pipeline to roll it up and
 // says what the farm-day reads.
-func (d *Demo) phase(ctx context.Context, phase string, want Counts, replay bool) error {
+func (d *Demo) phase(ctx context.Context, phase string, due time.Time, want Counts, replay bool) error {
 	s := d.story
 	at := d.cfg.Clock.Now()
 	what := "the day as the link delivered it"
@@ -185,7 +185,7 @@ func (d *Demo) phase(ctx context.Context, phase string, want Counts, replay bool
 		d.out.say("%s %s after the replay: %s %s\n%s", s.Farm, s.Day, pct(seen.Availability()), seen.Status, d.describe(seen))
 		d.out.say("  the replay marked the windows it filled, the drain turned the marks into rollup_day jobs, and they rewrote the windows and the day")
 	}
-	d.emit(Event{Phase: phase, Delivered: at, Ingest: &sum, Attempts: attempts, Seen: seen, AsExpected: ok(seen)})
+	d.emit(Event{Phase: phase, Due: due, Delivered: at, Ingest: &sum, Attempts: attempts, Seen: seen, AsExpected: ok(seen)})
 	return nil
 }
 

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,20 +35,32 @@ func TestDrainDetachesAStuckShard(t *testing.T) {
 	client := newClient(t, env)
 	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) },
 		ShardTimeout: 30 * time.Second, Detach: 500 * time.Millisecond}
-	start := time.Now()
+	// s1 cannot finish while its marks are locked, so it is detached however
+	// slow the machine; the other shards finish in about 0.1 s, but on a busy
+	// machine one may outlast Detach too, so only s1 and s4 are asserted.
 	res, err := d.DrainImmediate(ctx, client)
-	took := time.Since(start)
 	testdb.Must(t, err, "first drain")
-	if res.Enqueued != 1 || res.Detached != 1 || took > 3*time.Second {
-		t.Fatalf("first drain: %+v in %v; want s4's job enqueued and s1 detached, after about 0.5 s", res, took)
+	if !slices.Contains(res.DetachedShards, "s1") {
+		t.Fatalf("first drain: %+v; want s1 detached (its marks are locked)", res)
+	}
+	s4Detached := slices.Contains(res.DetachedShards, "s4")
+	if want := 1; !s4Detached && res.Enqueued != want {
+		t.Fatalf("first drain: %+v; want s4's mark enqueued (%d job)", res, want)
+	}
+	deadline := time.Now().Add(30 * time.Second) // catches a hang only
+	for testdb.Int(t, env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's4'`) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("s4's mark was not enqueued while s1 was stuck")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a row
 	}
 	res, err = d.DrainImmediate(ctx, client)
 	testdb.Must(t, err, "second drain")
-	if res.Busy != 1 || res.Enqueued != 0 || res.Detached != 0 {
-		t.Fatalf("second drain: %+v; want s1 busy (its first drain still at it), nothing else to do", res)
+	if !slices.Contains(res.BusyShards, "s1") || res.Enqueued != 0 {
+		t.Fatalf("second drain: %+v; want s1 busy (its first drain still at it), nothing enqueued", res)
 	}
 	testdb.Must(t, lock.Rollback(ctx), "release s1")
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for testdb.Int(t, env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's1'`) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("s1's background drain did not enqueue its mark within 30 s of its release")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -111,6 +112,8 @@ type DrainResult struct {
 	Deferred int // marks left to settle (a burst still arriving)
 	Busy     int // shards skipped: another drain was on them
 	Detached int // shards still draining in the background when the drain returned (Detach)
+	// BusyShards and DetachedShards name the shards Busy and Detached count.
+	BusyShards, DetachedShards []string
 }
 
 // Drain processes every shard's marks once, the shards in parallel, each
@@ -145,7 +148,7 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	returned := false // the drain has returned: late results are not its
-	finished := 0     // shards whose results are in total
+	finished := map[string]bool{} // shards whose results are in total
 	for _, shard := range d.Shards.Names() {
 		wg.Add(1)
 		go func() {
@@ -168,7 +171,10 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 			total.Deleted += res.Deleted
 			total.Deferred += res.Deferred
 			total.Busy += res.Busy
-			finished++
+			if res.Busy > 0 {
+				total.BusyShards = append(total.BusyShards, shard)
+			}
+			finished[shard] = true
 			if err != nil {
 				errs = append(errs, fmt.Errorf("drain shard %s: %w", shard, err))
 			}
@@ -191,8 +197,14 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 	case <-done:
 	default:
 		// The shards not yet counted are still at it.
-		total.Detached = len(d.Shards.Names()) - finished
+		for _, shard := range d.Shards.Names() {
+			if !finished[shard] {
+				total.DetachedShards = append(total.DetachedShards, shard)
+			}
+		}
+		total.Detached = len(total.DetachedShards)
 	}
+	slices.Sort(total.BusyShards)
 	return total, errors.Join(errs...)
 }
 

@@ -363,8 +363,8 @@ farms:
 		testdb.Must(t, err, "lock s2's dirty_mark")
 		start := time.Now()
 		got := scrape(t, serveMetrics(t, env.Control, env.Shards, metrics.New(env.Control, env.Shards, now, time.Second)))
-		if took := time.Since(start); took > 3*time.Second {
-			t.Errorf("the scrape took %s with s2 slow, want about its 1 s timeout", took)
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("the scrape took %s with s2 slow: hung past 10× its 1 s timeout", took)
 		}
 		expect(t, got, healthy)
 		expect(t, got, map[string]float64{`galewatch_shard_up{shard="s2"}`: 1, `galewatch_shard_slow{shard="s2"}`: 1})
@@ -408,8 +408,8 @@ farms:
 		t.Cleanup(down.Close)
 		start := time.Now()
 		got := scrape(t, serveMetrics(t, env.Control, shards, metrics.New(down, shards, now, time.Second)))
-		if took := time.Since(start); took > 3*time.Second {
-			t.Errorf("the scrape took %s with the control database down, want about its 1 s timeout", took)
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("the scrape took %s with the control database down: hung past 10× its 1 s timeout", took)
 		}
 		expect(t, got, map[string]float64{
 			`galewatch_control_up`:                          0,

@@ -41,7 +41,8 @@ func TestNamedServerStopPauseResume(t *testing.T) {
 	if dpm, _ := def.PostmasterPID(); dpm == pm {
 		t.Fatalf("named server shares the default's postmaster %d", pm)
 	}
-	t.Cleanup(func() { _ = s.Resume() })
+	// Every cluster a test starts, it stops.
+	t.Cleanup(func() { _ = s.Resume(); _ = s.Down(context.Background()) })
 
 	conn, err := pgx.Connect(ctx, s.URL("postgres"))
 	if err != nil {
@@ -70,8 +71,8 @@ func TestNamedServerStopPauseResume(t *testing.T) {
 	if err == nil {
 		t.Fatal("connected to a paused server")
 	}
-	if took := time.Since(start); took > 4*time.Second {
-		t.Fatalf("the two calls on a paused server took %v, want about 2 s (their deadlines)", took)
+	if took := time.Since(start); took > 20*time.Second {
+		t.Fatalf("the two calls on a paused server took %v: hung past 10× their 2 s of deadlines", took)
 	}
 	if err := s.Resume(); err != nil {
 		t.Fatal(err)

@@ -227,8 +227,9 @@ func TestHealthzWithAHungShard(t *testing.T) {
 	if code != 200 || strings.TrimSpace(body) != want {
 		t.Fatalf("healthz with s1 hung: %d %s, want 200 %s", code, body, want)
 	}
-	if took < server.HealthTimeout || took > server.HealthTimeout+time.Second {
-		t.Fatalf("healthz with s1 hung took %v, want its bound of %v (and at most a second more)", took, server.HealthTimeout)
+	// It waited its bound for s1, and did not hang (10× the bound catches a hang).
+	if took < server.HealthTimeout || took > 10*server.HealthTimeout {
+		t.Fatalf("healthz with s1 hung took %v, want its bound of %v (a hang past 10× it)", took, server.HealthTimeout)
 	}
 	proxy.Resume()
 	if code, body := get(t, url+"/healthz"); code != 200 || !strings.Contains(body, `"status":"ok"`) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/provision"
-	"github.com/galewatch/galewatch/internal/schema"
 )
 
 // MaintenanceDSN returns a DSN for the server's maintenance database
@@ -35,14 +35,27 @@ func MaintenanceDSN(t testing.TB) string {
 		}
 		return m
 	}
-	s := pgserver.New(Home(t))
+	home := Home(t)
+	embeddedMu.Lock()
+	defer embeddedMu.Unlock()
+	if url, ok := embeddedUp[home]; ok {
+		return url
+	}
+	s := pgserver.New(home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := s.Up(ctx); err != nil {
 		t.Fatalf("start embedded postgres: %v", err)
 	}
-	return s.URL("postgres")
+	embeddedUp[home] = s.URL("postgres")
+	return embeddedUp[home]
 }
+
+// The embedded cluster is started (or found running) once per test binary.
+var (
+	embeddedMu sync.Mutex
+	embeddedUp = map[string]string{}
+)
 
 // Home is the embedded cluster folder: $GALEWATCH_HOME, else .galewatch at
 // the repository root (found by walking up to go.mod).
@@ -70,11 +83,22 @@ func Home(t testing.TB) string {
 // DSN; it is dropped (with any <name>_* shard databases) when the test ends.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, "")
+}
+
+// newDatabase creates the test's database, empty or cloned from the
+// template of kind (templateControl, templateShard).
+func newDatabase(t testing.TB, kind string) string {
+	t.Helper()
 	maint := MaintenanceDSN(t)
 	name := databaseName(t)
 	ctx := context.Background()
-	if err := pgserver.EnsureDatabase(ctx, maint, name); err != nil {
-		t.Fatal(err)
+	if kind == "" {
+		if err := pgserver.EnsureDatabase(ctx, maint, name); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		cloneDatabase(t, maint, kind, name)
 	}
 	t.Cleanup(func() {
 		if os.Getenv("GALEWATCH_KEEP_TEST_DBS") != "" {
@@ -95,9 +119,13 @@ func NewDatabase(t testing.TB) string {
 
 // databaseName is a unique gwt_* database name for the test.
 func databaseName(t testing.TB) string {
-	var b [5]byte
-	_, _ = rand.Read(b[:])
-	return "gwt_" + strings.ToLower(sanitize(t.Name())) + "_" + hex.EncodeToString(b[:])
+	return "gwt_" + strings.ToLower(sanitize(t.Name())) + "_" + randomHex(5)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // databasesOf lists name and the databases named name_<anything>.
@@ -165,10 +193,12 @@ type Env struct {
 // provisions one (internal/provision). If fleetYAML is not empty it is
 // applied (creating shard databases <control>_<shard>). Partitions are left
 // to the writers (created on demand), as in a test nothing is "today".
+// The databases are clones of migrated templates, so provisioning finds
+// every migration applied and only applies the fleet.
 func New(t testing.TB, fleetYAML string) *Env {
 	t.Helper()
 	ctx := context.Background()
-	dsn := NewDatabase(t)
+	dsn := newDatabase(t, templateControl)
 	pool := Pool(t, dsn)
 	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}}
 	opts := provision.Options{MaxShardConns: 10, Source: "test"}
@@ -178,6 +208,14 @@ func New(t testing.TB, fleetYAML string) *Env {
 			t.Fatal(err)
 		}
 		opts.Plan, env.Plan = plan, plan
+		control, err := pgserver.DatabaseName(dsn)
+		Must(t, err, "control database name")
+		maint := MaintenanceDSN(t)
+		for _, s := range plan.Shards {
+			if s.DSN == "" { // the shard database fleet.Apply would create empty
+				cloneDatabase(t, maint, templateShard, control+"_"+s.Name)
+			}
+		}
 	}
 	res, err := provision.Provision(ctx, env.Registry, opts)
 	if err != nil {
@@ -251,10 +289,7 @@ func Must(t testing.TB, err error, what string, args ...any) {
 // shard schema (no fleet, no control database), and returns a pool on it.
 func ShardDatabase(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pool := Pool(t, NewDatabase(t))
-	_, err := schema.MigrateShard(context.Background(), pool)
-	Must(t, err, "migrate shard")
-	return pool
+	return Pool(t, newDatabase(t, templateShard))
 }
 
 // ForgetStatistics leaves the planner, inside tx, knowing of the tables

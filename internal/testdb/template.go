@@ -1,0 +1,174 @@
+package testdb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/pgserver"
+	"github.com/galewatch/galewatch/internal/schema"
+	"github.com/galewatch/galewatch/sql/migrations/control"
+	"github.com/galewatch/galewatch/sql/migrations/shard"
+)
+
+// A test database is cloned from a template migrated once per schema
+// version (CREATE DATABASE ... TEMPLATE, as River's riverdbtest reuses its
+// migrated schemas): migrating a control database and River's tables costs
+// seconds, cloning one a fraction of that. A template's name carries a hash
+// of the migrations it holds, so a changed migration builds a new template
+// and a stale one is never cloned.
+const (
+	templateControl = "control"
+	templateShard   = "shard"
+)
+
+var (
+	templatesMu sync.Mutex
+	templates   = map[string]string{} // kind -> template database name, per test binary
+)
+
+// templateName is gwt_tpl_<kind>_<hash of the kind's migrations and River's version>.
+func templateName(kind string) (string, error) {
+	h := sha256.New()
+	fsys := shard.FS
+	if kind == templateControl {
+		fsys = control.FS
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, m := range bi.Deps {
+				if strings.HasPrefix(m.Path, "github.com/riverqueue/river") {
+					fmt.Fprintf(h, "%s@%s\n", m.Path, m.Version)
+				}
+			}
+		}
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", n, len(b))
+		h.Write(b)
+	}
+	return "gwt_tpl_" + kind + "_" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// template returns the template database of kind on the server behind
+// maint, building it when this schema version has none. Several test
+// binaries may build at once: each migrates a database of its own and
+// renames it into place; the loser of the rename drops its copy.
+func template(t testing.TB, maint, kind string) string {
+	t.Helper()
+	templatesMu.Lock()
+	defer templatesMu.Unlock()
+	if name, ok := templates[kind]; ok {
+		return name
+	}
+	name, err := templateName(kind)
+	Must(t, err, "template name")
+	ctx := context.Background()
+	present, err := databaseExists(ctx, maint, name)
+	Must(t, err, "look for template %s", name)
+	if !present {
+		Must(t, buildTemplate(ctx, maint, kind, name), "build template %s", name)
+	}
+	templates[kind] = name
+	return name
+}
+
+func buildTemplate(ctx context.Context, maint, kind, name string) error {
+	build := fmt.Sprintf("gwt_tplbuild_%s_%s", kind, randomHex(5))
+	if err := pgserver.EnsureDatabase(ctx, maint, build); err != nil {
+		return err
+	}
+	dsn, err := pgserver.WithDatabase(maint, build)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	if kind == templateControl {
+		_, err = schema.MigrateControl(ctx, pool)
+	} else {
+		_, err = schema.MigrateShard(ctx, pool)
+	}
+	pool.Close()
+	if err != nil {
+		_ = pgserver.DropDatabase(ctx, maint, build)
+		return err
+	}
+	conn, err := pgx.Connect(ctx, maint)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	// Nobody connects to a template: a session in it would make every clone
+	// fail ("source database is being accessed by other users").
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{build}.Sanitize()+" WITH ALLOW_CONNECTIONS false"); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{build}.Sanitize()+" RENAME TO "+pgx.Identifier{name}.Sanitize()); err != nil {
+		_ = pgserver.DropDatabase(ctx, maint, build)
+		if strings.Contains(err.Error(), "already exists") {
+			return nil // another test binary built it meanwhile
+		}
+		return err
+	}
+	dropStaleTemplates(ctx, conn, kind, name)
+	return nil
+}
+
+// dropStaleTemplates drops this kind's templates of other schema versions
+// (a migration changed since they were built); one in use stays.
+func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, kind, keep string) {
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2`, "gwt_tpl_"+kind+"_", keep)
+	if err != nil {
+		return
+	}
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return
+	}
+	for _, db := range stale {
+		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize())
+	}
+}
+
+func databaseExists(ctx context.Context, maint, name string) (bool, error) {
+	conn, err := pgx.Connect(ctx, maint)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(ctx)
+	var present bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&present)
+	return present, err
+}
+
+// cloneDatabase creates database name as a copy of the template of kind.
+func cloneDatabase(t testing.TB, maint, kind, name string) {
+	t.Helper()
+	tpl := template(t, maint, kind)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, maint)
+	Must(t, err, "connect to clone %s", name)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
+	Must(t, err, "create %s from %s", name, tpl)
+}
