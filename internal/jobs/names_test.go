@@ -49,7 +49,7 @@ func TestFarmSchedulesSkipAFarmRiverRefuses(t *testing.T) {
 	env := testdb.New(t, testdb.ArdnaveFleet)
 	// A registry written before 00022, whose constraints are NOT VALID:
 	// such rows stay.
-	testdb.Exec(t, env.Control, `ALTER TABLE farm DROP CONSTRAINT farm_id_bounded`)
+	testdb.Exec(t, env.Control, `ALTER TABLE farm DROP CONSTRAINT IF EXISTS farm_id_bounded`)
 	long := "a" + strings.Repeat("x", 2999)
 	testdb.Exec(t, env.Control, `INSERT INTO farm (id, name, timezone) VALUES ($1, 'Too Long', 'UTC'), ('a-zone', 'Gone Zone', 'Nowhere/Land')`, long)
 	client := newClient(t, env)
