@@ -16,8 +16,8 @@ const (
 	// MaxFarmID keeps the farm's nightly rollup schedule, a River periodic
 	// job with id "rollup_schedule_<farm id>" (internal/jobs.ScheduleID),
 	// under River's limit: river@v0.51.2 refuses a periodic job id of 128
-	// characters or more, and a serve whose schedule is refused syncs no
-	// other farm's either. The other places a farm id goes are looser: the
+	// characters or more (PeriodicJob.validate), and the farm then has no
+	// nightly rollup. The other places a farm id goes are looser: the
 	// report file <id>_<YYYY-MM>.json and its temporary
 	// .<id>_<YYYY-MM>.json.<up to 10 digits> need id + 25 <= 255 bytes
 	// (230), the API's {id} takes 200 bytes, advisory-lock keys hash it.

@@ -125,6 +125,8 @@ func TestRegistryHoldsTheSameLimits(t *testing.T) {
 		{"farm_name_bounded", `INSERT INTO farm (id, name, timezone) VALUES ($1, $2, 'UTC')`, []any{"one-line", "Ardnave Point"}, []any{"two-lines", "Ardnave\nPoint"}},
 		{"farm_id_bounded", `INSERT INTO farm (id, name, timezone) VALUES ($1, 'F', 'UTC')`, []any{"f.1_a-B"}, []any{"f 1"}},
 		{"turbine_id_bounded", `INSERT INTO turbine (id, farm_id, shard_name) VALUES ($1, 'named', $2)`, []any{turbine, shard}, []any{turbine + "x", shard}},
+		// A farm without a name is named by its id, longer than a name may be.
+		{"farm_name_bounded", `INSERT INTO farm (id, name, timezone) VALUES ($1, $2, 'UTC')`, []any{"u" + farm[1:], "u" + farm[1:]}, []any{"v" + farm[1:], "w" + farm[1:]}},
 	} {
 		if _, err := env.Control.Exec(ctx, tc.sql, tc.ok...); err != nil {
 			t.Fatalf("%s with %.40q: %v, want it stored", tc.sql, tc.ok[0], err)
@@ -134,5 +136,14 @@ func TestRegistryHoldsTheSameLimits(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "23514" || pgErr.ConstraintName != tc.constraint {
 			t.Fatalf("%s with %.40q: %v, want a check violation of %s", tc.sql, tc.over, err, tc.constraint)
 		}
+	}
+	// Through fleet apply: a farm of the longest id and no name.
+	unnamed := "n" + farm[1:]
+	plan, err := fleet.Parse("unnamed", strings.NewReader("shards: [{name: s1}]\nfarms:\n  - {id: "+unnamed+", timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n"))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(ctx, "unnamed", plan)
+	testdb.Must(t, err, "apply a farm of the longest id and no name")
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM farm WHERE id = $1 AND name = $1`, unnamed); n != 1 {
+		t.Fatalf("farm %s: %d rows named by their id, want 1", unnamed, n)
 	}
 }
