@@ -147,3 +147,30 @@ func TestRegistryHoldsTheSameLimits(t *testing.T) {
 		t.Fatalf("farm %s: %d rows named by their id, want 1", unnamed, n)
 	}
 }
+
+// TestApplyRetiresATurbineFromBeforeTheLimits: a turbine registered before
+// migration 00022 with an id over the limit (its constraint is NOT VALID,
+// so the row stayed) is retired when the file no longer names it; the
+// constraint would otherwise refuse the update that retires it, and the
+// file could never remove it.
+func TestApplyRetiresATurbineFromBeforeTheLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const yaml = "shards: [{name: s1}]\nfarms:\n  - {id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n"
+	env := testdb.New(t, yaml)
+	// The registry as an upgrade leaves it: the row first, then the
+	// constraint added NOT VALID, as the migration adds it.
+	var def string
+	testdb.Must(t, env.Control.QueryRow(ctx, `SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'turbine_id_bounded'`).Scan(&def), "constraint")
+	long := strings.Repeat("L", 3000)
+	testdb.Exec(t, env.Control, `ALTER TABLE turbine DROP CONSTRAINT turbine_id_bounded`)
+	testdb.Exec(t, env.Control, `INSERT INTO turbine (id, farm_id, shard_name) VALUES ($1, 'f', 's1')`, long)
+	testdb.Exec(t, env.Control, `ALTER TABLE turbine ADD CONSTRAINT turbine_id_bounded `+def)
+	plan, err := fleet.Parse("again", strings.NewReader(yaml))
+	testdb.Must(t, err, "parse")
+	res, err := env.Registry.Apply(ctx, "again", plan)
+	testdb.Must(t, err, "apply the file that no longer names the long turbine")
+	if res.NewlyRetired != 1 || testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = $1 AND NOT in_fleet_file`, long) != 1 {
+		t.Fatalf("apply: %+v, want the long turbine retired", res)
+	}
+}
