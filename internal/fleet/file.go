@@ -115,7 +115,7 @@ func Parse(source string, r io.Reader) (*Plan, error) {
 		}
 		return nil, &ValidationError{Source: source, Problems: []string{err.Error()}}
 	}
-	return file.Validate(source)
+	return file.validate(source, &lines{data: data})
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -144,30 +144,38 @@ const (
 )
 
 // Validate checks the file on its own (no database) and expands turbines.
-func (file *File) Validate(source string) (*Plan, error) {
+func (file *File) Validate(source string) (*Plan, error) { return file.validate(source, nil) }
+
+// validate is Validate; problems name their line when src has the file.
+func (file *File) validate(source string, src *lines) (*Plan, error) {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	// badAt is bad for a problem at path in the file: "line N: " first.
+	badAt := func(path []any, format string, args ...any) {
+		problems = append(problems, src.at(path...)+fmt.Sprintf(format, args...))
+	}
 
 	shards := map[string]bool{}
 	passwordVars := map[string]string{} // GALEWATCH_SHARD_<NAME>_PASSWORD -> shard
 	for i, s := range file.Shards {
+		here := []any{"shards", i, "name"}
 		if other, ok := passwordVars[PasswordEnv(s.Name)]; ok && other != s.Name && s.Name != "" {
-			bad("shards[%d].name: %q and %q would share the password variable %s; rename one", i, s.Name, other, PasswordEnv(s.Name))
+			badAt(here, "shards[%d].name: %s and %s would share the password variable %s; rename one", i, show(s.Name), show(other), PasswordEnv(s.Name))
 		}
 		passwordVars[PasswordEnv(s.Name)] = s.Name
 		switch {
 		case s.Name == "":
-			bad("shards[%d].name: missing", i)
+			badAt(here, "shards[%d].name: missing", i)
 		case len(s.Name) > MaxShardName:
-			bad("shards[%d].name: %q is %d characters; at most %d (it names the job queue rollup_<name>)", i, s.Name, len(s.Name), MaxShardName)
+			badAt(here, "shards[%d].name: %s is %d characters; at most %d (it names the job queue rollup_<name>)", i, show(s.Name), len(s.Name), MaxShardName)
 		case !shardPattern.MatchString(s.Name):
-			bad("shards[%d].name: %q is not a valid shard name (lower-case letters and digits, separated by single _ or -)", i, s.Name)
+			badAt(here, "shards[%d].name: %s is not a valid shard name (lower-case letters and digits, separated by single _ or -)", i, show(s.Name))
 		case shards[s.Name]:
-			bad("shards[%d].name: duplicate shard %q", i, s.Name)
+			badAt(here, "shards[%d].name: duplicate shard %s", i, show(s.Name))
 		}
 		shards[s.Name] = true
 		if s.DSN != "" && dsnHasPassword(s.DSN) {
-			bad("shards[%d] (%s).dsn: contains a password; the registry stores DSNs where DBAs can read them, so give the password in %s, PGPASSWORD or a pgpass file instead", i, s.Name, PasswordEnv(s.Name))
+			badAt([]any{"shards", i, "dsn"}, "shards[%d] (%s).dsn: contains a password; the registry stores DSNs where DBAs can read them, so give the password in %s, PGPASSWORD or a pgpass file instead", i, clip(s.Name, 64), PasswordEnv(s.Name))
 		}
 	}
 	if len(file.Shards) == 0 {
@@ -175,79 +183,85 @@ func (file *File) Validate(source string) (*Plan, error) {
 	}
 
 	plan := &Plan{Shards: file.Shards, Rules: file.Rules.over(DefaultRules())}
-	plan.Rules.validate("rules", bad)
+	plan.Rules.validate("rules", func(format string, args ...any) { badAt([]any{"rules"}, format, args...) })
 	farms := map[string]bool{}
 	where := map[string]string{} // turbine id -> shard
 	for i, f := range file.Farms {
+		farmAt := func(path ...any) []any { return append([]any{"farms", i}, path...) }
 		at := fmt.Sprintf("farms[%d]", i)
 		if f.ID != "" {
-			at = fmt.Sprintf("farms[%d] (%s)", i, f.ID)
+			at = fmt.Sprintf("farms[%d] (%s)", i, clip(f.ID, 64))
 		}
 		switch {
 		case f.ID == "":
-			bad("%s.id: missing", at)
+			badAt(farmAt("id"), "%s.id: missing", at)
 		case !idPattern.MatchString(f.ID):
-			bad("%s.id: %q is not a valid id (letters, digits, . _ -)", at, f.ID)
+			badAt(farmAt("id"), "%s.id: %s is not a valid id (letters, digits, . _ -)", at, show(f.ID))
+		case len(f.ID) > MaxFarmID:
+			badAt(farmAt("id"), "%s.id: %s is %d characters; at most %d (River refuses the farm's nightly job id rollup_schedule_<id> at 128)", at, show(f.ID), len(f.ID), MaxFarmID)
 		case farms[f.ID]:
-			bad("%s.id: duplicate farm id %q", at, f.ID)
+			badAt(farmAt("id"), "%s.id: duplicate farm id %s", at, show(f.ID))
 		}
 		farms[f.ID] = true
 		if f.Name == "" {
 			f.Name = f.ID
+		} else if msg := nameProblem(f.Name); msg != "" {
+			badAt(farmAt("name"), "%s.name: %s", at, msg)
 		}
 		if f.Timezone == "" {
-			bad("%s.timezone: missing (an IANA zone such as Europe/London)", at)
+			badAt(farmAt("timezone"), "%s.timezone: missing (an IANA zone such as Europe/London)", at)
 		} else if _, err := time.LoadLocation(f.Timezone); err != nil || f.Timezone == "Local" {
-			bad("%s.timezone: unknown time zone %q", at, f.Timezone)
+			badAt(farmAt("timezone"), "%s.timezone: unknown time zone %s", at, show(f.Timezone))
 		}
 		if f.CadenceSeconds == 0 {
 			f.CadenceSeconds = 2
 		} else if f.CadenceSeconds < 0 || f.CadenceSeconds > MaxCadence {
-			bad("%s.cadence_seconds: %d must be between 1 and %d", at, f.CadenceSeconds, MaxCadence)
+			badAt(farmAt("cadence_seconds"), "%s.cadence_seconds: %d must be between 1 and %d", at, f.CadenceSeconds, MaxCadence)
 		}
 		if f.Rules != (RulesSpec{}) {
-			f.Rules.over(plan.Rules).validate(at+".rules", bad)
+			f.Rules.over(plan.Rules).validate(at+".rules", func(format string, args ...any) { badAt(farmAt("rules"), format, args...) })
 		}
 		if len(f.Turbines) == 0 {
-			bad("%s.turbines: a farm needs at least one turbine", at)
+			badAt(farmAt("turbines"), "%s.turbines: a farm needs at least one turbine", at)
 		}
 		for j, ts := range f.Turbines {
 			tat := fmt.Sprintf("%s.turbines[%d]", at, j)
-			ids, msg := ts.expand()
+			entry := func(path ...any) []any { return append(farmAt("turbines", j), path...) }
+			ids, field, msg := ts.expand()
 			if msg != "" {
-				bad("%s: %s", tat, msg)
+				badAt(entry(field), "%s: %s", tat, msg)
 				continue
 			}
 			if ts.Shard == "" {
-				bad("%s.shard: missing", tat)
+				badAt(entry("shard"), "%s.shard: missing", tat)
 				continue
 			}
 			if !shards[ts.Shard] {
-				bad("%s.shard: unknown shard %q (not under shards:)", tat, ts.Shard)
+				badAt(entry("shard"), "%s.shard: unknown shard %s (not under shards:)", tat, show(ts.Shard))
 				continue
 			}
 			cadence := ts.CadenceSeconds
 			if cadence == 0 {
 				cadence = f.CadenceSeconds
 			} else if cadence < 0 || cadence > MaxCadence {
-				bad("%s.cadence_seconds: %d must be between 1 and %d", tat, cadence, MaxCadence)
+				badAt(entry("cadence_seconds"), "%s.cadence_seconds: %d must be between 1 and %d", tat, cadence, MaxCadence)
 				continue
 			}
 			if len(plan.Turbines)+len(ids) > MaxTurbines {
-				bad("%s: the file names more than %d turbines", tat, MaxTurbines)
+				badAt(entry(), "%s: the file names more than %d turbines", tat, MaxTurbines)
 				break
 			}
 			if ts.CommissionedAt != nil && ts.DecommissionedAt != nil && !ts.DecommissionedAt.After(*ts.CommissionedAt) {
-				bad("%s.decommissioned_at: %s is not after commissioned_at %s", tat,
+				badAt(entry("decommissioned_at"), "%s.decommissioned_at: %s is not after commissioned_at %s", tat,
 					ts.DecommissionedAt.Format(time.RFC3339), ts.CommissionedAt.Format(time.RFC3339))
 				continue
 			}
 			for _, id := range ids {
 				if prev, seen := where[id]; seen {
 					if prev != ts.Shard {
-						bad("%s: turbine %q is on two shards (%s and %s)", tat, id, prev, ts.Shard)
+						badAt(entry(), "%s: turbine %q is on two shards (%s and %s)", tat, id, prev, ts.Shard)
 					} else {
-						bad("%s: duplicate turbine id %q", tat, id)
+						badAt(entry(), "%s: duplicate turbine id %q", tat, id)
 					}
 					continue
 				}
@@ -302,41 +316,51 @@ func PasswordEnv(shard string) string {
 	return "GALEWATCH_SHARD_" + b.String() + "_PASSWORD"
 }
 
-// expand returns the ids a turbine entry names, or what is wrong with it.
-func (ts TurbineSpec) expand() ([]string, string) {
+// expand returns the ids a turbine entry names, or the field at fault and
+// what is wrong with it.
+func (ts TurbineSpec) expand() (ids []string, field, problem string) {
 	if ts.ID != "" {
 		if ts.Prefix != "" || ts.From != 0 || ts.To != 0 {
-			return nil, fmt.Sprintf("id %q: give either id or prefix/from/to, not both", ts.ID)
+			return nil, "id", fmt.Sprintf("id %s: give either id or prefix/from/to, not both", show(ts.ID))
 		}
 		if !idPattern.MatchString(ts.ID) {
-			return nil, fmt.Sprintf("id: %q is not a valid turbine id", ts.ID)
+			return nil, "id", fmt.Sprintf("id: %s is not a valid turbine id", show(ts.ID))
 		}
-		return []string{ts.ID}, ""
+		if len(ts.ID) > MaxTurbineID {
+			return nil, "id", fmt.Sprintf("id: %s is %d characters; at most %d", show(ts.ID), len(ts.ID), MaxTurbineID)
+		}
+		return []string{ts.ID}, "", ""
 	}
 	if ts.Prefix == "" {
-		return nil, "id: missing (give id, or prefix with from and to)"
+		return nil, "id", "id: missing (give id, or prefix with from and to)"
 	}
 	if ts.From < 0 || ts.To < ts.From {
-		return nil, fmt.Sprintf("from/to: range %d..%d is empty or negative", ts.From, ts.To)
+		return nil, "from", fmt.Sprintf("from/to: range %d..%d is empty or negative", ts.From, ts.To)
 	}
 	if ts.To-ts.From >= MaxRange {
-		return nil, fmt.Sprintf("from/to: range %d..%d names more than %d turbines", ts.From, ts.To, MaxRange)
+		return nil, "to", fmt.Sprintf("from/to: range %d..%d names more than %d turbines", ts.From, ts.To, MaxRange)
 	}
 	digits := ts.Digits
 	if digits == 0 {
 		digits = 3
 	}
 	if digits < 0 || digits > 12 {
-		return nil, fmt.Sprintf("digits: %d is out of range 1..12", ts.Digits)
+		return nil, "digits", fmt.Sprintf("digits: %d is out of range 1..12", ts.Digits)
 	}
-	ids := make([]string, 0, ts.To-ts.From+1)
+	// The longest id is the last one (numbers are zero-padded to digits and
+	// grow with the range): checked before a long prefix is copied 100,000
+	// times.
+	if last := fmt.Sprintf("%s%0*d", ts.Prefix, digits, ts.To); len(last) > MaxTurbineID {
+		return nil, "prefix", fmt.Sprintf("prefix: %s makes turbine ids of up to %d characters (%s); at most %d", show(ts.Prefix), len(last), show(last), MaxTurbineID)
+	}
+	ids = make([]string, 0, ts.To-ts.From+1)
 	// Counted by offset: n++ up to To would wrap at the largest int.
 	for i := 0; i <= ts.To-ts.From; i++ {
 		id := fmt.Sprintf("%s%0*d", ts.Prefix, digits, ts.From+i)
 		if !idPattern.MatchString(id) {
-			return nil, fmt.Sprintf("prefix: %q makes invalid turbine id %q", ts.Prefix, id)
+			return nil, "prefix", fmt.Sprintf("prefix: %s makes invalid turbine id %s", show(ts.Prefix), show(id))
 		}
 		ids = append(ids, id)
 	}
-	return ids, ""
+	return ids, "", ""
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/galewatch/galewatch/internal/fleet"
 )
@@ -42,12 +43,20 @@ func FuzzFleetParse(f *testing.F) {
 		for _, s := range plan.Shards {
 			shards[s.Name] = true
 		}
+		for _, s := range plan.Shards {
+			if len(s.Name) > fleet.MaxShardName {
+				t.Fatalf("shard name %q over %d characters", s.Name, fleet.MaxShardName)
+			}
+		}
 		farms := map[string]bool{}
 		for _, fm := range plan.Farms {
 			if farms[fm.ID] {
 				t.Fatalf("farm %q twice in the plan", fm.ID)
 			}
 			farms[fm.ID] = true
+			if len(fm.ID) > fleet.MaxFarmID || !utf8.ValidString(fm.Name) || utf8.RuneCountInString(fm.Name) > fleet.MaxFarmName {
+				t.Fatalf("farm %q (name %q) over the limits (id %d, name %d characters)", fm.ID, fm.Name, fleet.MaxFarmID, fleet.MaxFarmName)
+			}
 		}
 		ids := map[string]bool{}
 		for _, tb := range plan.Turbines {
@@ -57,8 +66,8 @@ func FuzzFleetParse(f *testing.F) {
 			if !farms[tb.FarmID] {
 				t.Fatalf("turbine %q in farm %q, not one of the plan's farms", tb.ID, tb.FarmID)
 			}
-			if tb.ID == "" || ids[tb.ID] {
-				t.Fatalf("turbine id %q empty or not unique", tb.ID)
+			if tb.ID == "" || ids[tb.ID] || len(tb.ID) > fleet.MaxTurbineID {
+				t.Fatalf("turbine id %q empty, not unique or over %d characters", tb.ID, fleet.MaxTurbineID)
 			}
 			ids[tb.ID] = true
 			if tb.CadenceSeconds <= 0 {
@@ -137,6 +146,13 @@ var fleetSeeds = []struct{ name, data string }{
 	{"range-to-maxint", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 0, to: 9223372036854775807, shard: s1}]}\n"},
 	{"range-wraps", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 9223372036854775806, to: 9223372036854775807, shard: s1}]}\n"},
 	{"range-large", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: A, from: 0, to: 1000000000, shard: s1}]}\n"},
+	{"names-at-limits", "shards: [{name: " + strings.Repeat("s", fleet.MaxShardName) + "}]\nfarms:\n  - {id: " + strings.Repeat("f", fleet.MaxFarmID) +
+		", name: " + strings.Repeat("é", fleet.MaxFarmName) + ", timezone: UTC, turbines: [{id: " + strings.Repeat("T", fleet.MaxTurbineID) +
+		", shard: " + strings.Repeat("s", fleet.MaxShardName) + "}, {prefix: " + strings.Repeat("P", fleet.MaxTurbineID-3) + ", from: 998, to: 999, shard: " + strings.Repeat("s", fleet.MaxShardName) + "}]}\n"},
+	{"names-over-limits", fleetHead + "  - {id: " + strings.Repeat("f", fleet.MaxFarmID+1) + ", name: " + strings.Repeat("é", fleet.MaxFarmName+1) +
+		", timezone: UTC, turbines: [{id: " + strings.Repeat("T", fleet.MaxTurbineID+1) + ", shard: s1}, {prefix: " + strings.Repeat("P", fleet.MaxTurbineID-3) + ", from: 999, to: 1000, shard: s1}]}\n"},
+	{"long-prefix-wide-range", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: " + strings.Repeat("P", 4096) + ", from: 0, to: 99999, shard: s1}]}\n"},
+	{"name-control-characters", fleetHead + "  - {id: f, name: \"Ardnave\\nPoint\\u0085\\u0007\", timezone: UTC, turbines: [{id: A, shard: s1}]}\n"},
 }
 
 func corpusFile(data []byte) []byte {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -167,18 +168,25 @@ type FarmSchedules struct {
 	Client       *river.Client[pgx.Tx]
 	Hour, Minute int
 	Now          func() time.Time
+	// Log says which farms have no schedule and why (nil: slog's default).
+	Log *slog.Logger
 
-	mu    sync.Mutex
-	added map[string]bool
+	mu      sync.Mutex
+	added   map[string]bool
+	refused map[string]bool // farms whose schedule could not be registered, said once
 }
 
 // NewFarmSchedules returns the schedules of cfg's nightly time on client.
 func NewFarmSchedules(cfg Config, deps Deps, client *river.Client[pgx.Tx]) *FarmSchedules {
-	return &FarmSchedules{Control: deps.Control, Client: client, Hour: cfg.ScheduleHour, Minute: cfg.ScheduleMinute, Now: deps.Now, added: map[string]bool{}}
+	return &FarmSchedules{Control: deps.Control, Client: client, Hour: cfg.ScheduleHour, Minute: cfg.ScheduleMinute, Now: deps.Now,
+		Log: cfg.Logger, added: map[string]bool{}, refused: map[string]bool{}}
 }
 
 // Sync registers a nightly rollup for every farm that has none yet and
-// returns how many it added.
+// returns how many it added. A farm whose schedule cannot be registered (a
+// row from before the fleet file's limits, an id River refuses: migration
+// 00022) is logged once and skipped: the other farms still get theirs, and
+// serve still starts. Only failing to read the farms is an error.
 func (s *FarmSchedules) Sync(ctx context.Context) (int, error) {
 	farms, err := controldb.New(s.Control).FarmList(ctx)
 	if err != nil {
@@ -188,28 +196,51 @@ func (s *FarmSchedules) Sync(ctx context.Context) (int, error) {
 	defer s.mu.Unlock()
 	n := 0
 	for _, f := range farms {
-		if s.added[f.ID] {
+		if s.added[f.ID] || s.refused[f.ID] {
 			continue
 		}
-		loc, err := time.LoadLocation(f.Timezone)
-		if err != nil {
-			return n, fmt.Errorf("farm %s: %w", f.ID, err)
-		}
-		farmID := f.ID
-		job := river.NewPeriodicJob(DailyAt{Hour: s.Hour, Minute: s.Minute, Location: loc},
-			func() (river.JobArgs, *river.InsertOpts) {
-				return RollupScheduleArgs{FarmID: farmID, Day: PreviousDay(s.Now(), loc)}, nil
-			},
-			// On start, roll up yesterday too: a process that was down at
-			// 02:00 must not leave the day without a rollup.
-			&river.PeriodicJobOpts{RunOnStart: true, ID: "rollup_schedule_" + farmID})
-		if _, err := s.Client.PeriodicJobs().AddSafely(job); err != nil {
-			return n, fmt.Errorf("farm %s schedule: %w", f.ID, err)
+		if err := s.add(f.ID, f.Timezone); err != nil {
+			s.refused[f.ID] = true
+			s.log().Warn("nightly rollup schedule: farm skipped, it gets no nightly rollup until its registry row is fixed", "farm", clipID(f.ID), "err", err)
+			continue
 		}
 		s.added[f.ID] = true
 		n++
 	}
 	return n, nil
+}
+
+// add registers farm's nightly rollup.
+func (s *FarmSchedules) add(farm, zone string) error {
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return err
+	}
+	job := river.NewPeriodicJob(DailyAt{Hour: s.Hour, Minute: s.Minute, Location: loc},
+		func() (river.JobArgs, *river.InsertOpts) {
+			return RollupScheduleArgs{FarmID: farm, Day: PreviousDay(s.Now(), loc)}, nil
+		},
+		// On start, roll up yesterday too: a process that was down at
+		// 02:00 must not leave the day without a rollup.
+		&river.PeriodicJobOpts{RunOnStart: true, ID: ScheduleID(farm)})
+	_, err = s.Client.PeriodicJobs().AddSafely(job)
+	return err
+}
+
+func (s *FarmSchedules) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// clipID is a farm id cut for a log line: a row from before the limits may
+// hold megabytes.
+func clipID(id string) string {
+	if len(id) <= 200 {
+		return id
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(id[:200], ""), len(id))
 }
 
 // Run syncs the schedules every interval until ctx ends, so farms added by

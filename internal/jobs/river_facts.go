@@ -40,6 +40,13 @@ const (
 	rollupQueuePrefix = "rollup_"
 )
 
+// scheduleIDPrefix + farm id is the River periodic job id of a farm's
+// nightly rollup (fleet.MaxFarmID keeps it under River's 128 characters).
+const scheduleIDPrefix = "rollup_schedule_"
+
+// ScheduleID is the periodic job id of farm's nightly rollup.
+func ScheduleID(farm string) string { return scheduleIDPrefix + farm }
+
 // Priorities: River runs 1 before 4. Dirty recomputes jump the queue.
 const (
 	PriorityDirty    = 1

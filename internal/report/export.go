@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,8 +30,10 @@ var ErrNoFarms = errors.New("no farms registered (orchestrator fleet apply FILE 
 
 // ExportAll writes every farm's report for month into dir (created if
 // missing), one file per farm named by FileName. A file is written whole or
-// not at all (written aside, then renamed). It stops at the first error: a
-// bad month fails on the first farm.
+// not at all (written aside, then renamed). A bad month fails on the first
+// farm; a farm that fails on its own (a registry row from before the fleet
+// file's limits whose file name is too long) does not stop the farms after
+// it: they are written, and its error is returned with the others'.
 func ExportAll(ctx context.Context, control *pgxpool.Pool, month string, f Format, dir string, now time.Time) ([]Exported, error) {
 	farms, err := controldb.New(control).FarmList(ctx)
 	if err != nil {
@@ -39,14 +43,33 @@ func ExportAll(ctx context.Context, control *pgxpool.Pool, month string, f Forma
 		return nil, ErrNoFarms
 	}
 	var out []Exported
+	var failed []error
 	for _, farm := range farms {
 		e, err := Export(ctx, control, farm.ID, month, f, dir, now)
-		if err != nil {
+		if errors.Is(err, ErrBadMonth) || ctx.Err() != nil {
 			return out, err
+		}
+		if err != nil {
+			// The OS's message repeats the whole path: cut it too.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%s %s: %w", pe.Op, clip(pe.Path), pe.Err)
+			}
+			failed = append(failed, fmt.Errorf("farm %s: %w", clip(farm.ID), err))
+			continue
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	return out, errors.Join(failed...)
+}
+
+// clip cuts a farm id or a path for a message: a row from before the
+// limits may hold megabytes.
+func clip(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(s[:200], ""), len(s))
 }
 
 // Export writes one farm's report for month into dir.
