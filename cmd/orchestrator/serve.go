@@ -33,7 +33,11 @@ func (m *Main) serveCommand() *cobra.Command {
 		Short: "Serve HTTP (status page, /api/v1, /healthz, POST /v1/readings, /riverui/) until interrupted",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
-			srvCfg.Token = os.Getenv(server.TokenEnv)
+			token, err := server.ParseToken(os.Getenv(server.TokenEnv))
+			if err != nil {
+				return err
+			}
+			srvCfg.Token = token
 			if warrantyPct <= 0 || warrantyPct > 100 {
 				return fmt.Errorf("--warranty %v: want a percentage above 0 and at most 100", warrantyPct)
 			}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
@@ -16,8 +17,9 @@ import (
 // Shards holds one connection pool per registered shard. Pools connect
 // lazily, so an unreachable shard fails only the work that needs it.
 type Shards struct {
-	pools map[string]*pgxpool.Pool
-	names []string
+	pools   map[string]*pgxpool.Pool
+	names   []string
+	targets map[string]target // what each shard's pool connects to, to name it in errors (Name)
 }
 
 // OpenShards opens a pool for every shard in the registry.
@@ -26,7 +28,7 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 	if err != nil {
 		return nil, fmt.Errorf("list shards: %w", err)
 	}
-	s := &Shards{pools: map[string]*pgxpool.Pool{}}
+	s := &Shards{pools: map[string]*pgxpool.Pool{}, targets: map[string]target{}}
 	for _, row := range rows {
 		dsn := ""
 		if row.Dsn != nil {
@@ -77,6 +79,7 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 		}
 		s.pools[row.Name] = pool
 		s.names = append(s.names, row.Name)
+		s.targets[row.Name] = targetOf(&cfg.ConnConfig.Config)
 	}
 	sort.Strings(s.names)
 	return s, nil
@@ -97,6 +100,38 @@ func shardPoolConfig(name, dsn string) (*pgxpool.Config, error) {
 		cfg.ConnConfig.Password = pw
 	}
 	return cfg, nil
+}
+
+// target is where a connection goes: what pgconn.ConnectError carries.
+type target struct {
+	host, database, user string
+	port                 uint16
+}
+
+func targetOf(c *pgconn.Config) target {
+	return target{host: c.Host, database: c.Database, user: c.User, port: c.Port}
+}
+
+// SameTarget reports whether two connection configurations reach the same
+// database as the same user.
+func SameTarget(a, b *pgconn.Config) bool { return targetOf(a) == targetOf(b) }
+
+// Name names the shard a connection configuration is for ("shard s2"), or
+// "" when it is no shard's or more than one's.
+func (s *Shards) Name(c *pgconn.Config) string {
+	want, found := targetOf(c), ""
+	for _, name := range s.names {
+		if s.targets[name] == want {
+			if found != "" {
+				return ""
+			}
+			found = name
+		}
+	}
+	if found == "" {
+		return ""
+	}
+	return "shard " + found
 }
 
 // Pool returns the pool of shard name, or nil if it is not registered.

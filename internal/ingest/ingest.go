@@ -368,13 +368,13 @@ func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) (reas
 	const ts = time.RFC3339Nano
 	limit := route.Rules.FutureLimit
 	if ahead := r.ReceivedAt.Sub(now); ahead > limit {
-		return RejectFuture, fmt.Sprintf("received_at %s is %s ahead of the ingest clock %s (limit %s)", r.ReceivedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
+		return RejectFuture, fmt.Sprintf("received_at %s is %s ahead of the ingest clock %s (limit %s)", r.ReceivedAt.UTC().Format(ts), gap(r.ReceivedAt, now), now.UTC().Format(ts), limit)
 	}
 	if ahead := r.RecordedAt.Sub(r.ReceivedAt); ahead > limit {
-		return RejectFuture, fmt.Sprintf("recorded_at %s is %s ahead of received_at %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, r.ReceivedAt.UTC().Format(ts), limit)
+		return RejectFuture, fmt.Sprintf("recorded_at %s is %s ahead of received_at %s (limit %s)", r.RecordedAt.UTC().Format(ts), gap(r.RecordedAt, r.ReceivedAt), r.ReceivedAt.UTC().Format(ts), limit)
 	}
 	if ahead := r.RecordedAt.Sub(now); ahead > limit {
-		return RejectFuture, fmt.Sprintf("recorded_at %s is %s ahead of the ingest clock %s (limit %s)", r.RecordedAt.UTC().Format(ts), ahead, now.UTC().Format(ts), limit)
+		return RejectFuture, fmt.Sprintf("recorded_at %s is %s ahead of the ingest clock %s (limit %s)", r.RecordedAt.UTC().Format(ts), gap(r.RecordedAt, now), now.UTC().Format(ts), limit)
 	}
 	if maxAge := route.Rules.MaxAge; now.Sub(r.RecordedAt) > maxAge {
 		return RejectTooOld, fmt.Sprintf("recorded_at %s is older than the maximum age of %d days (a clock that lost its time?)", r.RecordedAt.UTC().Format(ts), int(maxAge.Hours()/24))
@@ -389,6 +389,21 @@ func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) (reas
 		return RejectOutOfService, fmt.Sprintf("turbine %q was commissioned at %s; recorded_at %s is before it", route.TurbineID, c.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
 	}
 	return "", ""
+}
+
+// gap says how far later is ahead of earlier: as a Duration under a week
+// (25h0m0s), else in days and years counted from Unix seconds, since
+// time.Sub saturates at about 292 years (a 9999-12-31 reading).
+func gap(later, earlier time.Time) string {
+	if d := later.Sub(earlier); d < 7*24*time.Hour {
+		return d.String()
+	}
+	secs := float64(later.Unix()-earlier.Unix()) + float64(later.Nanosecond()-earlier.Nanosecond())/1e9
+	days := secs / 86400
+	if days < 365 {
+		return fmt.Sprintf("%.1f days", days)
+	}
+	return fmt.Sprintf("%.1f days (%.1f years)", days, days/365.2425)
 }
 
 func (s *session) flushLive(ctx context.Context) error {

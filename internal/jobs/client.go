@@ -103,8 +103,9 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 	if cfg.Periodic {
 		rc.PeriodicJobs = periodicJobs(cfg, deps)
 	}
+	rc.Middleware = []rivertype.Middleware{newRedactMiddleware(deps.Control, deps.Shards)}
 	if cfg.Observer != nil {
-		rc.Middleware = []rivertype.Middleware{&observeMiddleware{obs: cfg.Observer}}
+		rc.Middleware = append(rc.Middleware, &observeMiddleware{obs: cfg.Observer})
 	}
 	return river.NewClient(riverpgxv5.New(deps.Control), rc)
 }

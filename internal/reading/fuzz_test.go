@@ -2,6 +2,7 @@ package reading
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -90,6 +91,21 @@ var ndjsonSeeds = []struct{ name, data string }{
 		strings.Replace(goodLine, "2026-08-01T05:58:00Z", "9999-12-31T23:00:00-05:00", 1),
 		strings.Replace(goodLine, "2026-08-01T05:58:00Z", "2026-08-01T05:58:00.1234567891+23:59", 1),
 		strings.Replace(goodLine, "2026-08-01T05:58:00Z", "2026-02-30T05:58:00Z", 1),
+	}, "\n")},
+	{"strict-numbers-keys", strings.Join([]string{
+		strings.Replace(goodLine, "1234.5", "1_000", 1),
+		strings.Replace(goodLine, "1234.5", "0x10", 1),
+		strings.Replace(goodLine, "1234.5", "+1", 1),
+		strings.Replace(goodLine, "1234.5", ".5", 1),
+		strings.Replace(goodLine, "1234.5", "1.", 1),
+		strings.Replace(goodLine, "1234.5", "01", 1),
+		strings.Replace(goodLine, "1234.5", "0x1p-2", 1),
+		strings.Replace(goodLine, "1234.5", `"1_000"`, 1),
+		strings.Replace(goodLine, "true", "yes", 1),
+		`{"x":0x10,` + goodLine[1:],
+		goodLine[:len(goodLine)-1] + `,"turbine_id":"B"}`,
+		goodLine[:len(goodLine)-1] + `,"turbine\u005fid":"B"}`,
+		`{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"j":2,` + goodLine[1:],
 	}, "\n")},
 	{"bools", strings.Join([]string{
 		strings.Replace(goodLine, "true", `"YES"`, 1),
@@ -309,6 +325,9 @@ func checkRecord(t *testing.T, f Format, rec *Record) {
 		}
 		return
 	}
+	if key, dup := repeatedKey(rec.Raw); f == NDJSON && dup {
+		t.Fatalf("line %d: accepted with the key %q twice: %.80q", rec.Line, key, rec.Raw)
+	}
 	r := rec.Reading
 	if r.TurbineID == "" || r.RecordedAt.IsZero() {
 		t.Fatalf("line %d: good record without a turbine or time: %+v", rec.Line, r)
@@ -336,6 +355,35 @@ func checkRecord(t *testing.T, f Format, rec *Record) {
 	if !sameReading(r, back) {
 		t.Fatalf("%s line %d: %+v encodes as %s, which decodes as %+v", f, rec.Line, r, line, back)
 	}
+}
+
+// repeatedKey is a key that appears twice in the top level of a line
+// encoding/json reads as an object (keys compared unescaped), if any.
+func repeatedKey(raw []byte) (string, bool) {
+	if !json.Valid(raw) {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	keys := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key := tok.(string)
+		if keys[key] {
+			return key, true
+		}
+		keys[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 func sameReading(a, b Reading) bool {

@@ -101,7 +101,10 @@ func (d *ndjsonDecoder) Next() (*Record, error) {
 
 // parseObject decodes one flat JSON object into r. It is a small hand-written
 // scanner: the ingest path decodes millions of lines and the reflection-based
-// encoding/json costs several times more per line. Unknown keys are ignored.
+// encoding/json costs several times more per line. Unknown keys are ignored,
+// but a key may appear once (readers disagree on which value a repeated key
+// means), and every value outside a nested object or array must be JSON: a
+// string, true, false, null or a number in JSON's grammar (jsonNumber).
 func parseObject(b []byte, r *Reading) string {
 	p := jsonScanner{b: b}
 	p.ws()
@@ -109,6 +112,7 @@ func parseObject(b []byte, r *Reading) string {
 		return "not a JSON object: expected '{' at byte " + strconv.Itoa(p.i) + ", found " + p.found()
 	}
 	var seen [6]bool
+	var keys keySet
 	p.ws()
 	if p.eat('}') {
 		return `missing field "turbine_id"`
@@ -123,6 +127,10 @@ func parseObject(b []byte, r *Reading) string {
 		if why != "" {
 			return "malformed JSON: key at byte " + strconv.Itoa(at) + ": " + why
 		}
+		idx := fieldIndex(key)
+		if keys.repeated(idx, key) {
+			return "duplicate key " + quote(key) + " at byte " + strconv.Itoa(at) + " (a key may appear once in a line)"
+		}
 		p.ws()
 		if !p.eat(':') {
 			return "malformed JSON: expected ':' after key " + quote(key) + " at byte " + strconv.Itoa(p.i) + ", found " + p.found()
@@ -133,8 +141,13 @@ func parseObject(b []byte, r *Reading) string {
 		if why != "" {
 			return "malformed JSON: value of " + quote(key) + " at byte " + strconv.Itoa(at) + ": " + why
 		}
-		if msg := assign(r, &seen, key, val, quoted); msg != "" {
-			return msg
+		if idx < 0 && !quoted && !jsonScalar(val) {
+			return "malformed JSON: value of " + quote(key) + " at byte " + strconv.Itoa(at) + ": " + quote(val) + " is not a JSON value"
+		}
+		if idx >= 0 {
+			if msg := assign(r, &seen, idx, val, quoted); msg != "" {
+				return msg
+			}
 		}
 		p.ws()
 		if p.eat(',') {
@@ -157,19 +170,66 @@ func parseObject(b []byte, r *Reading) string {
 	return ""
 }
 
-// assign sets one field. quoted says the JSON value was a string; null
-// arrives as val == nil.
-func assign(r *Reading, seen *[6]bool, key, val []byte, quoted bool) string {
-	idx := -1
+// fieldIndex is key's index in Fields, or -1.
+func fieldIndex(key []byte) int {
 	for i, f := range Fields {
 		if string(key) == f {
-			idx = i
-			break
+			return i
 		}
 	}
-	if idx < 0 {
-		return ""
+	return -1
+}
+
+// keySet remembers the keys of one object: Fields by index, others by
+// value (on the stack for the first few, in a map past them).
+type keySet struct {
+	fields [6]bool
+	few    [8][]byte
+	nFew   int
+	many   map[string]struct{}
+}
+
+// repeated records key (idx is its fieldIndex) and reports whether the
+// object already had it.
+func (k *keySet) repeated(idx int, key []byte) bool {
+	if idx >= 0 {
+		dup := k.fields[idx]
+		k.fields[idx] = true
+		return dup
 	}
+	for _, prev := range k.few[:k.nFew] {
+		if bytes.Equal(prev, key) {
+			return true
+		}
+	}
+	if _, dup := k.many[string(key)]; dup {
+		return true
+	}
+	if k.nFew < len(k.few) {
+		k.few[k.nFew] = key
+		k.nFew++
+		return false
+	}
+	if k.many == nil {
+		k.many = map[string]struct{}{}
+	}
+	k.many[string(key)] = struct{}{}
+	return false
+}
+
+// jsonScalar reports whether an unquoted value is one JSON has: null (nil),
+// a nested object or array (checked by whoever reads it), true, false or a
+// number in JSON's grammar. A bare word such as yes, NaN or 0x10 is not.
+func jsonScalar(val []byte) bool {
+	if val == nil || val[0] == '{' || val[0] == '[' {
+		return true
+	}
+	return string(val) == "true" || string(val) == "false" || jsonNumber(val)
+}
+
+// assign sets field Fields[idx]. quoted says the JSON value was a string;
+// null arrives as val == nil.
+func assign(r *Reading, seen *[6]bool, idx int, val []byte, quoted bool) string {
 	name := Fields[idx]
 	if val == nil {
 		if name == "received_at" {
@@ -180,6 +240,10 @@ func assign(r *Reading, seen *[6]bool, key, val []byte, quoted bool) string {
 	seen[idx] = true
 	if name == "turbine_id" && (!quoted || len(val) == 0) {
 		return fmt.Sprintf("turbine_id: %s is not a turbine id string", quote(val))
+	}
+	if !quoted && name != "power_kw" && name != "wind_ms" && !jsonScalar(val) {
+		// The number fields say what is wrong with a bare word themselves.
+		return fmt.Sprintf("%s: %s is not a JSON value (a string needs quotes; true and false are lower case)", name, quote(val))
 	}
 	return setField(r, name, val)
 }

@@ -154,7 +154,19 @@ func isText(v []byte) bool {
 	return ascii || utf8.Valid(v)
 }
 
+// parseFloat reads a number as JSON writes it (jsonNumber), in both wire
+// formats: strconv alone also takes 1_000, 0x10, +1, .5, 1., 01, hex
+// floats, Inf and NaN.
 func parseFloat(field string, v []byte) (float32, string) {
+	if !jsonNumber(v) {
+		switch {
+		case nonFinite(v):
+			return 0, fmt.Sprintf("%s: %s is not a finite number", field, quote(v))
+		case len(v) > 0 && strings.IndexByte("0123456789+-.", v[0]) >= 0:
+			return 0, fmt.Sprintf("%s: %s is not a number as JSON writes it (digits with an optional leading '-', '.' fraction and exponent: no '+', '_', hex, leading zero or bare '.')", field, quote(v))
+		}
+		return 0, fmt.Sprintf("%s: cannot parse %s as a number", field, quote(v))
+	}
 	x, err := strconv.ParseFloat(string(v), 64)
 	if errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Sprintf("%s: %s is out of range", field, quote(v))
@@ -169,6 +181,59 @@ func parseFloat(field string, v []byte) (float32, string) {
 		return 0, fmt.Sprintf("%s: %s is out of range", field, quote(v))
 	}
 	return float32(x), ""
+}
+
+// jsonNumber reports whether v is a number in JSON's grammar (RFC 8259):
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func jsonNumber(v []byte) bool {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case i < len(v) && '1' <= v[i] && v[i] <= '9':
+		i = skipDigits(v, i)
+	default:
+		return false
+	}
+	if i < len(v) && v[i] == '.' {
+		j := skipDigits(v, i+1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		j := skipDigits(v, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(v)
+}
+
+func skipDigits(v []byte, i int) int {
+	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// nonFinite reports whether v spells NaN or an infinity the way strconv
+// reads them (any case, with a sign): JSON has neither.
+func nonFinite(v []byte) bool {
+	if len(v) > 0 && (v[0] == '+' || v[0] == '-') {
+		v = v[1:]
+	}
+	s := string(v)
+	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
 }
 
 func parseBool(field string, v []byte) (bool, string) {

@@ -143,12 +143,12 @@ func TestReadyz(t *testing.T) {
 
 	t.Run("BehindTheToken", func(t *testing.T) {
 		cfg := server.DefaultConfig()
-		cfg.Token = "s3cret"
+		cfg.Token = testToken
 		url := serve(t, server.New(env.Control, env.Shards, cfg), cfg)
 		if code, body := get(t, url+"/readyz"); code != 401 || strings.Contains(body, "status") {
 			t.Errorf("readyz without the token: %d %q, want 401", code, body)
 		}
-		if code, _ := get(t, url+"/readyz", "Authorization", "Bearer s3cret"); code != 200 {
+		if code, _ := get(t, url+"/readyz", "Authorization", "Bearer "+testToken); code != 200 {
 			t.Errorf("readyz with the token: %d, want 200", code)
 		}
 		if code, _ := get(t, url+"/healthz"); code != 200 {

@@ -16,8 +16,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -34,7 +37,9 @@ type Config struct {
 	// Token, when set, is required on every endpoint but /healthz, as
 	// `Authorization: Bearer <token>` (or as the password of HTTP basic
 	// auth, so a browser can open the River UI). Without it the server
-	// refuses to listen on anything but a loopback address.
+	// refuses to listen on anything but a loopback address. Surrounding
+	// whitespace is not part of it (ParseToken); CheckExposure refuses one
+	// shorter than MinTokenLen.
 	Token string
 	// Timeouts of the HTTP server: a client that trickles its request (or
 	// reads its response slowly) is cut off instead of holding a
@@ -70,10 +75,45 @@ func DefaultConfig() Config {
 // without a token.
 var ErrExposed = errors.New("refusing to serve on a non-loopback address without " + TokenEnv)
 
-// CheckExposure refuses a non-loopback listen address without a token.
+// MinTokenLen is the fewest characters a token may have (after surrounding
+// whitespace is trimmed).
+const MinTokenLen = 16
+
+// ErrWeakToken is returned for a token that is set but blank, shorter
+// than MinTokenLen or holds a control character. Its message never
+// carries the token.
+var ErrWeakToken = errors.New("refusing a weak " + TokenEnv)
+
+// ParseToken returns the token a raw setting (an environment variable, a
+// secret file's contents) holds: surrounding whitespace, such as a secret
+// file's final newline, is trimmed. Empty means no token. A setting that
+// is only whitespace, or that leaves fewer than MinTokenLen characters or
+// a control character, is refused.
+func ParseToken(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	tok := strings.TrimSpace(raw)
+	switch {
+	case tok == "":
+		return "", fmt.Errorf("%w: it is set but holds only whitespace; unset it (loopback only) or give it at least %d characters, e.g. `openssl rand -hex 32`", ErrWeakToken, MinTokenLen)
+	case utf8.RuneCountInString(tok) < MinTokenLen:
+		return "", fmt.Errorf("%w: shorter than %d characters once surrounding whitespace is trimmed; use a longer secret, e.g. `openssl rand -hex 32`", ErrWeakToken, MinTokenLen)
+	case strings.ContainsFunc(tok, unicode.IsControl) || !utf8.ValidString(tok):
+		return "", fmt.Errorf("%w: it holds a control character or invalid UTF-8, which no client can send in a header", ErrWeakToken)
+	}
+	return tok, nil
+}
+
+// CheckExposure refuses a token ParseToken refuses, and a non-loopback
+// listen address without a token.
 func (c Config) CheckExposure() error {
-	if c.Token == "" && !IsLoopback(c.Addr) {
-		return fmt.Errorf("%w (%s): set %s to a secret clients send as `Authorization: Bearer <token>`, or listen on 127.0.0.1", ErrExposed, c.Addr, TokenEnv)
+	tok, err := ParseToken(c.Token)
+	if err != nil {
+		return err
+	}
+	if tok == "" && !IsLoopback(c.Addr) {
+		return fmt.Errorf("%w (%s): set %s to a secret of at least %d characters clients send as `Authorization: Bearer <token>`, or listen on 127.0.0.1", ErrExposed, c.Addr, TokenEnv, MinTokenLen)
 	}
 	return nil
 }
@@ -111,6 +151,8 @@ type Server struct {
 
 // New builds a Server and its routes.
 func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
+	// The token compared is the trimmed one: a secret file's newline is not part of it.
+	cfg.Token = strings.TrimSpace(cfg.Token)
 	s := &Server{Control: control, Shards: shards, Now: time.Now, cfg: cfg, mux: http.NewServeMux(), log: slog.Default(), csrf: http.NewCrossOriginProtection()}
 	if s.cfg.Warranty == 0 {
 		s.cfg.Warranty = DefaultWarranty

@@ -27,7 +27,7 @@ func TestExposure(t *testing.T) {
 		{"0.0.0.0:8080", "", false},
 		{":8080", "", false},
 		{"192.168.1.10:8080", "", false},
-		{"0.0.0.0:8080", "s3cret", true},
+		{"0.0.0.0:8080", testToken, true},
 	} {
 		cfg := server.DefaultConfig()
 		cfg.Addr, cfg.Token = tc.addr, tc.token
@@ -87,7 +87,7 @@ func TestAccessRules(t *testing.T) {
 
 	t.Run("Token", func(t *testing.T) {
 		cfg := server.DefaultConfig()
-		cfg.Token = "s3cret"
+		cfg.Token = testToken
 		s := server.New(env.Control, env.Shards, cfg)
 		s.Handle("/riverui/", ok)
 		s.Handle("POST /v1/readings", ok)
@@ -100,8 +100,8 @@ func TestAccessRules(t *testing.T) {
 			{"/healthz", nil, 200},
 			{"/riverui/", nil, 401},
 			{"/riverui/", []string{"Authorization", "Bearer wrong"}, 401},
-			{"/riverui/", []string{"Authorization", "Bearer s3cret"}, 200},
-			{"/riverui/", []string{"Authorization", "Basic " + basic("anyone", "s3cret")}, 200},
+			{"/riverui/", []string{"Authorization", "Bearer " + testToken}, 200},
+			{"/riverui/", []string{"Authorization", "Basic " + basic("anyone", testToken)}, 200},
 			{"/riverui/", []string{"Authorization", "Basic " + basic("admin", "nope")}, 401},
 			{"/no-such-page", nil, 401}, // unknown paths do not tell what exists
 		} {
@@ -138,7 +138,7 @@ func TestAccessRules(t *testing.T) {
 func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	t.Parallel()
 	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}]\n")
-	for _, token := range []string{"", "s3cret"} {
+	for _, token := range []string{"", testToken} {
 		cfg := server.DefaultConfig()
 		cfg.Token = token
 		var deleted int

@@ -437,7 +437,7 @@ func TestAPIFarmsAndTile(t *testing.T) {
 // without it, and the token opens them.
 func TestAPINeedsTheToken(t *testing.T) {
 	t.Parallel()
-	e := statusSetup(t, "s3cret")
+	e := statusSetup(t, testToken)
 	for _, path := range []string{"/", "/farms/north", "/farms/north/days/2026-08-01", "/api/v1/farms", "/api/v1/farms/north/tile", "/api/v1/farms/north/days", "/api/v1/farms/nowhere/days"} {
 		if code, body := get(t, e.url+path); code != 401 || strings.Contains(body, "North") {
 			t.Errorf("GET %s without the token: %d %.80q, want 401", path, code, body)
@@ -446,7 +446,7 @@ func TestAPINeedsTheToken(t *testing.T) {
 		if strings.Contains(path, "nowhere") {
 			want = 404
 		}
-		if code, _ := get(t, e.url+path, "Authorization", "Bearer s3cret"); code != want {
+		if code, _ := get(t, e.url+path, "Authorization", "Bearer "+testToken); code != want {
 			t.Errorf("GET %s with the token: %d, want %d", path, code, want)
 		}
 	}
