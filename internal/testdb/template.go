@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"runtime/debug"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/pgserver"
@@ -130,14 +133,25 @@ func buildTemplate(ctx context.Context, maint, kind, name string) error {
 		}
 		return err
 	}
+	// The build time, so that stale templates are dropped only once no test
+	// binary of another schema version (another branch on a shared
+	// DATABASE_URL) can still be cloning them.
+	_, _ = conn.Exec(ctx, "COMMENT ON DATABASE "+pgx.Identifier{name}.Sanitize()+" IS "+quote(templateComment+time.Now().UTC().Format(time.RFC3339)))
 	dropStaleTemplates(ctx, conn, kind, name)
 	return nil
 }
 
+const templateComment = "galewatch test template, built "
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // dropStaleTemplates drops this kind's templates of other schema versions
-// (a migration changed since they were built); one in use stays.
+// (a migration changed since they were built) that are more than a day old.
 func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, kind, keep string) {
-	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2`, "gwt_tpl_"+kind+"_", keep)
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database
+		WHERE starts_with(datname, $1) AND datname <> $2
+		  AND coalesce(substr(shobj_description(oid, 'pg_database'), length($3) + 1), '') < to_char(now() AT TIME ZONE 'UTC' - interval '1 day', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`,
+		"gwt_tpl_"+kind+"_", keep, templateComment)
 	if err != nil {
 		return
 	}
@@ -170,5 +184,13 @@ func cloneDatabase(t testing.TB, maint, kind, name string) {
 	Must(t, err, "connect to clone %s", name)
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // dropped by hand since: build it again
+		templatesMu.Lock()
+		delete(templates, kind)
+		templatesMu.Unlock()
+		tpl = template(t, maint, kind)
+		_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
+	}
 	Must(t, err, "create %s from %s", name, tpl)
 }
