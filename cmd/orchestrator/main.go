@@ -1,6 +1,6 @@
 // Command orchestrator runs the Galewatch availability pipeline: the embedded
 // database, migrations, the fleet registry, ingest, rollup workers and the
-// HTTP server. Configuration is by environment (see README.md) and flags.
+// HTTP server. Configuration is by environment (docs/operator.md, "Configuration") and flags.
 package main
 
 import (

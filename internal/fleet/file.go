@@ -18,7 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// File is a parsed fleet file (format in DESIGN.md and README.md).
+// File is a parsed fleet file (format in docs/operator.md, "Fleet file").
 type File struct {
 	// Rules are the fleet-wide defaults of the rules that define stored
 	// counts; absent ones are DefaultRules'.

@@ -10,8 +10,8 @@ import (
 )
 
 // The longest ids and names a fleet file may hold, each set by the tightest
-// place the value goes (the README's "Fleet file" table says the same;
-// migration 00022 holds the registry's rows to them too).
+// place the value goes (docs/operator.md, "Name limits", says the same;
+// the CHECK constraints on farm, turbine and shard hold the registry to them too).
 const (
 	// MaxFarmID keeps the farm's nightly rollup schedule, a River periodic
 	// job with id "rollup_schedule_<farm id>" (internal/jobs.ScheduleID),

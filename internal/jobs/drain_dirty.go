@@ -147,7 +147,7 @@ func (d *Drainer) drain(ctx context.Context, client *river.Client[pgx.Tx], immed
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	returned := false // the drain has returned: late results are not its
+	returned := false             // the drain has returned: late results are not its
 	finished := map[string]bool{} // shards whose results are in total
 	for _, shard := range d.Shards.Names() {
 		wg.Add(1)

@@ -6,7 +6,7 @@
 // Two recomputes of the same farm-day-shard never interleave: each holds a
 // transaction advisory lock on the control database from before its shard
 // snapshot is opened until its upsert commits, so the one with the newer
-// snapshot always writes last (DESIGN.md, dirty-mark invariant 3).
+// snapshot always writes last (docs/dirty-marks.md, invariant 3).
 package rollup
 
 import (

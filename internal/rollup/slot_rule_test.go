@@ -14,7 +14,7 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-// slotRuleCounts is one turbine_window row as the slot rule (README) defines
+// slotRuleCounts is one turbine_window row as the slot rule (docs/dba.md, "The slot rule") defines
 // it.
 type slotRuleCounts struct {
 	Expected, Received, Available, BeyondCadence, OutOfService, Late, Early int32

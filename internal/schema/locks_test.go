@@ -31,7 +31,7 @@ func TestAdvisoryLocksArePipelineOnly(t *testing.T) {
 	var super bool
 	testdb.Must(t, env.Control.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super), "superuser?")
 	if !super {
-		t.Fatal("the pipeline's role is not a superuser here, so the migration left the advisory-lock grants to the DBA: run the statements in docs/operator.md (\"Roles\") as a superuser")
+		t.Fatal("the pipeline's role is not a superuser here, so the migration left the advisory-lock grants to the DBA: run the statements in docs/dba.md (\"Roles\") as a superuser")
 	}
 
 	calls := advisoryCalls(t, env.Control)

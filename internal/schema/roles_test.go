@@ -107,7 +107,7 @@ func grants(t *testing.T, pool *pgxpool.Pool, role string) string {
 // views and the report, the refused lines without their raw text; it
 // cannot read readings (on a shard, nor a partition directly), raw text,
 // shard DSNs or River's tables, and cannot write anything. A person's login
-// made a member of it, as the README says, runs the report.
+// made a member of it, as docs/dba.md ("Roles") says, runs the report.
 func TestReportingRole(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -218,7 +218,7 @@ func TestReportingRole(t *testing.T) {
 		}
 	})
 
-	// A person's login, made a member as the README says, runs the report
+	// A person's login, made a member as docs/dba.md ("Roles") says, runs the report
 	// through the Go API the web page uses.
 	t.Run("MemberLogin", func(t *testing.T) {
 		var b [4]byte

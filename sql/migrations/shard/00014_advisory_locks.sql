@@ -11,14 +11,14 @@
 --
 -- Only a superuser may change the grants of pg_catalog's functions. A
 -- pipeline that migrates as an ordinary role leaves them as they are and
--- says so (WARNING); docs/operator.md gives the statements a DBA runs once.
+-- says so (WARNING); docs/dba.md ("Roles") gives the statements a DBA runs once.
 -- +goose StatementBegin
 DO $$
 DECLARE
     f regprocedure;
 BEGIN
     IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        RAISE WARNING 'advisory-lock functions left executable by PUBLIC: % is not a superuser (see docs/operator.md, "Roles")', current_user;
+        RAISE WARNING 'advisory-lock functions left executable by PUBLIC: % is not a superuser (see docs/dba.md, "Roles")', current_user;
         RETURN;
     END IF;
     FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
