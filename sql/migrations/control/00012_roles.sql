@@ -1,7 +1,7 @@
 -- +goose Up
 -- Database roles (issue 10): galewatch_reporting, read-only, for DBAs,
 -- account managers and report tools. People log in with a role of their
--- own that is a member (README: CREATE ROLE alice LOGIN PASSWORD '...' IN
+-- own that is a member (docs/dba.md, "Roles": CREATE ROLE alice LOGIN PASSWORD '...' IN
 -- ROLE galewatch_reporting); the group itself cannot log in.
 --
 -- Roles belong to the cluster, not to a database: the control database, its

@@ -299,7 +299,7 @@ CROSS JOIN LATERAL (
 END
 $$;
 -- +goose StatementEnd
-COMMENT ON FUNCTION farm_day_status(text, date, timestamptz) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. README: The monthly report.';
+COMMENT ON FUNCTION farm_day_status(text, date, timestamptz) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. docs/report-user.md: The monthly report.';
 
 -- farm_day: the same columns as before (00007), each from farm_day_status
 -- judged at now(), plus its closed_at, status, held_back, notes and why.

@@ -185,7 +185,7 @@ SELECT count(*)::bigint AS removed FROM del;
 -- here), beside how many turbine_window rows it wrote and how many
 -- readings it counted (its work; the same on every row).
 --
--- The slot rule is turbine_day's (README, "The slot rule"): a turbine's
+-- The slot rule is turbine_day's (docs/dba.md, "The slot rule"): a turbine's
 -- service time in the day, [origin, stop), is cut into E cadence slots; slot
 -- k starts at origin + k * cadence and the last runs on to stop. A slot
 -- belongs to the window in which it starts, so the windows of a day add up
