@@ -116,7 +116,9 @@ func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ing
 	}
 	srv := server.New(control, shards, cfg)
 	srv.Now = m.Now
-	srv.Handle("POST /v1/readings", ingest.NewHandler(in, maxBody, maxConcurrent))
+	h := ingest.NewHandler(in, maxBody, maxConcurrent)
+	h.ReadTimeout = cfg.ReadTimeout // the rate rule moves the read deadline the server set
+	srv.Handle("POST /v1/readings", h)
 	if metrics != nil {
 		srv.Handle("GET /metrics", metrics)
 	}

@@ -1,13 +1,18 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/galewatch/galewatch/internal/reading"
 )
@@ -15,30 +20,69 @@ import (
 // Handler serves POST /v1/readings: an NDJSON (application/x-ndjson) or CSV
 // (text/csv) body, answered with the ingest Summary as JSON.
 //
-// Memory is bounded by admission: at most MaxConcurrent bodies are ingested
-// at once (each streams through the bounded shard queues); a request that
-// finds every slot taken gets 503 with Retry-After instead of waiting in an
-// unbounded line.
+// Memory is bounded by admission. A body is read and parsed without a slot
+// until it has a batch to write (its first full batch, or all of it when
+// smaller); then it takes one of MaxConcurrent ingest slots for the rest of
+// its ingest, or, when every slot is taken, gets 503 with Retry-After and
+// nothing stored. At most MaxReading bodies are read at once (each holding
+// at most its first batch before its slot); beyond that a request gets the
+// same 503 at once. A body slower than MinRate is cut with 408.
 type Handler struct {
 	in      *Ingestor
 	maxBody int64
 	slots   chan struct{}
+	reading chan struct{}
 	// RetryAfterSeconds is sent with 503 responses.
 	RetryAfterSeconds int
+	// MinRate is the slowest body read (zero: no rule).
+	MinRate MinRate
+	// ReadTimeout bounds the whole body from the handler's start (0: none).
+	// The rate rule moves the connection's read deadline, which replaces
+	// the server's own ReadTimeout: serve passes it here.
+	ReadTimeout time.Duration
 }
 
-// NewHandler returns the ingest endpoint over in.
-func NewHandler(in *Ingestor, maxBody int64, maxConcurrent int) *Handler {
-	return &Handler{in: in, maxBody: maxBody, slots: make(chan struct{}, maxConcurrent), RetryAfterSeconds: 1}
+// MinRate is the slowest a body may arrive: each Bytes of it within Per of
+// the previous Bytes (the first Bytes within Per of the handler's start);
+// the body's last, shorter, part needs only to end within Per. Below that a
+// body is cut with 408 Request Timeout: the lines read whole before the cut
+// are ingested as any body's are, the summary accounts for them, and its
+// read_through names the last of them (re-send from the next line, or the
+// whole body: stored rows count as duplicates).
+type MinRate struct {
+	Bytes int64
+	Per   time.Duration
 }
+
+// DefaultMinRate is 1 KiB/s, measured in 10 s steps: each 10 KiB of a body
+// must arrive within 10 s of the previous 10 KiB. A byte-a-second sender is
+// cut 10 s after it starts; a 300-reading body (~40 KB) is allowed 40 s.
+var DefaultMinRate = MinRate{Bytes: 10 << 10, Per: 10 * time.Second}
+
+// ReadingPerSlot sizes MaxReading: bodies being read, per ingest slot.
+const ReadingPerSlot = 16
+
+// NewHandler returns the ingest endpoint over in: bodies up to maxBody
+// bytes, maxConcurrent of them written at once (ReadingPerSlot times as
+// many read), at DefaultMinRate or faster.
+func NewHandler(in *Ingestor, maxBody int64, maxConcurrent int) *Handler {
+	return &Handler{
+		in: in, maxBody: maxBody,
+		slots:             make(chan struct{}, maxConcurrent),
+		reading:           make(chan struct{}, ReadingPerSlot*maxConcurrent),
+		RetryAfterSeconds: 1, MinRate: DefaultMinRate,
+	}
+}
+
+// errFull is admission refused: every ingest slot is taken.
+var errFull = errors.New("ingest pipeline is full: retry later")
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	select {
-	case h.slots <- struct{}{}:
-		defer func() { <-h.slots }()
+	case h.reading <- struct{}{}:
+		defer func() { <-h.reading }()
 	default:
-		w.Header().Set("Retry-After", fmt.Sprint(h.RetryAfterSeconds))
-		writeSummary(w, http.StatusServiceUnavailable, Summary{Error: "ingest pipeline is full: retry later"})
+		h.full(w)
 		return
 	}
 	if r.ContentLength > h.maxBody {
@@ -52,13 +96,47 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeSummary(w, http.StatusUnsupportedMediaType, Summary{Error: fmt.Sprintf("Content-Type %q: want application/x-ndjson or text/csv", r.Header.Get("Content-Type"))})
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, h.maxBody)
+	var body io.ReadCloser = r.Body
+	paced := h.paced(w, r.Body)
+	if paced != nil {
+		body = paced
+	}
+	body = http.MaxBytesReader(w, body, h.maxBody)
 	dec, err := reading.NewDecoder(format, body)
 	if err != nil {
 		writeSummary(w, statusFor(err, http.StatusBadRequest), Summary{Error: err.Error()})
 		return
 	}
-	sum, err := h.in.Ingest(r.Context(), "http:"+r.RemoteAddr, dec)
+	admitted := false
+	admit := func() error {
+		select {
+		case h.slots <- struct{}{}:
+			admitted = true
+			return nil
+		default:
+			return errFull
+		}
+	}
+	defer func() {
+		if admitted {
+			<-h.slots
+		}
+	}()
+	// A failed read cancels the request's context (net/http
+	// handleReadError): a client gone, or our own cut, after which the
+	// lines read whole are still to be written, so that one is not passed on.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	defer context.AfterFunc(r.Context(), func() {
+		if paced == nil || !paced.overdue(time.Now()) {
+			cancel()
+		}
+	})()
+	sum, err := h.in.IngestAdmitted(ctx, "http:"+r.RemoteAddr, dec, admit)
+	if errors.Is(err, errFull) {
+		h.full(w)
+		return
+	}
 	code := http.StatusOK
 	switch {
 	case err == nil:
@@ -68,6 +146,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		code = statusFor(err, http.StatusBadRequest)
 	}
+	if code == http.StatusRequestTimeout || code == http.StatusRequestEntityTooLarge {
+		// The rest of the body was not read: the connection cannot carry
+		// another request.
+		w.Header().Set("Connection", "close")
+	}
 	if err != nil {
 		// The details (which may name a database host or user) stay in
 		// the server's log; the client gets what it can act on.
@@ -76,6 +159,99 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeSummary(w, code, sum)
 }
+
+// full answers 503: no slot (or no reading place) is free, nothing stored.
+func (h *Handler) full(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", fmt.Sprint(h.RetryAfterSeconds))
+	writeSummary(w, http.StatusServiceUnavailable, Summary{Error: errFull.Error()})
+}
+
+// paced applies MinRate to body through the connection's read deadline;
+// nil without a rule, or on a connection that cannot move its deadline
+// (the body is then read as it comes, the server's ReadTimeout bounding it).
+func (h *Handler) paced(w http.ResponseWriter, body io.ReadCloser) *pacedBody {
+	if h.MinRate.Bytes <= 0 || h.MinRate.Per <= 0 {
+		return nil
+	}
+	p := &pacedBody{ReadCloser: body, rc: http.NewResponseController(w), rule: h.MinRate}
+	start := time.Now()
+	if h.ReadTimeout > 0 {
+		p.limit = start.Add(h.ReadTimeout)
+	}
+	if !p.extend(start) {
+		return nil
+	}
+	return p
+}
+
+// pacedBody cuts a body that falls below its MinRate: owed bytes must
+// arrive by the connection's read deadline, which each completed step moves
+// Per ahead (never past limit).
+type pacedBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	rule  MinRate
+	limit time.Time // the whole body's bound; zero: none
+	owed  int64
+	// deadline is the read deadline set, in Unix nanoseconds (read by the
+	// request context's AfterFunc, on another goroutine).
+	deadline atomic.Int64
+	done     bool // the body ended: the deadline is the server's again
+}
+
+// extend starts a new step at now; false when the deadline cannot be set.
+func (p *pacedBody) extend(now time.Time) bool {
+	p.owed = p.rule.Bytes
+	dl := now.Add(p.rule.Per)
+	if !p.limit.IsZero() && p.limit.Before(dl) {
+		dl = p.limit
+	}
+	p.deadline.Store(dl.UnixNano())
+	return p.rc.SetReadDeadline(dl) == nil
+}
+
+// overdue says the read deadline has passed at now: a read that failed
+// then was cut by the rule.
+func (p *pacedBody) overdue(now time.Time) bool {
+	return now.UnixNano() >= p.deadline.Load()
+}
+
+func (p *pacedBody) Read(b []byte) (int, error) {
+	n, err := p.ReadCloser.Read(b)
+	if p.done {
+		return n, err
+	}
+	if err != nil {
+		// At its end the server clears the deadline for its own background
+		// read (net/http startBackgroundRead): it must not be moved again.
+		p.done = true
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = &SlowBodyError{Rule: p.rule, Whole: !p.limit.IsZero() && !time.Now().Before(p.limit), Err: err}
+		}
+		return n, err
+	}
+	if p.owed -= int64(n); p.owed <= 0 {
+		p.extend(time.Now())
+	}
+	return n, nil
+}
+
+// SlowBodyError is a body cut for arriving slower than its MinRate (or not
+// within the handler's ReadTimeout, Whole).
+type SlowBodyError struct {
+	Rule  MinRate
+	Whole bool
+	Err   error
+}
+
+func (e *SlowBodyError) Error() string {
+	if e.Whole {
+		return "body not received within the read timeout"
+	}
+	return fmt.Sprintf("body slower than %d bytes per %s", e.Rule.Bytes, e.Rule.Per)
+}
+
+func (e *SlowBodyError) Unwrap() error { return e.Err }
 
 // bodyFormat maps a request's Content-Type to a wire format. Only the two
 // documented types are accepted (parameters such as charset are ignored).
@@ -99,9 +275,12 @@ func publicError(sum Summary, err error) string {
 	var parts []string
 	var src *SourceError
 	var tooBig *http.MaxBytesError
+	var slow *SlowBodyError
 	switch {
 	case errors.As(err, &tooBig) && errors.As(err, &src):
 		parts = append(parts, fmt.Sprintf("body over the limit of %d bytes after line %d; the rest was not read: split it", tooBig.Limit, src.Line))
+	case errors.As(err, &slow) && errors.As(err, &src):
+		parts = append(parts, fmt.Sprintf("%s: cut after line %d (read_through); the rest was not read: re-send from line %d", slow, src.Line, src.Line+1))
 	case errors.As(err, &src):
 		parts = append(parts, fmt.Sprintf("reading the body failed after line %d; the rest was not read", src.Line))
 	case errors.Is(err, ErrClosed):
@@ -118,8 +297,12 @@ func publicError(sum Summary, err error) string {
 
 func statusFor(err error, otherwise int) int {
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	var slow *SlowBodyError
+	switch {
+	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &slow):
+		return http.StatusRequestTimeout
 	}
 	return otherwise
 }

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -61,36 +63,61 @@ func TestHTTPIngest(t *testing.T) {
 			t.Fatalf("an oversized body with a declared length stored %d rows, want 0", n)
 		}
 	})
+}
 
-	t.Run("FullPipelineIs503", func(t *testing.T) {
-		// Occupy the only ingest slot with a body that is still arriving.
-		pr, pw := io.Pipe()
-		first := make(chan int, 1)
-		go func() {
-			resp, err := http.Post(srv.URL, "application/x-ndjson", pr)
-			if err != nil {
-				first <- -1
-				return
-			}
-			resp.Body.Close()
-			first <- resp.StatusCode
-		}()
-		_, err := pw.Write([]byte(line("T-004", tuesday, tuesday) + "\n"))
-		testdb.Must(t, err, "start the slow body")
-		// The slot is taken once the first line has been read by the handler;
-		// poll with requests until the 503 shows (each is refused at once).
-		var code int
-		var hdr http.Header
-		var out map[string]any
-		for i := 0; i < 1000 && code != http.StatusServiceUnavailable; i++ {
-			code, out, hdr = post(t, srv.URL, "application/x-ndjson", strings.NewReader(line("T-005", tuesday, tuesday)+"\n"))
+// TestFullPipelineIs503: with the only ingest slot taken by a body being
+// written (held before its commit), the next body is refused at once with
+// 503 and Retry-After, nothing of it stored; once the slot is free the
+// same body is stored.
+func TestFullPipelineIs503(t *testing.T) {
+	t.Parallel()
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	hooks := &ingest.Hooks{BeforeCommit: func(string, ingest.Lane) error {
+		if first.CompareAndSwap(false, true) {
+			close(held)
+			<-release
 		}
-		if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" {
-			t.Fatalf("with the slot taken: status %d Retry-After %q %v, want 503 with Retry-After 1", code, hdr.Get("Retry-After"), out)
-		}
-		pw.Close()
-		if c := <-first; c != 200 {
-			t.Fatalf("the slow request finished with %d, want 200", c)
+		return nil
+	}}
+	b := setup(t, smallFleet, ingest.DefaultConfig(), hooks)
+	srv := httptest.NewServer(ingest.NewHandler(b.in, 4096, 1))
+	t.Cleanup(srv.Close)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
 		}
 	})
+	answer := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(srv.URL, "application/x-ndjson", strings.NewReader(line("T-004", tuesday, tuesday)+"\n"))
+		if err != nil {
+			answer <- -1
+			return
+		}
+		resp.Body.Close()
+		answer <- resp.StatusCode
+	}()
+	select {
+	case <-held:
+	case <-time.After(hang):
+		t.Fatal("the first body never reached its commit")
+	}
+	body := line("T-005", tuesday, tuesday) + "\n"
+	code, out, hdr := post(t, srv.URL, "application/x-ndjson", strings.NewReader(body))
+	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" {
+		t.Fatalf("with the slot taken: status %d Retry-After %q %v, want 503 with Retry-After 1", code, hdr.Get("Retry-After"), out)
+	}
+	if n := b.count(t, "s1", `SELECT count(*) FROM readings WHERE turbine_id = 'T-005'`); n != 0 {
+		t.Fatalf("a refused body stored %d rows, want 0", n)
+	}
+	close(release)
+	released = true
+	if c := <-answer; c != 200 {
+		t.Fatalf("the first body finished with %d, want 200", c)
+	}
+	if code, out, _ := post(t, srv.URL, "application/x-ndjson", strings.NewReader(body)); code != http.StatusOK || out["accepted"] != 1.0 {
+		t.Fatalf("with the slot free: status %d %v, want 200 with 1 accepted", code, out)
+	}
 }

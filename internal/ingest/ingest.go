@@ -108,6 +108,11 @@ type Summary struct {
 	// Rejects are the first rejected lines with their reasons (all of them
 	// are in ingest_reject).
 	Rejects []RejectSample `json:"rejects,omitempty"`
+	// ReadThrough, when the input could not be read to its end (a body cut
+	// for being too slow or too large, a file that failed), is its last line
+	// read whole: the lines after it were not read, none of them is stored;
+	// those up to it are accounted for above.
+	ReadThrough int64 `json:"read_through,omitempty"`
 	// Error says what went wrong, when something did.
 	Error string `json:"error,omitempty"`
 }
@@ -231,13 +236,28 @@ func (in *Ingestor) Routes() *Routes { return in.routes.Load() }
 // when the source could not be read or some rows could not be stored; the
 // summary is accurate either way.
 func (in *Ingestor) Ingest(ctx context.Context, source string, dec reading.Decoder) (Summary, error) {
+	return in.IngestAdmitted(ctx, source, dec, nil)
+}
+
+// IngestAdmitted is Ingest, with admit called once before the first write
+// (a batch handed to a shard writer, or rejects stored): reading and
+// parsing up to the first full batch, or to the end of a small input, needs
+// no admission. When admit fails nothing has been written: the ingest stops
+// there and returns admit's error with an empty summary. Nil admit admits.
+func (in *Ingestor) IngestAdmitted(ctx context.Context, source string, dec reading.Decoder, admit func() error) (Summary, error) {
 	in.sessions.RLock()
 	defer in.sessions.RUnlock()
 	if in.closed {
 		return Summary{Error: ErrClosed.Error()}, ErrClosed
 	}
-	s := &session{in: in, source: source, routes: in.routes.Load(), tr: newTracker(in.cfg.Observer), pending: map[string]*[2]*batch{}}
+	s := &session{in: in, source: source, routes: in.routes.Load(), tr: newTracker(in.cfg.Observer), pending: map[string]*[queues]*batch{}, admit: admit}
 	readErr := s.readAll(ctx, dec)
+	if s.refused == nil && s.hasWrites() {
+		_ = s.enter()
+	}
+	if s.refused != nil {
+		return Summary{Error: s.refused.Error()}, s.refused
+	}
 	flushErr := s.flushAll(ctx)
 	s.tr.wait()
 	s.flushRejects(ctx)
@@ -248,6 +268,9 @@ func (in *Ingestor) Ingest(ctx context.Context, source string, dec reading.Decod
 	sum.Failed += int64(len(s.rejectsLost))
 	sum.FailedLines = lineRanges(append(s.tr.failedLines(), s.rejectsLost...))
 	sum.Rejects = s.samples
+	if src := (*SourceError)(nil); errors.As(readErr, &src) {
+		sum.ReadThrough = src.Line
+	}
 	err := errors.Join(readErr, flushErr, s.tr.firstErr(), s.rejectErr)
 	if err != nil {
 		sum.Error = err.Error()
@@ -261,10 +284,10 @@ type session struct {
 	source  string
 	routes  *Routes
 	tr      *tracker
-	pending map[string]*[2]*batch // shard -> [live, backfill] batch being filled
+	pending map[string]*[queues]*batch // shard -> batch being filled per queue
 	// the last shard a reading went to, and its pending slots
 	lastShard string
-	lastSlots *[2]*batch
+	lastSlots *[queues]*batch
 	rejects   []controldb.IngestRejectInsertParams
 	reasons   []RejectReason // reasons[i] is rejects[i]'s
 	samples   []RejectSample
@@ -274,6 +297,11 @@ type session struct {
 	lastLine                        int64
 	rejectsLost                     []int64 // lines of rejects that could not be stored
 	rejectErr                       error
+
+	// admit is called before the first write (nil once admitted); refused
+	// is its error when it refused.
+	admit   func() error
+	refused error
 }
 
 func (s *session) readAll(ctx context.Context, dec reading.Decoder) error {
@@ -308,14 +336,21 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	if reason, msg := s.in.check(route, r, now); msg != "" {
 		return s.reject(ctx, rec, reason, msg)
 	}
-	lane := Live
+	lane, q := Live, liveQueue
 	// check refused recorded_at more than the future limit ahead of
 	// received_at, so -lag cannot overflow
 	lag := r.ReceivedAt.Sub(r.RecordedAt)
-	if lag > route.Rules.LaneThreshold {
-		lane = Backfill
+	switch {
+	case lag > route.Rules.LaneThreshold:
+		lane, q = Backfill, backfillQueue
 		s.backfill++
-	} else {
+	case now.Sub(r.ReceivedAt) > route.Rules.LaneThreshold:
+		// Live by its lag, but delivered long after it was received (a day
+		// replayed with its own stamps): written as a replay, so it never
+		// holds the live writer (the demo's story day did, issue 27).
+		q = lateLiveQueue
+		s.live++
+	default:
 		s.live++
 	}
 	if -lag > route.Rules.EarlyTolerance {
@@ -327,20 +362,23 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	slots := s.lastSlots
 	if route.Shard != s.lastShard || slots == nil {
 		if slots = s.pending[route.Shard]; slots == nil {
-			slots = &[2]*batch{}
+			slots = &[queues]*batch{}
 			s.pending[route.Shard] = slots
 		}
 		s.lastShard, s.lastSlots = route.Shard, slots
 	}
-	b := slots[lane]
+	b := slots[q]
 	if b == nil {
-		size := s.in.cfg.LiveBatch
-		if lane == Backfill {
-			size = s.in.cfg.BackfillBatch
+		size := s.in.cfg.BackfillBatch
+		if q == liveQueue {
+			size = s.in.cfg.LiveBatch
 		}
-		b = &batch{lane: lane, src: s.tr, rows: make([]row, 0, size), routes: make([]*Route, 0, size), lines: make([]int64, 0, size)}
-		slots[lane] = b
-		if lane == Live {
+		// Grown as rows come: a small body (or one not admitted yet, see
+		// IngestAdmitted) holds what it has, not a whole batch's capacity.
+		c := min(size, initialBatchCap)
+		b = &batch{lane: lane, prompt: q == liveQueue, size: size, src: s.tr, rows: make([]row, 0, c), routes: make([]*Route, 0, c), lines: make([]int64, 0, c)}
+		slots[q] = b
+		if q == liveQueue {
 			s.liveSince = now
 		}
 	}
@@ -350,13 +388,60 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	})
 	b.routes = append(b.routes, route)
 	b.lines = append(b.lines, rec.Line)
-	if len(b.rows) == cap(b.rows) {
-		slots[lane] = nil
+	if len(b.rows) == b.size {
+		slots[q] = nil
 		return s.submit(ctx, route.Shard, b)
 	}
-	if lane == Live && now.Sub(s.liveSince) >= s.in.cfg.FlushInterval {
+	if q == liveQueue && now.Sub(s.liveSince) >= s.in.cfg.FlushInterval {
 		return s.flushLive(ctx)
 	}
+	return nil
+}
+
+// initialBatchCap is the capacity a batch starts with; it grows to its
+// size by append.
+const initialBatchCap = 4096
+
+// The queues a session fills per shard: live-lane readings delivered as
+// they arrive go to the shard's live writer; the backfill lane, and
+// live-lane readings delivered more than the lane threshold after their
+// received_at, go to its backfill writer, which yields to live work.
+const (
+	liveQueue = iota
+	backfillQueue
+	lateLiveQueue
+	queues
+)
+
+// hasWrites says a batch or a reject is waiting to be written.
+func (s *session) hasWrites() bool {
+	if len(s.rejects) > 0 {
+		return true
+	}
+	for _, slots := range s.pending {
+		for _, b := range slots {
+			if b != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// enter asks for admission before the session's first write; after a
+// refusal it keeps refusing.
+func (s *session) enter() error {
+	if s.refused != nil {
+		return s.refused
+	}
+	if s.admit == nil {
+		return nil
+	}
+	if err := s.admit(); err != nil {
+		s.refused = err
+		return err
+	}
+	s.admit = nil
 	return nil
 }
 
@@ -408,8 +493,8 @@ func gap(later, earlier time.Time) string {
 
 func (s *session) flushLive(ctx context.Context) error {
 	for shard, slots := range s.pending {
-		if b := slots[Live]; b != nil {
-			slots[Live] = nil
+		if b := slots[liveQueue]; b != nil {
+			slots[liveQueue] = nil
 			if err := s.submit(ctx, shard, b); err != nil {
 				return err
 			}
@@ -421,9 +506,9 @@ func (s *session) flushLive(ctx context.Context) error {
 func (s *session) flushAll(ctx context.Context) error {
 	var errs []error
 	for shard, slots := range s.pending {
-		for lane, b := range slots {
+		for q, b := range slots {
 			if b != nil {
-				slots[lane] = nil
+				slots[q] = nil
 				errs = append(errs, s.submit(ctx, shard, b))
 			}
 		}
@@ -434,6 +519,9 @@ func (s *session) flushAll(ctx context.Context) error {
 // submit hands a full batch to its shard's writer, blocking while the
 // lane's queue is full (that is the backpressure that bounds memory).
 func (s *session) submit(ctx context.Context, shard string, b *batch) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
 	w := s.in.writers[shard]
 	s.tr.add()
 	if w == nil {
@@ -442,7 +530,7 @@ func (s *session) submit(ctx context.Context, shard string, b *batch) error {
 		return nil
 	}
 	ch := w.backfill
-	if b.lane == Live {
+	if b.prompt {
 		ch = w.live
 		w.liveQueued(+1)
 	}
@@ -451,7 +539,7 @@ func (s *session) submit(ctx context.Context, shard string, b *batch) error {
 		return nil
 	case <-ctx.Done():
 		s.tr.done(shard, b, batchResult{err: ctx.Err()})
-		if b.lane == Live {
+		if b.prompt {
 			w.liveQueued(-1)
 		}
 		return ctx.Err()
@@ -480,6 +568,9 @@ func (s *session) reject(ctx context.Context, rec *reading.Record, kind RejectRe
 	s.rejects = append(s.rejects, p)
 	s.reasons = append(s.reasons, kind)
 	if len(s.rejects) >= 1000 {
+		if err := s.enter(); err != nil {
+			return err
+		}
 		s.flushRejects(ctx)
 	}
 	return nil

@@ -36,7 +36,11 @@ func (l Lane) String() string {
 
 // batch is a run of readings for one shard and lane, from one source.
 type batch struct {
-	lane   Lane
+	lane Lane
+	// prompt: live lane and delivered as it arrived, for the live writer;
+	// anything else is the backfill writer's.
+	prompt bool
+	size   int // rows when full
 	rows   []row
 	routes []*Route // routes[i] is rows[i]'s turbine
 	lines  []int64  // lines[i] is rows[i]'s line in its source
