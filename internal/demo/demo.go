@@ -235,6 +235,9 @@ func (d *Demo) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	wg.Wait()
+	if d.feed != nil {
+		d.feed.Wait()
+	}
 	return err
 }
 

@@ -26,14 +26,27 @@ import (
 // fast path already published, which the drain's jobs then correct. A
 // reading still on its way when the process stops is lost, as a farm's
 // buffer would be.
+//
+// Like a farm's gateway that sends what arrives as it arrives and its
+// backlog on the side, the feed delivers the readings that arrive behind
+// their recorded_at by more than their farm's lane threshold (the backfill
+// lane) in a body of their own, in the background: a tick's prompt
+// readings never wait for a backfill write (which yields to every other
+// live write, and queues behind a replay such as the story's).
 type Feed struct {
 	in     *ingest.Ingestor
 	groups []*feedGroup
 	// waiting are readings generated whose received_at has not come yet.
 	waiting arrivals
+	late    sync.WaitGroup // the background delivery of late readings
 
 	mu    sync.Mutex
 	stats FeedStats
+	// lateDue are late readings due and not handed to ingest yet;
+	// lateSending how many are being ingested (0: no delivery running).
+	lateDue     []reading.Record
+	lateSending int
+	heapLen     int // waiting.Len() at the last Step, for Stats
 }
 
 // feedGroup is the turbines of one cadence: their slots are a grid of that
@@ -52,8 +65,9 @@ type FeedStats struct {
 	// Through: every slot before it has been generated. LastStep is the
 	// clock's reading at the last delivery.
 	Through, LastStep time.Time
-	// Generated readings; of those Delivered to ingest, and Waiting for
-	// their received_at.
+	// Generated readings; of those Delivered to ingest (its answer
+	// received), and Waiting: for their received_at, or late ones for
+	// their background delivery.
 	Generated, Delivered, Waiting int64
 	// Ingest sums the ingest summaries of every delivery.
 	Ingest ingest.Summary
@@ -115,7 +129,9 @@ func (f *Feed) Stats() FeedStats {
 }
 
 // Step generates every slot before now and ingests, in one delivery, every
-// reading whose received_at is not after now. It is not safe to call Step
+// reading whose received_at is not after now, but for the late ones: those
+// are handed to the background delivery (started when none runs), which
+// ends with ctx (Wait waits for it). It is not safe to call Step
 // concurrently; Stats is.
 func (f *Feed) Step(ctx context.Context, now time.Time) error {
 	var recs []reading.Record
@@ -145,27 +161,80 @@ func (f *Feed) Step(ctx context.Context, now time.Time) error {
 	for f.waiting.Len() > 0 && !f.waiting[0].ReceivedAt.After(now) {
 		recs = append(recs, reading.Record{Reading: heap.Pop(&f.waiting).(reading.Reading)})
 	}
-	for i := range recs {
-		recs[i].Line = int64(i + 1)
+	routes := f.in.Routes()
+	var late []reading.Record
+	prompt := recs[:0]
+	for _, rec := range recs {
+		if r := routes.Lookup(rec.Reading.TurbineID); r != nil && rec.Reading.ReceivedAt.Sub(rec.Reading.RecordedAt) > r.Rules.LaneThreshold {
+			late = append(late, rec)
+		} else {
+			prompt = append(prompt, rec)
+		}
+	}
+	for i := range prompt {
+		prompt[i].Line = int64(i + 1)
 	}
 	var sum ingest.Summary
 	var err error
-	if len(recs) > 0 {
-		sum, err = f.in.Ingest(ctx, "demo:live", &records{recs: recs})
+	if len(prompt) > 0 {
+		sum, err = f.in.Ingest(ctx, "demo:live", &records{recs: prompt})
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lateDue = append(f.lateDue, late...)
+	if f.lateSending == 0 && len(f.lateDue) > 0 && ctx.Err() == nil {
+		send := f.lateDue
+		f.lateDue, f.lateSending = nil, len(send)
+		f.late.Add(1)
+		go f.deliverLate(ctx, send)
+	}
 	f.stats.Through, f.stats.LastStep = f.through(), now
 	f.stats.Generated += generated
-	f.stats.Delivered += int64(len(recs))
-	f.stats.Waiting = int64(f.waiting.Len())
+	f.stats.Delivered += int64(len(prompt))
+	f.heapLen = f.waiting.Len()
+	f.stats.Waiting = f.waitingLocked()
 	addSummary(&f.stats.Ingest, sum)
 	if err != nil {
 		f.stats.Errors++
-		return fmt.Errorf("live feed: %d readings delivered, %d not stored: %w", len(recs), sum.Failed, err)
+		return fmt.Errorf("live feed: %d readings delivered, %d not stored: %w", len(prompt), sum.Failed, err)
 	}
 	return nil
 }
+
+// waitingLocked is Stats' Waiting; f.mu is held.
+func (f *Feed) waitingLocked() int64 {
+	return int64(f.heapLen + len(f.lateDue) + f.lateSending)
+}
+
+// deliverLate ingests late readings, one body at a time, taking what came
+// due meanwhile, until none is left or ctx ends.
+func (f *Feed) deliverLate(ctx context.Context, send []reading.Record) {
+	defer f.late.Done()
+	for len(send) > 0 {
+		for i := range send {
+			send[i].Line = int64(i + 1)
+		}
+		sum, err := f.in.Ingest(ctx, "demo:late", &records{recs: send})
+		f.mu.Lock()
+		f.stats.Delivered += int64(len(send))
+		addSummary(&f.stats.Ingest, sum)
+		if err != nil {
+			f.stats.Errors++
+		}
+		send, f.lateDue = f.lateDue, nil
+		if ctx.Err() != nil {
+			// Stopped: what was due stays undelivered, as a buffer would.
+			f.lateDue, send = send, nil
+		}
+		f.lateSending = len(send)
+		f.stats.Waiting = f.waitingLocked()
+		f.mu.Unlock()
+	}
+}
+
+// Wait returns once no late delivery runs (one ends with the ctx of the
+// Step that started it).
+func (f *Feed) Wait() { f.late.Wait() }
 
 // addSummary adds the counts of s to total.
 func addSummary(total *ingest.Summary, s ingest.Summary) {
