@@ -89,3 +89,7 @@ bench-ingest-file: ## `orchestrator ingest FILE.csv` vs psql \copy of the same f
 .PHONY: bench-rollup
 bench-rollup: ## One Ardnave farm-day rollup through River vs the bare aggregate SQL; one dirty turbine
 	$(GO) test -run '^$$' -bench BenchmarkRollupFarmDay -benchtime 1x -timeout 60m -v ./internal/rollup
+
+.PHONY: bench-lanes
+bench-lanes: ## Live bodies every second, alone and beside a held-back half-day by HTTP, `orchestrator ingest`, in-process, and the demo's story day (~5 min)
+	$(GO) test -run '^$$' -bench BenchmarkLanes -benchtime 1x -timeout 30m -v ./cmd/orchestrator
