@@ -373,9 +373,12 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		if q == liveQueue {
 			size = s.in.cfg.LiveBatch
 		}
-		// Grown as rows come: a small body (or one not admitted yet, see
-		// IngestAdmitted) holds what it has, not a whole batch's capacity.
-		c := min(size, initialBatchCap)
+		// Before admission (IngestAdmitted) a batch grows as rows come, so a
+		// body still being read holds what it has, not a batch's capacity.
+		c := size
+		if s.admit != nil {
+			c = min(size, initialBatchCap)
+		}
 		b = &batch{lane: lane, prompt: q == liveQueue, size: size, src: s.tr, rows: make([]row, 0, c), routes: make([]*Route, 0, c), lines: make([]int64, 0, c)}
 		slots[q] = b
 		if q == liveQueue {
@@ -398,8 +401,8 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	return nil
 }
 
-// initialBatchCap is the capacity a batch starts with; it grows to its
-// size by append.
+// initialBatchCap is the capacity a batch starts with before admission;
+// it grows to its size by append.
 const initialBatchCap = 4096
 
 // The queues a session fills per shard: live-lane readings delivered as
