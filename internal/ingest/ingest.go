@@ -194,7 +194,7 @@ func New(cfg Config, control *pgxpool.Pool, shards *fleet.Shards, routes *Routes
 	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}}
 	in.routes.Store(routes)
 	for _, name := range shards.Names() {
-		in.writers[name] = newShardWriter(name, shards.Pool(name), cfg, now, hooks)
+		in.writers[name] = newShardWriter(name, shards.Pool(name), control, cfg, now, hooks)
 	}
 	return in
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/partition"
 )
@@ -62,6 +63,7 @@ type batchResult struct {
 type shardWriter struct {
 	name     string
 	pool     *pgxpool.Pool
+	control  *pgxpool.Pool // where marks are announced before they commit
 	keeper   *partition.Keeper
 	now      func() time.Time
 	timeout  time.Duration
@@ -88,9 +90,9 @@ type Hooks struct {
 	BeforeBackfillBatch func(shard string)
 }
 
-func newShardWriter(name string, pool *pgxpool.Pool, cfg Config, now func() time.Time, hooks *Hooks) *shardWriter {
+func newShardWriter(name string, pool, control *pgxpool.Pool, cfg Config, now func() time.Time, hooks *Hooks) *shardWriter {
 	w := &shardWriter{
-		name: name, pool: pool, keeper: partition.NewKeeper(pool),
+		name: name, pool: pool, control: control, keeper: partition.NewKeeper(pool),
 		now: now, timeout: cfg.TxTimeout,
 		live: make(chan *batch, cfg.LiveQueue), backfill: make(chan *batch, cfg.BackfillQueue), hooks: hooks,
 	}
@@ -181,15 +183,26 @@ func (w *shardWriter) writeOnce(ctx context.Context, b *batch) batchResult {
 	return res
 }
 
-// connectionLost says err is the connection failing (the server went away
-// or restarted), not the server refusing a statement nor the write bound.
+// connectionLost says err is the shard's connection failing (the server
+// went away or restarted), not the server refusing a statement, the write
+// bound, nor the control database failing an announcement.
 func connectionLost(err error) bool {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	var ae *announceError
+	if errors.As(err, &pgErr) || errors.As(err, &ae) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	return true
 }
+
+// announceError is the control database refusing or failing a batch's
+// announcement: the batch is not stored (its lines fail, to re-send).
+type announceError struct{ err error }
+
+func (e *announceError) Error() string {
+	return "announcing its marks to the control database: " + e.err.Error()
+}
+func (e *announceError) Unwrap() error { return e.err }
 
 // copyBatch is the fast path: COPY straight into readings.
 func (w *shardWriter) copyBatch(ctx context.Context, b *batch, writeTime time.Time) (batchResult, error) {
@@ -271,7 +284,40 @@ func (w *shardWriter) writeMarks(ctx context.Context, q *sharddb.Queries, marks 
 			return nil, fmt.Errorf("dirty windows of %s: %w", p.FarmID, err)
 		}
 	}
+	if len(params) > 0 {
+		if err := w.announce(ctx, q, marks.writeTime, params); err != nil {
+			return nil, err
+		}
+	}
 	return keys, nil
+}
+
+// announce records on the control database, before the marks commit, that
+// this transaction marks these farm-days (dirty_mark_announced): until the
+// shard's drain has read them, the days are not final. A mark that cannot
+// be announced is not committed, so a report never misses one.
+func (w *shardWriter) announce(ctx context.Context, q *sharddb.Queries, writeTime time.Time, params []sharddb.DirtyMarkUpsertParams) error {
+	xact, err := q.DirtyMarkXact(ctx)
+	if err != nil {
+		return err
+	}
+	arg := controldb.DirtyMarkAnnounceParams{ShardName: w.name, Xact: xact, MarkedAt: writeTime}
+	for _, p := range params {
+		arg.FarmIds = append(arg.FarmIds, p.FarmID)
+		arg.Days = append(arg.Days, p.Day)
+	}
+	cq := controldb.New(w.control)
+	err = cq.DirtyMarkAnnounce(ctx, arg)
+	var pgErr *pgconn.PgError
+	if err != nil && !errors.As(err, &pgErr) && ctx.Err() == nil {
+		// A pooled connection the control server dropped (a restart): once
+		// more on a fresh one; the insert is idempotent.
+		err = cq.DirtyMarkAnnounce(ctx, arg)
+	}
+	if err != nil {
+		return &announceError{err: err}
+	}
+	return nil
 }
 
 func (w *shardWriter) beforeCommit(lane Lane) error {

@@ -72,8 +72,11 @@ func (w *DrainDirtyWorker) Work(ctx context.Context, job *river.Job[DrainDirtyAr
 // each only at the version that was read. A crash in between leaves the
 // marks, which costs a second recompute, never a lost one.
 //
-// The monthly report trusts a shard's marks to be in the control database
-// only as far as shard_drain says (farm_day_status: "shard not drained").
+// Writers announce their marks on the control database before they commit
+// them (dirty_mark_announced); the drain passes, in the same control
+// transaction, the announcements whose shard transaction its read saw
+// finished. The monthly report calls no day final while one of its
+// announcements remains (farm_day_status: "shard not drained").
 //
 // A mark of a day still in progress is drained like any other: its job
 // corrects the windows already published (readings still arriving in open
@@ -249,10 +252,16 @@ func (d *Drainer) drainShardLocked(ctx context.Context, client *river.Client[pgx
 const maxMarks = 1000
 
 func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location, immediate bool) (DrainResult, error) {
+	// The announcements before the read opens, so that the read's snapshot
+	// judges each of their transactions.
+	announced, err := controldb.New(d.Control).DirtyMarkAnnouncedXacts(ctx, shard)
+	if err != nil {
+		return DrainResult{}, fmt.Errorf("announced marks: %w", err)
+	}
 	// The clock before the read opens: every mark the shard committed
 	// before it is in the read.
 	now := d.Now()
-	marks, shardClock, err := readMarks(ctx, d.Shards.Pool(shard))
+	marks, shardClock, passed, err := readMarks(ctx, d.Shards.Pool(shard), announced)
 	if err != nil {
 		return DrainResult{}, err
 	}
@@ -300,7 +309,12 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 			}
 		}
 		if len(marks) == maxMarks {
-			return nil // marks beyond the list were not read: drained_through stays
+			return nil // marks beyond the list were not read: drained_through and the announcements stay
+		}
+		if len(passed) > 0 {
+			if _, err := q.DirtyMarkAnnouncedPass(ctx, controldb.DirtyMarkAnnouncedPassParams{ShardName: shard, Xacts: passed}); err != nil {
+				return fmt.Errorf("announced marks: %w", err)
+			}
 		}
 		return q.ShardDrainRecord(ctx, controldb.ShardDrainRecordParams{
 			ShardName: shard, DrainedThrough: now, ShardClockAt: shardClock, MarksRead: int32(len(marks)),
@@ -326,20 +340,28 @@ func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], 
 }
 
 // readMarks reads a shard's marks (the least recently widened first, at
-// most maxMarks) and the shard's clock, in one read-only transaction.
-func readMarks(ctx context.Context, pool *pgxpool.Pool) ([]sharddb.DirtyMark, time.Time, error) {
+// most maxMarks), the shard's clock, and which of the announced
+// transactions had finished, all in one read-only snapshot: a finished
+// transaction's marks are in the read.
+func readMarks(ctx context.Context, pool *pgxpool.Pool, announced []int64) ([]sharddb.DirtyMark, time.Time, []int64, error) {
 	var marks []sharddb.DirtyMark
 	var clock time.Time
+	var passed []int64
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		q := sharddb.New(tx)
 		var err error
 		if clock, err = q.DirtyMarkClock(ctx); err != nil {
 			return err
 		}
-		marks, err = q.DirtyMarkList(ctx, maxMarks)
+		if marks, err = q.DirtyMarkList(ctx, maxMarks); err != nil {
+			return err
+		}
+		if len(announced) > 0 {
+			passed, err = q.DirtyMarkXactsPassed(ctx, announced)
+		}
 		return err
 	})
-	return marks, clock, err
+	return marks, clock, passed, err
 }
 
 // dayOpen says whether the farm-local day has not ended at now.

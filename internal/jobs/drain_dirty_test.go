@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -165,15 +169,72 @@ func TestDrainRecordsHowFarItRead(t *testing.T) {
 	}
 }
 
-// TestDrainGraceIsTwoDrainIntervals: the report's grace for an undrained
-// shard (drain_grace(), control 00016) is two of the default drain's
-// intervals.
-func TestDrainGraceIsTwoDrainIntervals(t *testing.T) {
+// TestADrainPassesOnlyTheAnnouncementsItsReadSawFinished: a writer
+// announces its marks on the control database before it commits them
+// (dirty_mark_announced, keyed by its shard transaction). A drain whose
+// read of the shard began while that transaction was open neither reads
+// its mark nor passes its announcement, so the day stays pending, whatever
+// the clocks say; the drain after the commit reads the mark and passes the
+// announcement in the control transaction that records it. A writer that
+// rolled back is passed too, and so is a transaction id beyond any the
+// shard's server has assigned (the shard moved to another server).
+func TestADrainPassesOnlyTheAnnouncementsItsReadSawFinished(t *testing.T) {
 	t.Parallel()
+	ctx := context.Background()
 	env := testdb.New(t, "shards: [{name: s1}]\nfarms: [{id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}]\n")
-	var grace float64
-	testdb.Must(t, env.Control.QueryRow(context.Background(), `SELECT extract(epoch FROM drain_grace())::float8`).Scan(&grace), "drain_grace")
-	if want := 2 * jobs.DefaultConfig().DrainEvery; time.Duration(grace*float64(time.Second)) != want {
-		t.Fatalf("drain_grace() = %v s, want two drain intervals: %s", grace, want)
+	at := time.Date(2026, 8, 3, 12, 0, 0, 0, time.UTC)
+	write := func(day string) (pgx.Tx, int64) {
+		t.Helper()
+		tx, err := env.Shards.Pool("s1").Begin(ctx)
+		testdb.Must(t, err, "begin")
+		t.Cleanup(func() { _ = tx.Rollback(ctx) })
+		d, err := time.Parse(time.DateOnly, day)
+		testdb.Must(t, err, "day")
+		q := sharddb.New(tx)
+		testdb.Must(t, q.DirtyMarkUpsert(ctx, sharddb.DirtyMarkUpsertParams{FarmID: "f", Day: d, TurbineIds: []string{"T-1"},
+			FirstRecordedAt: d, LastRecordedAt: d, Readings: 1, WrittenAt: at}), "mark %s", day)
+		xact, err := q.DirtyMarkXact(ctx)
+		testdb.Must(t, err, "xact")
+		testdb.Must(t, controldb.New(env.Control).DirtyMarkAnnounce(ctx, controldb.DirtyMarkAnnounceParams{
+			ShardName: "s1", Xact: xact, MarkedAt: at, FarmIds: []string{"f"}, Days: []time.Time{d}}), "announce %s", day)
+		return tx, xact
+	}
+	committed, _ := write("2026-08-01")
+	rolledBack, _ := write("2026-08-02")
+	testdb.Exec(t, env.Control, `INSERT INTO dirty_mark_announced (farm_id, day, shard_name, xact, marked_at) VALUES ('f', '2026-07-31', 's1', 4611686018427387904, $1)`, at)
+	text := func(sql string, args ...any) string {
+		t.Helper()
+		var s string
+		testdb.Must(t, env.Control.QueryRow(ctx, sql, args...).Scan(&s), "%s", sql)
+		return s
+	}
+	announced := func() string {
+		return text(`SELECT coalesce(string_agg(day::text, ' ' ORDER BY day), '') FROM dirty_mark_announced`)
+	}
+	pending := func(day string) string {
+		return text(`SELECT pending::text FROM farm_day_waiting('f', $1)`, day)
+	}
+	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return at.Add(time.Hour) }}
+	client := newClient(t, env)
+
+	res, err := d.DrainImmediate(ctx, client)
+	testdb.Must(t, err, "drain while both writers are open")
+	if got := announced(); res.Marks != 0 || got != "2026-08-01 2026-08-02" || pending("2026-08-01") != "true" {
+		t.Fatalf("drain while the writers are open: %+v, announced %q, 1 August pending %s; want no mark read, both writers' announcements kept (pending), the foreign one passed",
+			res, got, pending("2026-08-01"))
+	}
+	testdb.Must(t, committed.Commit(ctx), "commit")
+	testdb.Must(t, rolledBack.Rollback(ctx), "roll back")
+	if got := announced(); got != "2026-08-01 2026-08-02" {
+		t.Fatalf("after the commit and the rollback, before a drain: announced %q, want both kept", got)
+	}
+	res, err = d.DrainImmediate(ctx, client)
+	testdb.Must(t, err, "drain after the commit")
+	if got := announced(); res.Marks != 1 || res.Enqueued != 1 || got != "" ||
+		testdb.Int(t, env.Control, `SELECT count(*) FROM rollup_pending WHERE farm_id = 'f' AND day = '2026-08-01'`) != 1 {
+		t.Fatalf("drain after the commit: %+v, announced %q; want 1 August's mark read and requested, every announcement passed", res, got)
+	}
+	if pending("2026-08-02") != "false" || pending("2026-08-01") != "true" {
+		t.Fatalf("pending: 2 August %s (rolled back: want false), 1 August %s (requested: want true)", pending("2026-08-02"), pending("2026-08-01"))
 	}
 }

@@ -273,11 +273,11 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	testdb.Exec(t, b.env.Control, `UPDATE farm SET allowed_lateness_s = NULL WHERE id = 'north'`)
 
 	// The replay of 7 October's silent hours, on 5 November at 10:00:05,
-	// after a drain at 10:00:00. Its marks are on the shard; the control
-	// database knows only how far the drain has read s1 (10:00:00). Judged
-	// at 10:00:20, the drain is more than its grace (drain_grace(), 10 s)
-	// behind, so every day of a farm with turbines on s1 is held back: a
-	// late reading may be waiting there.
+	// after a drain at 10:00:00. Its mark is on the shard, announced on the
+	// control database before it committed (dirty_mark_announced); judged
+	// in that same second, no drain has read it: 7 October is held back and
+	// pending, by the report and by the windows as shown (provenance_pending),
+	// and no other day is.
 	b.clock.Set(time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC))
 	b.drain(t)
 	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal {
@@ -285,14 +285,18 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	}
 	b.clock.Set(time.Date(2026, 11, 5, 10, 0, 5, 0, time.UTC))
 	b.readings(t, time.Date(2026, 10, 7, 0, 0, 0, 0, london), 10, 13, available, b.clock.Now(), "N-001")
-	b.clock.Set(time.Date(2026, 11, 5, 10, 0, 20, 0, time.UTC))
 	m = b.month(t, "2026-10")
-	if m.Status != report.StatusProvisional || len(m.HeldBack) != 31 ||
-		m.HeldBack[0] != (report.HeldBack{Day: "2026-10-01", Reason: "shard not drained (s1 since 2026-11-05 10:00:00 UTC)"}) ||
-		m.HeldBack[20] != (report.HeldBack{Day: "2026-10-21", Reason: "shard not drained (s1 since 2026-11-05 10:00:00 UTC, s2 since 2026-11-05 10:00:00 UTC)"}) ||
-		m.Total.Why != "shard not drained: 2026-10-01..2026-10-31" {
-		t.Fatalf("marks not yet drained: %s, held back %s (%s); want provisional, every day held back by shard not drained",
-			m.Status, heldBack(m), m.Total.Why)
+	if m.Status != report.StatusProvisional || len(m.HeldBack) != 1 ||
+		m.HeldBack[0] != (report.HeldBack{Day: "2026-10-07", Reason: "shard not drained (marked on s1 at 2026-11-05 10:00:05 UTC, not drained yet)"}) ||
+		m.Total.Why != "shard not drained: 2026-10-07" || !m.Days[6].Pending || !m.Total.Pending || m.Days[5].Pending {
+		t.Fatalf("marks not yet drained: %s, held back %s (%s), 7 October pending %v; want provisional, 7 October held back (shard not drained) and pending",
+			m.Status, heldBack(m), m.Total.Why, m.Days[6].Pending)
+	}
+	if got := counts(m.Days[6]); got != "48/45/21 0.4375 0.9375" {
+		t.Fatalf("7 October before the drain %s, want the numbers as they were", got)
+	}
+	if got := b.text(t, `SELECT provenance_pending('north', '2026-10-07')::text`); got != "true" {
+		t.Errorf("provenance_pending (day_provenance, window_provenance) of 7 October before the drain: %s, want true", got)
 	}
 	// The periodic drain reads the mark but lets the burst settle (written
 	// at 10:00:05, quiet for under 10 s at 10:00:06): it stays on the shard,
@@ -378,20 +382,20 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 
 	// farm_day and farm_month say what the report says, by the same rule
 	// (farm_day_status), judged now (the database's clock, weeks after the
-	// last drain at 10:00:20 on 5 November: so shard not drained too).
+	// last drain: nothing was stored since, so that holds nothing back).
 	// farm_day.computed_after_day_end once compared with the day's end
 	// alone and called 11 October's row (30 s after its end) final.
-	const why11 = "rolled up before the day closed (computed 2026-10-11 23:00:30 UTC, closed 2026-10-11 23:01:00 UTC); shard not drained (s1 since 2026-11-05 10:00:20 UTC)"
+	const why11 = "rolled up before the day closed (computed 2026-10-11 23:00:30 UTC, closed 2026-10-11 23:01:00 UTC)"
 	if got := b.text(t, `SELECT computed_after_day_end::text || ' ' || status || ' ' || why FROM farm_day WHERE farm_id = 'north' AND day = '2026-10-11'`); got != "false provisional "+why11 {
 		t.Errorf("farm_day 11 October: %q, want false provisional %s", got, why11)
 	}
 	if got := b.text(t, `SELECT why FROM report_monthly_availability('north', '2026-10') WHERE day = '2026-10-11'`); got != why11 {
 		t.Errorf("the report judged now, 11 October: %q, want %s", got, why11)
 	}
-	if got := b.text(t, `SELECT turbines_in_service::text || '/' || registered_turbines::text || ' ' || status || ' ' || array_to_string(held_back, ', ') FROM farm_day WHERE farm_id = 'north' AND day = '2026-10-12'`); got != "1/2 provisional turbines missing, shard not drained" {
-		t.Errorf("farm_day 12 October: %q, want 1/2 provisional turbines missing, shard not drained", got)
+	if got := b.text(t, `SELECT turbines_in_service::text || '/' || registered_turbines::text || ' ' || status || ' ' || array_to_string(held_back, ', ') FROM farm_day WHERE farm_id = 'north' AND day = '2026-10-12'`); got != "1/2 provisional turbines missing" {
+		t.Errorf("farm_day 12 October: %q, want 1/2 provisional turbines missing", got)
 	}
-	const monthWhy = "turbines missing: 2026-10-12; rolled up before the day closed: 2026-10-11; shard not drained: 2026-10-01..2026-10-31"
+	const monthWhy = "turbines missing: 2026-10-12; rolled up before the day closed: 2026-10-11"
 	if got := b.text(t, `SELECT all_turbines_rolled_up::text || ' ' || computed_after_days_end::text || ' ' || status || ' ' || why FROM farm_month WHERE farm_id = 'north' AND month = '2026-10-01'`); got != "false false provisional "+monthWhy {
 		t.Errorf("farm_month October: %q, want false false provisional %s", got, monthWhy)
 	}

@@ -10,6 +10,84 @@ import (
 	"time"
 )
 
+const dirtyMarkAnnounce = `-- name: DirtyMarkAnnounce :exec
+INSERT INTO dirty_mark_announced (farm_id, day, shard_name, xact, marked_at)
+SELECT DISTINCT u.farm_id, u.day, $1::text, $2::bigint, $3::timestamptz
+FROM (SELECT unnest($4::text[]) AS farm_id, unnest($5::date[]) AS day) AS u
+ORDER BY 1, 2
+ON CONFLICT DO NOTHING
+`
+
+type DirtyMarkAnnounceParams struct {
+	ShardName string
+	Xact      int64
+	MarkedAt  time.Time
+	FarmIds   []string
+	Days      []time.Time
+}
+
+// DirtyMarkAnnounce records, before the writer's shard transaction commits,
+// that it wrote marks of these farm-days on the shard (one statement per
+// batch and shard): until the shard's drain passes it, the days are not
+// final. Rows in key order, so concurrent writers lock them alike.
+func (q *Queries) DirtyMarkAnnounce(ctx context.Context, arg DirtyMarkAnnounceParams) error {
+	_, err := q.db.Exec(ctx, dirtyMarkAnnounce,
+		arg.ShardName,
+		arg.Xact,
+		arg.MarkedAt,
+		arg.FarmIds,
+		arg.Days,
+	)
+	return err
+}
+
+const dirtyMarkAnnouncedPass = `-- name: DirtyMarkAnnouncedPass :execrows
+DELETE FROM dirty_mark_announced WHERE shard_name = $1 AND xact = ANY($2::bigint[])
+`
+
+type DirtyMarkAnnouncedPassParams struct {
+	ShardName string
+	Xacts     []int64
+}
+
+// DirtyMarkAnnouncedPass deletes the announced marks of the transactions
+// the drain's read of the shard's marks saw finished (DirtyMarkXactsPassed),
+// in the control transaction that records what it read.
+func (q *Queries) DirtyMarkAnnouncedPass(ctx context.Context, arg DirtyMarkAnnouncedPassParams) (int64, error) {
+	result, err := q.db.Exec(ctx, dirtyMarkAnnouncedPass, arg.ShardName, arg.Xacts)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const dirtyMarkAnnouncedXacts = `-- name: DirtyMarkAnnouncedXacts :many
+SELECT DISTINCT xact FROM dirty_mark_announced WHERE shard_name = $1 ORDER BY xact
+`
+
+// DirtyMarkAnnouncedXacts lists the shard transactions that announced marks
+// on the shard and no drain has passed yet. The drain reads them before it
+// opens its read of the shard's marks.
+func (q *Queries) DirtyMarkAnnouncedXacts(ctx context.Context, shardName string) ([]int64, error) {
+	rows, err := q.db.Query(ctx, dirtyMarkAnnouncedXacts, shardName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var xact int64
+		if err := rows.Scan(&xact); err != nil {
+			return nil, err
+		}
+		items = append(items, xact)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dirtyMarkSettlingClear = `-- name: DirtyMarkSettlingClear :exec
 DELETE FROM dirty_mark_settling WHERE shard_name = $1
 `

@@ -72,8 +72,22 @@ type DayProvenance struct {
 	CompleteThrough time.Time
 	// Sum of its windows' revisions.
 	Revision int64
-	// A recompute of the day is requested or running.
+	// The day's numbers may still change: a recompute requested or running, or marks of it settling or announced and not yet drained (provenance_pending).
 	Pending bool
+}
+
+// Dirty marks a writer announced before committing them on a shard, one row per farm-day and shard transaction, not yet passed by that shard's drain: while a row remains, readings of its farm-day may be stored and not counted, and the day is not final (farm_day_status: shard not drained). Inserted by ingest (one statement per batch and shard), deleted by the drain whose read of the marks began after that transaction had finished. docs/dirty-marks.md.
+type DirtyMarkAnnounced struct {
+	// The farm (farm.id).
+	FarmID string
+	// The farm-local day marked.
+	Day time.Time
+	// The shard the marks are written on.
+	ShardName string
+	// The writing shard transaction (pg_current_xact_id() on the shard, as a number): a drain whose snapshot of the shard does not have it in progress has read its marks, or it rolled back.
+	Xact int64
+	// The writer's clock of that batch (its marks' created_at/updated_at).
+	MarkedAt time.Time
 }
 
 // Dirty marks the drain has read on a shard and left there to settle (a burst of late readings still arriving becomes one recompute, docs/dirty-marks.md): their day has readings its numbers do not count yet. Replaced by every drain of the shard.
@@ -162,7 +176,7 @@ type FarmDay struct {
 	ComputedAt time.Time
 	// Every turbine row was computed at or after its day closed (turbine_day.closed_at: the day's end + the allowed lateness in force when the row was written). False: rolled up before the day closed, provisional.
 	ComputedAfterDayEnd bool
-	// A recompute of this day is requested (rollup_pending), its marks were read on a shard and are settling (dirty_mark_settling), or a rollup_day job of it is queued or running. True: the numbers are about to change.
+	// A recompute of this day is requested (rollup_pending), marks of it are settling (dirty_mark_settling) or announced and not yet drained (dirty_mark_announced), or a rollup_day job of it is queued or running. True: the numbers are about to change.
 	Pending bool
 	// Turbines of the farm in service some time that day, per the registry. turbines_in_service < registered_turbines means a shard's rollup has not landed: the day is incomplete, whatever its rates say.
 	RegisteredTurbines int32
@@ -226,7 +240,7 @@ type FarmMonth struct {
 	ComputedAt interface{}
 	// Every rolled-up day's rows were computed at or after that day closed (farm_day.computed_after_day_end).
 	ComputedAfterDaysEnd bool
-	// Some rolled-up day of the month has a recompute requested, settling or queued (farm_day.pending).
+	// Some rolled-up day of the month is pending (farm_day.pending).
 	Pending bool
 	// Every rolled-up day has a row for every turbine the registry had in service that day (rows of retired turbines do not count towards it); days without rows are not counted here (see status).
 	AllTurbinesRolledUp bool
@@ -472,11 +486,11 @@ type Shard struct {
 	UpdatedAt time.Time
 }
 
-// Per shard, how far the drain has read its dirty marks: every mark committed on the shard before drained_through is in rollup_pending or dirty_mark_settling (or already recomputed). A shard that cannot be drained (down, failing) keeps an old drained_through, and the monthly report holds its farms' days back (shard not drained).
+// Per shard, when the drain last read its dirty marks and recorded them all (in rollup_pending or dirty_mark_settling), passing the announced marks whose transactions had finished (dirty_mark_announced). A shard with no row was never drained: the monthly report holds back its farms' days (shard not drained).
 type ShardDrain struct {
 	// The shard (shard.name).
 	ShardName string
-	// The drainer's clock taken before it opened the read of the shard's marks: every mark committed before it was read. Advanced only by a drain that read every mark and recorded them all.
+	// The drainer's clock taken before it opened the read of the shard's marks: every mark committed before it was read. Advanced only by a drain that read every mark and recorded them all. Shown, not judged by: finality follows dirty_mark_announced.
 	DrainedThrough time.Time
 	// The shard's own clock (now()) in the transaction that read the marks; beside drained_through it shows the skew between the two clocks.
 	ShardClockAt time.Time
@@ -572,6 +586,6 @@ type WindowProvenance struct {
 	CompleteThrough time.Time
 	// 0 for fast; the final row's revision.
 	Revision int32
-	// A recompute of the farm-day is requested or running. Marks written in the last seconds and not yet drained are on the shards (dirty_window), not counted here.
+	// Its farm-day's numbers may still change: a recompute requested or running, or marks of the day settling or announced and not yet drained (provenance_pending).
 	Pending bool
 }

@@ -132,3 +132,48 @@ func (q *Queries) DirtyMarkUpsert(ctx context.Context, arg DirtyMarkUpsertParams
 	)
 	return err
 }
+
+const dirtyMarkXact = `-- name: DirtyMarkXact :one
+SELECT pg_current_xact_id()::text::bigint AS xact
+`
+
+// DirtyMarkXact is the writing transaction's id, which the writer announces
+// on the control database before it commits its marks.
+func (q *Queries) DirtyMarkXact(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, dirtyMarkXact)
+	var xact int64
+	err := row.Scan(&xact)
+	return xact, err
+}
+
+const dirtyMarkXactsPassed = `-- name: DirtyMarkXactsPassed :many
+SELECT x::bigint AS xact
+FROM unnest($1::bigint[]) AS x
+WHERE pg_visible_in_snapshot(x::text::xid8, pg_current_snapshot())
+   OR x >= pg_snapshot_xmax(pg_current_snapshot())::text::bigint
+`
+
+// DirtyMarkXactsPassed keeps, of the announced transactions @xacts, those the
+// drain's read (this transaction's snapshot, taken after it read @xacts)
+// does not see in progress: each committed before it (its marks are in the
+// read) or rolled back. One at or past the snapshot's xmax was assigned by
+// another server (the shard was moved): the marks it wrote came with the data.
+func (q *Queries) DirtyMarkXactsPassed(ctx context.Context, xacts []int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, dirtyMarkXactsPassed, xacts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var xact int64
+		if err := rows.Scan(&xact); err != nil {
+			return nil, err
+		}
+		items = append(items, xact)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -19,6 +19,22 @@ SET turbine_ids = ARRAY(SELECT DISTINCT u FROM unnest(dirty_mark.turbine_ids || 
 -- name: DirtyMarkClock :one
 SELECT now()::timestamptz AS shard_clock_at;
 
+-- DirtyMarkXact is the writing transaction's id, which the writer announces
+-- on the control database before it commits its marks.
+-- name: DirtyMarkXact :one
+SELECT pg_current_xact_id()::text::bigint AS xact;
+
+-- DirtyMarkXactsPassed keeps, of the announced transactions @xacts, those the
+-- drain's read (this transaction's snapshot, taken after it read @xacts)
+-- does not see in progress: each committed before it (its marks are in the
+-- read) or rolled back. One at or past the snapshot's xmax was assigned by
+-- another server (the shard was moved): the marks it wrote came with the data.
+-- name: DirtyMarkXactsPassed :many
+SELECT x::bigint AS xact
+FROM unnest(@xacts::bigint[]) AS x
+WHERE pg_visible_in_snapshot(x::text::xid8, pg_current_snapshot())
+   OR x >= pg_snapshot_xmax(pg_current_snapshot())::text::bigint;
+
 -- DirtyMarkList lists the marks least recently widened first, so marks
 -- still settling (a burst going on) cannot keep settled ones out of a
 -- limited list.
