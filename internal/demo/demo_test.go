@@ -78,10 +78,9 @@ func startPipeline(t *testing.T, fleetYAML string, clock *demo.ScaledClock) *pip
 	in.Start(ctx)
 	t.Cleanup(in.Close)
 	cfg := jobs.DefaultConfig()
-	// The drain runs twice as often as serve's (in simulated time): the
-	// report holds a day back while a shard has not been drained within
-	// 10 s (drain_grace), and at 10× a drain's own wall time is seconds of
-	// simulated time.
+	// The drain runs twice as often as serve's (in simulated time): a day
+	// is final only once a drain has read its announced marks, and at 10×
+	// a drain's own wall time is seconds of simulated time.
 	cfg.DrainEvery, cfg.PublishEvery = clock.Wall(2500*time.Millisecond), clock.Wall(2*time.Second)
 	deps := jobs.Deps{
 		Control: env.Control, Shards: env.Shards, Now: clock.Now,
@@ -308,8 +307,8 @@ func TestStoryOnTheClock(t *testing.T) {
 	if err != nil || again.Accepted != 0 || again.Duplicate != 99_900 || again.DirtyMarks != 0 {
 		t.Fatalf("the replay re-sent: %+v (%v), want 0 accepted, 99,900 duplicates, no mark", again, err)
 	}
-	// (On the frozen clock, once a drain has run since it stopped, the
-	// report no longer holds the day back as "shard not drained".)
+	// (On the frozen clock, once a drain has read the replay's announced
+	// marks, the report no longer holds the day back as "shard not drained".)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		o, err := story.Observe(ctx2, p.env.Control, clock.Now())
 		testdb.Must(t, err, "observe")

@@ -28,7 +28,7 @@ import (
 //	08-03 closed, whole, no fast rows; late readings wait on shard s2
 //	      (a mark of 50 readings and 3 marked turbine-windows), which the
 //	      drain has read and left to settle: provisional
-//	both shards drained through 13:29:55 (within the drain's grace)
+//	both shards drained at 13:29:55, no mark announced since
 //	08-04 in progress: two fast windows published, 12,960 of 17,280
 const statusFleet = `
 shards: [{name: s1}, {name: s2}]

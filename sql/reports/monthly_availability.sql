@@ -1,7 +1,8 @@
 -- Monthly availability of one farm: one row per farm-local day of the month
 -- and a total row whose rates come from the summed counts (never from
 -- averaging the days). status is final only when every day has ended, was
--- rolled up after it closed, has its marks drained and no recompute
+-- rolled up after it closed, has its marks drained (a reading stored before
+-- the report ran and not yet counted holds its day back) and no recompute
 -- pending; otherwise provisional, and why says which days hold it back and
 -- for what reason.
 --
