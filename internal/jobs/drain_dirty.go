@@ -243,7 +243,14 @@ func (d *Drainer) drainShardLocked(ctx context.Context, client *river.Client[pgx
 		return DrainResult{Busy: 1}, err
 	}
 	defer func() { _ = q.AdvisoryUnlockKey(context.WithoutCancel(ctx), key) }()
-	return d.drainShard(ctx, client, shard, zones, immediate)
+	// The announcements before the read of the marks opens, so that its
+	// snapshot judges each of their transactions (on the lock's connection:
+	// no second one to wait for).
+	announced, err := q.DirtyMarkAnnouncedXacts(ctx, shard)
+	if err != nil {
+		return DrainResult{}, fmt.Errorf("announced marks: %w", err)
+	}
+	return d.drainShard(ctx, client, shard, zones, immediate, announced)
 }
 
 // maxMarks is how many marks one drain reads from a shard. A shard with
@@ -251,13 +258,9 @@ func (d *Drainer) drainShardLocked(ctx context.Context, client *river.Client[pgx
 // advanced until one reads them all.
 const maxMarks = 1000
 
-func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location, immediate bool) (DrainResult, error) {
-	// The announcements before the read opens, so that the read's snapshot
-	// judges each of their transactions.
-	announced, err := controldb.New(d.Control).DirtyMarkAnnouncedXacts(ctx, shard)
-	if err != nil {
-		return DrainResult{}, fmt.Errorf("announced marks: %w", err)
-	}
+// drainShard drains one shard; announced are the transactions that
+// announced marks on it, read before this drain's read of the marks.
+func (d *Drainer) drainShard(ctx context.Context, client *river.Client[pgx.Tx], shard string, zones map[string]*time.Location, immediate bool, announced []int64) (DrainResult, error) {
 	// The clock before the read opens: every mark the shard committed
 	// before it is in the read.
 	now := d.Now()
