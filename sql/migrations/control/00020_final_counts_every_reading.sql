@@ -198,7 +198,7 @@ CROSS JOIN LATERAL (
 END
 $$;
 -- +goose StatementEnd
-COMMENT ON FUNCTION farm_day_status(text, date, timestamptz) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. Never final while a mark of the day announced on a shard (dirty_mark_announced) is not passed by that shard''s drain, nor while a shard holding its turbines was never drained. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. README: The monthly report.';
+COMMENT ON FUNCTION farm_day_status(text, date, timestamptz) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. Never final while a mark of the day announced on a shard (dirty_mark_announced) is not passed by that shard''s drain, nor while a shard holding its turbines was never drained. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. docs/report-user.md: The monthly report.';
 
 DROP FUNCTION drain_grace();
 
@@ -339,7 +339,7 @@ CROSS JOIN LATERAL (
 END
 $$;
 -- +goose StatementEnd
-COMMENT ON FUNCTION farm_day_status(text, date, timestamptz) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. README: The monthly report.';
+COMMENT ON FUNCTION farm_day_status(text, date, timestamptz) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. docs/report-user.md: The monthly report.';
 
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION provenance_pending(p_farm text, p_day date) RETURNS boolean
