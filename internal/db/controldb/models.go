@@ -84,7 +84,7 @@ type DirtyMarkAnnounced struct {
 	Day time.Time
 	// The shard the marks are written on.
 	ShardName string
-	// The writing shard transaction (pg_current_xact_id() on the shard, as a number): a drain whose snapshot of the shard does not have it in progress has read its marks, or it rolled back.
+	// The writing shard transaction (pg_current_xact_id() on the shard, as a number): a drain whose snapshot of the shard saw it finished has read its marks, or it rolled back.
 	Xact int64
 	// The writer's clock of that batch (its marks' created_at/updated_at).
 	MarkedAt time.Time

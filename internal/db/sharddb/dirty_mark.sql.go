@@ -150,14 +150,13 @@ const dirtyMarkXactsPassed = `-- name: DirtyMarkXactsPassed :many
 SELECT x::bigint AS xact
 FROM unnest($1::bigint[]) AS x
 WHERE pg_visible_in_snapshot(x::text::xid8, pg_current_snapshot())
-   OR x >= pg_snapshot_xmax(pg_current_snapshot())::text::bigint
 `
 
-// DirtyMarkXactsPassed keeps, of the announced transactions @xacts, those the
-// drain's read (this transaction's snapshot, taken after it read @xacts)
-// does not see in progress: each committed before it (its marks are in the
-// read) or rolled back. One at or past the snapshot's xmax was assigned by
-// another server (the shard was moved): the marks it wrote came with the data.
+// DirtyMarkXactsPassed keeps, of the announced transactions @xacts, those
+// that had finished when the drain's read began (this repeatable-read
+// transaction's snapshot): committed, so their marks are in the read, or
+// rolled back. An id at or past the snapshot's xmax is not (a writer still
+// open above every completed transaction).
 func (q *Queries) DirtyMarkXactsPassed(ctx context.Context, xacts []int64) ([]int64, error) {
 	rows, err := q.db.Query(ctx, dirtyMarkXactsPassed, xacts)
 	if err != nil {

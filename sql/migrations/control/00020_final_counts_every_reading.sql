@@ -18,7 +18,7 @@ COMMENT ON TABLE dirty_mark_announced IS 'Dirty marks a writer announced before 
 COMMENT ON COLUMN dirty_mark_announced.farm_id IS 'The farm (farm.id).';
 COMMENT ON COLUMN dirty_mark_announced.day IS 'The farm-local day marked.';
 COMMENT ON COLUMN dirty_mark_announced.shard_name IS 'The shard the marks are written on.';
-COMMENT ON COLUMN dirty_mark_announced.xact IS 'The writing shard transaction (pg_current_xact_id() on the shard, as a number): a drain whose snapshot of the shard does not have it in progress has read its marks, or it rolled back.';
+COMMENT ON COLUMN dirty_mark_announced.xact IS 'The writing shard transaction (pg_current_xact_id() on the shard, as a number): a drain whose snapshot of the shard saw it finished has read its marks, or it rolled back.';
 COMMENT ON COLUMN dirty_mark_announced.marked_at IS 'The writer''s clock of that batch (its marks'' created_at/updated_at).';
 GRANT SELECT ON dirty_mark_announced TO galewatch_reporting;
 
