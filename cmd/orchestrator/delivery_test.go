@@ -255,10 +255,8 @@ func (l *lockedBuffer) String() string {
 // row (windows fast and final with their revisions, turbine_day,
 // reconciliation, alerts).
 //
-// Not parallel (nor TestSeveralOrchestrators): they run up to four
-// orchestrator processes, which would slow this package's timed tests
-// (TestRollupWaitBesideServe) on a 2-core machine.
 func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	want := pipelinetest.Clean(t)
 	sc := pipelinetest.NewScenario(t)
@@ -293,6 +291,7 @@ func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
 // corrections run (revisions then depend on timing: a correction may take
 // two deliveries' marks at once).
 func TestSeveralOrchestrators(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	want := pipelinetest.Clean(t)
 	sc := pipelinetest.NewScenario(t)

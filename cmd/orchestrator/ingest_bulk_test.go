@@ -37,6 +37,7 @@ func (b *batchCounter) Early(int64)                         {}
 // defaults would have written its live rows 20,000 at a time: 150,000 live
 // readings are 3 batches, not 8, and every one of them is accepted.
 func TestIngestCommandWritesBulkBatches(t *testing.T) {
+	t.Parallel()
 	env := testdb.New(t, "")
 	dir := t.TempDir()
 	fleetFile := filepath.Join(dir, "fleet.yaml")

@@ -23,6 +23,7 @@ import (
 // token and renders the job list in headless Chromium: the queued
 // rollup_day job of the test must be on the page.
 func TestRiverUIInChromium(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatal("headless Chromium is needed for this test: apt-get install chromium (`make test` installs it when it can)")

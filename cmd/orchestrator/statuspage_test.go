@@ -246,6 +246,7 @@ func chromium(t *testing.T, ctx context.Context, url, name string, height int) s
 // and the River UI in headless Chromium through serve's own server (with a
 // token, added by a proxy as an operator's authenticating proxy would).
 func TestStatusPageInChromium(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("headless Chromium is needed for this test: apt-get install chromium (`make test` installs it when it can)")
 	}
