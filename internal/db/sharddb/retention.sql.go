@@ -43,6 +43,7 @@ const farmWindowSumTrim = `-- name: FarmWindowSumTrim :execrows
 DELETE FROM farm_window_sum
 WHERE ctid = ANY (ARRAY(SELECT fs.ctid FROM farm_window_sum fs
                         WHERE fs.farm_id = $1 AND fs.window_start < $2::timestamptz
+                        ORDER BY fs.farm_id, fs.window_start
                         LIMIT $3::integer))
 `
 
@@ -53,7 +54,7 @@ type FarmWindowSumTrimParams struct {
 }
 
 // FarmWindowSumTrim deletes up to @max_rows of the farm's farm_window_sum
-// rows before @keep_from (its key), returning how many.
+// rows before @keep_from, oldest first in its key's order, returning how many.
 func (q *Queries) FarmWindowSumTrim(ctx context.Context, arg FarmWindowSumTrimParams) (int64, error) {
 	result, err := q.db.Exec(ctx, farmWindowSumTrim, arg.FarmID, arg.KeepFrom, arg.MaxRows)
 	if err != nil {
@@ -67,6 +68,7 @@ const turbineWindowTrim = `-- name: TurbineWindowTrim :execrows
 DELETE FROM turbine_window
 WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
                         WHERE tw.farm_id = $1 AND tw.window_start < $2::timestamptz
+                        ORDER BY tw.farm_id, tw.window_start
                         LIMIT $3::integer))
 `
 
@@ -85,7 +87,10 @@ type TurbineWindowTrimParams struct {
 // farm's key ranges; a day cut is never read again, so a pass cut short
 // leaves nothing a reader sees half-done and the next pass goes on.
 // TurbineWindowTrim deletes up to @max_rows of the farm's turbine_window
-// rows before @keep_from (turbine_window_farm_idx), returning how many.
+// rows before @keep_from, oldest first, returning how many. The order is
+// turbine_window_farm_idx's, so the farm's range is read by that index
+// even when old rows are most of the table (retention just switched on),
+// where a LIMIT alone could be planned as a scan of the whole table.
 func (q *Queries) TurbineWindowTrim(ctx context.Context, arg TurbineWindowTrimParams) (int64, error) {
 	result, err := q.db.Exec(ctx, turbineWindowTrim, arg.FarmID, arg.KeepFrom, arg.MaxRows)
 	if err != nil {

@@ -8,19 +8,24 @@
 -- leaves nothing a reader sees half-done and the next pass goes on.
 
 -- TurbineWindowTrim deletes up to @max_rows of the farm's turbine_window
--- rows before @keep_from (turbine_window_farm_idx), returning how many.
+-- rows before @keep_from, oldest first, returning how many. The order is
+-- turbine_window_farm_idx's, so the farm's range is read by that index
+-- even when old rows are most of the table (retention just switched on),
+-- where a LIMIT alone could be planned as a scan of the whole table.
 -- name: TurbineWindowTrim :execrows
 DELETE FROM turbine_window
 WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
                         WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.window_start < sqlc.arg(keep_from)::timestamptz
+                        ORDER BY tw.farm_id, tw.window_start
                         LIMIT sqlc.arg(max_rows)::integer));
 
 -- FarmWindowSumTrim deletes up to @max_rows of the farm's farm_window_sum
--- rows before @keep_from (its key), returning how many.
+-- rows before @keep_from, oldest first in its key's order, returning how many.
 -- name: FarmWindowSumTrim :execrows
 DELETE FROM farm_window_sum
 WHERE ctid = ANY (ARRAY(SELECT fs.ctid FROM farm_window_sum fs
                         WHERE fs.farm_id = sqlc.arg(farm_id) AND fs.window_start < sqlc.arg(keep_from)::timestamptz
+                        ORDER BY fs.farm_id, fs.window_start
                         LIMIT sqlc.arg(max_rows)::integer));
 
 -- DirtyTrim deletes the farm's dirty marks and dirty windows of days before
