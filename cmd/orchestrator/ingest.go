@@ -54,7 +54,8 @@ func (m *Main) ingestCommand() *cobra.Command {
 		Use:   "ingest [FILE...|-]",
 		Short: "Store readings from NDJSON or CSV files (or stdin) exactly once",
 		Long: "Streams each file in constant memory, routes readings to their shards, and prints a summary.\n" +
-			"Exit 0 when every row is accounted for (stored, duplicate, or rejected with a reason in ingest_reject);\n" +
+			"Exit 0 when every row is accounted for (stored, duplicate, or rejected: the first reject_rows_kept\n" +
+			"with their reason in ingest_reject, the rest counted per kind of reason in ingest_reject_summary);\n" +
 			"non-zero when rows could not be stored or a file could not be read.",
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
