@@ -454,7 +454,8 @@ const (
 	queues
 )
 
-// hasWrites says a batch or a reject is waiting to be written.
+// hasWrites says a batch, a reject or the count of rejects not kept
+// (its ingest_reject_summary row) is waiting to be written.
 func (s *session) hasWrites() bool {
 	if len(s.rejects) > 0 || s.notKept.lines > 0 {
 		return true
