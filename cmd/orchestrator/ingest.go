@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,7 +54,8 @@ func (m *Main) ingestCommand() *cobra.Command {
 		Use:   "ingest [FILE...|-]",
 		Short: "Store readings from NDJSON or CSV files (or stdin) exactly once",
 		Long: "Streams each file in constant memory, routes readings to their shards, and prints a summary.\n" +
-			"Exit 0 when every row is accounted for (stored, duplicate, or rejected with a reason in ingest_reject);\n" +
+			"Exit 0 when every row is accounted for (stored, duplicate, or rejected: the first reject_rows_kept\n" +
+			"with their reason in ingest_reject, the rest counted per kind of reason in ingest_reject_summary);\n" +
 			"non-zero when rows could not be stored or a file could not be read.",
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -162,6 +165,13 @@ func addSummary(a, b ingest.Summary) ingest.Summary {
 	a.Early += b.Early
 	a.DirtyMarks += b.DirtyMarks
 	a.Failed += b.Failed
+	a.RejectsKept += b.RejectsKept
+	for k, n := range b.RejectsNotKept {
+		if a.RejectsNotKept == nil {
+			a.RejectsNotKept = map[string]int64{}
+		}
+		a.RejectsNotKept[k] += n
+	}
 	// Line numbers are per file; printSummary shows them per file.
 	return a
 }
@@ -172,8 +182,18 @@ func printSummary(what string, s ingest.Summary) {
 	for _, r := range s.Rejects {
 		fmt.Printf("  line %d: %s\n", r.Line, r.Reason)
 	}
-	if int64(len(s.Rejects)) < s.Rejected {
-		fmt.Printf("  ... and %d more rejected line(s) in ingest_reject\n", s.Rejected-int64(len(s.Rejects)))
+	if more := s.RejectsKept - int64(len(s.Rejects)); more > 0 {
+		fmt.Printf("  ... and %d more rejected line(s) in ingest_reject\n", more)
+	}
+	if len(s.RejectsNotKept) > 0 {
+		var notKept int64
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(s.RejectsNotKept)) {
+			notKept += s.RejectsNotKept[k]
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, s.RejectsNotKept[k]))
+		}
+		fmt.Printf("  ... and %d more rejected line(s) not stored, over the rules' reject_rows_kept (%d kept; counted in ingest_reject_summary): %s\n",
+			notKept, s.RejectsKept, strings.Join(kinds, ", "))
 	}
 	if len(s.FailedLines) > 0 {
 		var b strings.Builder

@@ -74,7 +74,7 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 		if err != nil {
 			return err
 		}
-		if err := qtx.FleetRulesPut(ctx, plan.Rules.fleetParams()); err != nil {
+		if err := qtx.FleetRulesPut(ctx, plan.Rules.fleetParams(plan.Rejects)); err != nil {
 			return fmt.Errorf("fleet rules: %w", err)
 		}
 		for _, s := range plan.Shards {

@@ -70,7 +70,10 @@ type Turbine struct {
 // Plan is a validated fleet file, turbines expanded.
 type Plan struct {
 	// Rules are the fleet-wide defaults (the file's over DefaultRules).
-	Rules    Rules
+	Rules Rules
+	// Rejects are the fleet-wide reject rules (the file's over
+	// DefaultRejectRules).
+	Rejects  RejectRules
 	Shards   []ShardSpec
 	Farms    []FarmSpec
 	Turbines []Turbine
@@ -184,6 +187,8 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 
 	plan := &Plan{Shards: file.Shards, Rules: file.Rules.over(DefaultRules())}
 	plan.Rules.validate("rules", func(format string, args ...any) { badAt([]any{"rules"}, format, args...) })
+	plan.Rejects = file.Rules.rejects(DefaultRejectRules())
+	plan.Rejects.validate("rules", func(format string, args ...any) { badAt([]any{"rules"}, format, args...) })
 	farms := map[string]bool{}
 	where := map[string]string{} // turbine id -> shard
 	for i, f := range file.Farms {
@@ -220,6 +225,7 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 		}
 		if f.Rules != (RulesSpec{}) {
 			f.Rules.over(plan.Rules).validate(at+".rules", func(format string, args ...any) { badAt(farmAt("rules"), format, args...) })
+			f.Rules.farmOnly(at+".rules", func(format string, args ...any) { badAt(farmAt("rules"), format, args...) })
 		}
 		if len(f.Turbines) == 0 {
 			badAt(farmAt("turbines"), "%s.turbines: a farm needs at least one turbine", at)

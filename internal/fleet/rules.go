@@ -77,6 +77,70 @@ type RulesSpec struct {
 	AllowedLateness     *Duration `yaml:"allowed_lateness"`
 	DivergenceAlertPM   *int      `yaml:"divergence_alert_per_mille"`
 	CompletenessAlertPM *int      `yaml:"completeness_alert_per_mille"`
+
+	// Fleet-wide only (RejectRules): refused under a farm's rules.
+	RejectRowsKept  *int      `yaml:"reject_rows_kept"`
+	RejectRetention *Duration `yaml:"reject_retention"`
+}
+
+// RejectRules bound what is stored of refused lines. Fleet-wide only (a
+// refused line may name no farm), in fleet_rules beside the per-farm
+// defaults, from the fleet file's top-level rules:.
+type RejectRules struct {
+	// RowsKept: the first this many refused lines of a body or file are
+	// stored verbatim in ingest_reject; the rest are counted per kind of
+	// reason in one ingest_reject_summary row.
+	RowsKept int
+	// Retention: ingest_reject and ingest_reject_summary rows older than
+	// this (whole days) are deleted by the partitions job.
+	Retention time.Duration
+}
+
+// DefaultRejectRules are the built-in defaults (the fleet_rules column
+// defaults say the same; a test keeps them equal).
+func DefaultRejectRules() RejectRules {
+	return RejectRules{RowsKept: 1000, Retention: 30 * 24 * time.Hour}
+}
+
+// MaxRejectRowsKept bounds reject_rows_kept (the database's CHECK says the same).
+const MaxRejectRowsKept = 1_000_000
+
+// RejectRulesFromRow converts the control database's fleet_rules columns.
+func RejectRulesFromRow(r controldb.RejectRulesRow) RejectRules {
+	return RejectRules{RowsKept: int(r.RejectRowsKept), Retention: time.Duration(r.RejectRetentionDays) * 24 * time.Hour}
+}
+
+// rejects returns r with the spec's reject rules applied.
+func (spec RulesSpec) rejects(r RejectRules) RejectRules {
+	if spec.RejectRowsKept != nil {
+		r.RowsKept = *spec.RejectRowsKept
+	}
+	if spec.RejectRetention != nil {
+		r.Retention = spec.RejectRetention.Duration
+	}
+	return r
+}
+
+// validate reports what is wrong with the reject rules at `at`.
+func (r RejectRules) validate(at string, bad func(string, ...any)) {
+	if r.RowsKept < 0 || r.RowsKept > MaxRejectRowsKept {
+		bad("%s.reject_rows_kept: %d must be between 0 and %d", at, r.RowsKept, MaxRejectRowsKept)
+	}
+	if r.Retention < 24*time.Hour || r.Retention > 100_000*24*time.Hour {
+		bad("%s.reject_retention: %s must be between 1d and 100000d", at, r.Retention)
+	} else if r.Retention%(24*time.Hour) != 0 {
+		bad("%s.reject_retention: %s is not a whole number of days", at, r.Retention)
+	}
+}
+
+// farmOnly reports the fleet-wide-only rules a farm's rules: gives.
+func (spec RulesSpec) farmOnly(at string, bad func(string, ...any)) {
+	if spec.RejectRowsKept != nil {
+		bad("%s.reject_rows_kept: fleet-wide only (a refused line may name no farm): set it in the top-level rules:", at)
+	}
+	if spec.RejectRetention != nil {
+		bad("%s.reject_retention: fleet-wide only (a refused line may name no farm): set it in the top-level rules:", at)
+	}
 }
 
 // Duration is a YAML duration: Go's syntax, or a whole number of days ("400d").
@@ -198,8 +262,12 @@ func RulesFromRow(r controldb.FarmRule) Rules {
 	}
 }
 
-func (r Rules) fleetParams() controldb.FleetRulesPutParams {
+func (r Rules) fleetParams(rej RejectRules) controldb.FleetRulesPutParams {
+	if rej == (RejectRules{}) {
+		rej = DefaultRejectRules() // a Plan built in code, not parsed
+	}
 	return controldb.FleetRulesPutParams{
+		RejectRowsKept: int32(rej.RowsKept), RejectRetentionDays: int32(rej.Retention / (24 * time.Hour)),
 		LaneThresholdMs: int32(r.LaneThreshold.Milliseconds()), EarlyToleranceMs: int32(r.EarlyTolerance.Milliseconds()),
 		FutureLimitS: int32(r.FutureLimit / time.Second), MaxAgeDays: int32(r.MaxAge / (24 * time.Hour)),
 		WindowS: int32(r.Window / time.Second), MarkMarginS: int32(r.MarkMargin / time.Second),

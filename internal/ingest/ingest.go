@@ -7,7 +7,9 @@ package ingest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,14 +107,20 @@ type Summary struct {
 	// lines a sender should re-send (re-sending everything is safe too:
 	// rows already stored count as duplicates).
 	FailedLines []LineRange `json:"failed_lines,omitempty"`
-	// Rejects are the first rejected lines with their reasons (all of them
-	// are in ingest_reject).
+	// Rejects are the first rejected lines with their reasons.
 	Rejects []RejectSample `json:"rejects,omitempty"`
 	// ReadThrough, when the input could not be read to its end (a body cut
 	// for being too slow or too large, a file that failed), is its last line
 	// read whole: the lines after it were not read, none of them is stored;
 	// those up to it are accounted for above.
 	ReadThrough int64 `json:"read_through,omitempty"`
+	// RejectsKept is how many rejected lines are stored verbatim in
+	// ingest_reject: the first fleet_rules.reject_rows_kept of the input.
+	RejectsKept int64 `json:"rejects_kept"`
+	// RejectsNotKept counts the rejected lines beyond that cap per kind of
+	// reason (RejectReason): not stored, counted in one
+	// ingest_reject_summary row.
+	RejectsNotKept map[string]int64 `json:"rejects_not_kept,omitempty"`
 	// Error says what went wrong, when something did.
 	Error string `json:"error,omitempty"`
 }
@@ -250,7 +258,9 @@ func (in *Ingestor) IngestAdmitted(ctx context.Context, source string, dec readi
 	if in.closed {
 		return Summary{Error: ErrClosed.Error()}, ErrClosed
 	}
-	s := &session{in: in, source: source, routes: in.routes.Load(), tr: newTracker(in.cfg.Observer), pending: map[string]*[queues]*batch{}, admit: admit}
+	routes := in.routes.Load()
+	s := &session{in: in, source: source, routes: routes, tr: newTracker(in.cfg.Observer), pending: map[string]*[queues]*batch{}, admit: admit,
+		keepRows: int64(routes.Rejects.RowsKept)}
 	readErr := s.readAll(ctx, dec)
 	if s.refused == nil && s.hasWrites() {
 		_ = s.enter()
@@ -261,12 +271,28 @@ func (in *Ingestor) IngestAdmitted(ctx context.Context, source string, dec readi
 	flushErr := s.flushAll(ctx)
 	s.tr.wait()
 	s.flushRejects(ctx)
+	s.storeNotKept(ctx)
 	sum := s.tr.summary()
 	sum.Rejected, sum.Live, sum.Backfill, sum.Early = s.rejected, s.live, s.backfill, s.early
 	// A bad line whose reason could not be stored is not accounted for.
 	sum.Rejected -= int64(len(s.rejectsLost))
 	sum.Failed += int64(len(s.rejectsLost))
 	sum.FailedLines = lineRanges(append(s.tr.failedLines(), s.rejectsLost...))
+	sum.RejectsKept = s.kept - int64(len(s.rejectsLost))
+	if s.notKept.lines > 0 {
+		if s.notKept.stored {
+			sum.RejectsNotKept = make(map[string]int64, len(s.notKept.byKind))
+			for k, n := range s.notKept.byKind {
+				sum.RejectsNotKept[string(k)] = n
+			}
+		} else {
+			// Their count could not be recorded: as a reject that could
+			// not be stored, they failed (the range says what to re-send).
+			sum.Rejected -= s.notKept.lines
+			sum.Failed += s.notKept.lines
+			sum.FailedLines = joinRanges(append(sum.FailedLines, LineRange{From: s.notKept.first, To: s.notKept.last}))
+		}
+	}
 	sum.Rejects = s.samples
 	if src := (*SourceError)(nil); errors.As(readErr, &src) {
 		sum.ReadThrough = src.Line
@@ -302,6 +328,18 @@ type session struct {
 	// is its error when it refused.
 	admit   func() error
 	refused error
+
+	// keepRows rejects are stored verbatim (fleet_rules.reject_rows_kept);
+	// kept counts those handed to ingest_reject, notKept the rest.
+	keepRows, kept int64
+	notKept        notKept
+}
+
+// notKept counts the rejected lines of an input beyond the cap, per kind.
+type notKept struct {
+	lines, first, last int64
+	byKind             map[RejectReason]int64
+	stored             bool // its ingest_reject_summary row was written
 }
 
 func (s *session) readAll(ctx context.Context, dec reading.Decoder) error {
@@ -416,9 +454,10 @@ const (
 	queues
 )
 
-// hasWrites says a batch or a reject is waiting to be written.
+// hasWrites says a batch, a reject or the count of rejects not kept
+// (its ingest_reject_summary row) is waiting to be written.
 func (s *session) hasWrites() bool {
-	if len(s.rejects) > 0 {
+	if len(s.rejects) > 0 || s.notKept.lines > 0 {
 		return true
 	}
 	for _, slots := range s.pending {
@@ -557,9 +596,23 @@ func (s *session) reject(ctx context.Context, rec *reading.Record, kind RejectRe
 	if len(s.samples) < MaxRejectSamples {
 		s.samples = append(s.samples, RejectSample{Line: rec.Line, Reason: reason})
 	}
+	if s.kept >= s.keepRows {
+		// Over fleet_rules.reject_rows_kept: counted, not stored (a body of
+		// 2,000,000 bad lines was 353 MB of ingest_reject).
+		n := &s.notKept
+		if n.lines == 0 {
+			n.first, n.byKind = rec.Line, map[RejectReason]int64{}
+		}
+		n.lines++
+		n.last = rec.Line
+		n.byKind[kind]++
+		return nil
+	}
+	s.kept++
 	raw, escaped, _ := reading.StorableText(rec.Raw, MaxRawBytes)
+	k := string(kind)
 	p := controldb.IngestRejectInsertParams{
-		Source: s.storableSource(), Line: rec.Line, Raw: raw, RawEscaped: escaped, Reason: storable(reason), RejectedAt: s.in.now(),
+		Source: s.storableSource(), Line: rec.Line, Raw: raw, RawEscaped: escaped, Reason: storable(reason), Kind: &k, RejectedAt: s.in.now(),
 	}
 	if escaped {
 		p.RawBytes = bytes.Clone(rec.Raw[:min(len(rec.Raw), MaxRawBytes)])
@@ -619,6 +672,52 @@ func (s *session) flushRejects(ctx context.Context) {
 		s.rejectLost(s.rejects, err)
 	}
 	s.rejects, s.reasons = s.rejects[:0], s.reasons[:0]
+}
+
+// storeNotKept writes the one ingest_reject_summary row of the rejected
+// lines beyond the cap, if there were any. If it cannot be written, those
+// lines are counted as failed (Ingest), as a reject that cannot be stored.
+func (s *session) storeNotKept(ctx context.Context) {
+	n := &s.notKept
+	if n.lines == 0 {
+		return
+	}
+	byKind := make(map[string]int64, len(n.byKind))
+	for k, c := range n.byKind {
+		byKind[string(k)] = c
+	}
+	counts, err := json.Marshal(byKind)
+	if err == nil {
+		err = controldb.New(s.in.control).IngestRejectSummaryInsert(ctx, controldb.IngestRejectSummaryInsertParams{
+			Source: s.storableSource(), Kept: s.kept - int64(len(s.rejectsLost)), NotKept: n.lines, NotKeptByKind: counts,
+			FirstLineNotKept: n.first, LastLineNotKept: n.last, RowsKeptLimit: int32(s.keepRows), RejectedAt: s.in.now(),
+		})
+	}
+	if err != nil {
+		s.in.cfg.Observer.RejectsLost(n.lines)
+		if s.rejectErr == nil {
+			s.rejectErr = fmt.Errorf("store the count of rejected line(s) of %s not kept: %w", s.source, err)
+		}
+		return
+	}
+	n.stored = true
+	for k, c := range n.byKind {
+		s.in.cfg.Observer.Rejected(k, c)
+	}
+}
+
+// joinRanges sorts line ranges and joins those that overlap or touch.
+func joinRanges(rs []LineRange) []LineRange {
+	slices.SortFunc(rs, func(a, b LineRange) int { return cmp.Compare(a.From, b.From) })
+	var out []LineRange
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.From <= out[n-1].To+1 {
+			out[n-1].To = max(out[n-1].To, r.To)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func (s *session) rejectLost(rows []controldb.IngestRejectInsertParams, err error) {

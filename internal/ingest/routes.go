@@ -36,6 +36,9 @@ type Route struct {
 type Routes struct {
 	byID     map[string]*Route
 	LoadedAt time.Time
+	// Rejects say how many refused lines of an input are stored verbatim
+	// (fleet_rules, control database).
+	Rejects fleet.RejectRules
 }
 
 // LoadRoutes reads the registry from the control database, with each
@@ -49,8 +52,12 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, reten
 	if err != nil {
 		return nil, err
 	}
+	rej, err := controldb.New(control).RejectRules(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load reject rules: %w", err)
+	}
 	zones := map[string]*time.Location{}
-	r := &Routes{byID: make(map[string]*Route, len(rows)), LoadedAt: now}
+	r := &Routes{byID: make(map[string]*Route, len(rows)), LoadedAt: now, Rejects: fleet.RejectRulesFromRow(rej)}
 	for _, row := range rows {
 		loc, ok := zones[row.Timezone]
 		if !ok {

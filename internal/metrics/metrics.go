@@ -68,7 +68,7 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, now func() time.Time, time
 		}, []string{"lane", "outcome"}),
 		ingestRejects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "galewatch_ingest_rejects_total",
-			Help: "Lines refused and recorded in ingest_reject by this process, by reason.",
+			Help: "Lines refused by this process and recorded, in ingest_reject or counted in ingest_reject_summary (over reject_rows_kept), by reason.",
 		}, []string{"reason"}),
 		ingestEarly: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "galewatch_ingest_early_rows_total",

@@ -1,6 +1,7 @@
 // Package partition keeps each shard's readings partitions: created ahead of
 // time, created on demand for any day a write lands in, and dropped whole
-// when older than the retention setting.
+// when older than the retention setting; and the retention of what follows
+// them (retention.go): the windows of the days dropped, and refused lines.
 package partition
 
 import (

@@ -93,7 +93,9 @@ func Provision(ctx context.Context, reg *fleet.Registry, opts Options) (Result, 
 
 // Partitions lays out every shard's partitions from yesterday to `ahead`
 // days after now and applies retention (farm-local days, see
-// partition.RetentionHorizon). The partitions job runs it hourly.
+// partition.RetentionHorizon): readings partitions, then the windows of
+// the days they held, then refused lines (fleet_rules). The partitions job
+// runs it hourly.
 func Partitions(ctx context.Context, control *pgxpool.Pool, shards *fleet.Shards, now time.Time, ahead, retentionDays int) error {
 	return partitions(ctx, control, shards, now, ahead, retentionDays, nil)
 }
@@ -103,9 +105,17 @@ func partitions(ctx context.Context, control *pgxpool.Pool, shards *fleet.Shards
 	if err != nil {
 		return err
 	}
+	cuts, err := partition.WindowCuts(ctx, control, horizon)
+	if err != nil {
+		return err
+	}
+	// One budget for every trim of this pass (a backlog goes on at the
+	// next); each batch statement ends on its own.
+	deadline := time.Now().Add(TrimBudget)
 	// Each shard on its own bound: one that is down or hangs must not keep
 	// the others from their partitions.
 	var errs []error
+	trimmed := map[string]map[string]bool{} // shard -> farms whose cut days it no longer holds
 	for _, name := range shards.Names() {
 		if skip[name] != nil {
 			continue
@@ -115,10 +125,48 @@ func partitions(ctx context.Context, control *pgxpool.Pool, shards *fleet.Shards
 		cancel()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shard %s partitions: %w", name, err))
+			continue
 		}
+		if len(cuts) == 0 {
+			continue
+		}
+		// Only after its partitions are dropped: the shard has recorded the
+		// cut, so the rollup refuses the days whose windows go here.
+		tctx, cancel := context.WithTimeout(ctx, ShardTrimTimeout)
+		done, err := partition.TrimShardWindows(tctx, shards.Pool(name), name, cuts, deadline)
+		cancel()
+		trimmed[name] = done
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shard %s window retention: %w", name, err))
+		}
+	}
+	// A farm's control rows go once every shard of the farm has lost its
+	// own, so no part is left on a shard for a day gone here.
+	ready := func(c partition.WindowCut) bool {
+		for _, s := range c.Shards {
+			if !trimmed[s][c.FarmID] {
+				return false
+			}
+		}
+		return true
+	}
+	if err := partition.TrimControlWindows(ctx, control, cuts, ready, deadline); err != nil {
+		errs = append(errs, err)
+	}
+	if err := partition.TrimRejects(ctx, control, now, deadline); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
 // ShardPartitionsTimeout bounds the partition upkeep of one shard.
 const ShardPartitionsTimeout = 15 * time.Second
+
+// TrimBudget bounds the retention deletes of one upkeep pass (between
+// batches; the rest waits for the next pass), so a start or an hourly job
+// is not held by a backlog (retention just switched on after a year).
+const TrimBudget = 20 * time.Second
+
+// ShardTrimTimeout bounds one shard's retention deletes: the budget, and
+// the batch running when it ran out.
+const ShardTrimTimeout = TrimBudget + 30*time.Second

@@ -36,6 +36,7 @@ func (r iteratorForIngestRejectInsert) Values() ([]interface{}, error) {
 		r.rows[0].RawBytes,
 		r.rows[0].RawLength,
 		r.rows[0].Reason,
+		r.rows[0].Kind,
 		r.rows[0].RejectedAt,
 	}, nil
 }
@@ -45,5 +46,5 @@ func (r iteratorForIngestRejectInsert) Err() error {
 }
 
 func (q *Queries) IngestRejectInsert(ctx context.Context, arg []IngestRejectInsertParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"ingest_reject"}, []string{"source", "line", "raw", "raw_escaped", "raw_bytes", "raw_length", "reason", "rejected_at"}, &iteratorForIngestRejectInsert{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"ingest_reject"}, []string{"source", "line", "raw", "raw_escaped", "raw_bytes", "raw_length", "reason", "kind", "rejected_at"}, &iteratorForIngestRejectInsert{rows: arg})
 }

@@ -271,11 +271,12 @@ SET lane_threshold_ms = $1, early_tolerance_ms = $2,
     future_limit_s = $3, max_age_days = $4,
     window_s = $5, mark_margin_s = $6,
     allowed_lateness_s = $7, divergence_alert_pm = $8,
-    completeness_alert_pm = $9, updated_at = now()
+    completeness_alert_pm = $9,
+    reject_rows_kept = $10, reject_retention_days = $11, updated_at = now()
 WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
-       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
+       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, reject_rows_kept, reject_retention_days)
       IS DISTINCT FROM ($1, $2, $3, $4, $5, $6,
-       $7, $8, $9)
+       $7, $8, $9, $10, $11)
 `
 
 type FleetRulesPutParams struct {
@@ -288,9 +289,12 @@ type FleetRulesPutParams struct {
 	AllowedLatenessS    int32
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
+	RejectRowsKept      int32
+	RejectRetentionDays int32
 }
 
-// FleetRulesPut sets the fleet-wide defaults (the fleet file's rules:).
+// FleetRulesPut sets the fleet-wide defaults and the fleet-wide reject
+// rules (the fleet file's rules:).
 func (q *Queries) FleetRulesPut(ctx context.Context, arg FleetRulesPutParams) error {
 	_, err := q.db.Exec(ctx, fleetRulesPut,
 		arg.LaneThresholdMs,
@@ -302,6 +306,8 @@ func (q *Queries) FleetRulesPut(ctx context.Context, arg FleetRulesPutParams) er
 		arg.AllowedLatenessS,
 		arg.DivergenceAlertPm,
 		arg.CompletenessAlertPm,
+		arg.RejectRowsKept,
+		arg.RejectRetentionDays,
 	)
 	return err
 }

@@ -6,6 +6,7 @@
 package controldb
 
 import (
+	"context"
 	"time"
 )
 
@@ -17,5 +18,39 @@ type IngestRejectInsertParams struct {
 	RawBytes   []byte
 	RawLength  *int32
 	Reason     string
+	Kind       *string
 	RejectedAt time.Time
+}
+
+const ingestRejectSummaryInsert = `-- name: IngestRejectSummaryInsert :exec
+INSERT INTO ingest_reject_summary (source, kept, not_kept, not_kept_by_kind, first_line_not_kept, last_line_not_kept, rows_kept_limit, rejected_at)
+VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8)
+`
+
+type IngestRejectSummaryInsertParams struct {
+	Source           string
+	Kept             int64
+	NotKept          int64
+	NotKeptByKind    []byte
+	FirstLineNotKept int64
+	LastLineNotKept  int64
+	RowsKeptLimit    int32
+	RejectedAt       time.Time
+}
+
+// IngestRejectSummaryInsert records, for one body or file, the refused
+// lines beyond fleet_rules.reject_rows_kept, counted per kind of reason
+// (@not_kept_by_kind: a JSON object, kind → lines).
+func (q *Queries) IngestRejectSummaryInsert(ctx context.Context, arg IngestRejectSummaryInsertParams) error {
+	_, err := q.db.Exec(ctx, ingestRejectSummaryInsert,
+		arg.Source,
+		arg.Kept,
+		arg.NotKept,
+		arg.NotKeptByKind,
+		arg.FirstLineNotKept,
+		arg.LastLineNotKept,
+		arg.RowsKeptLimit,
+		arg.RejectedAt,
+	)
+	return err
 }

@@ -352,6 +352,10 @@ type FleetRule struct {
 	DivergenceAlertPm int32
 	// A closed farm-day whose received falls short of expected by more than this, per mille, raises a completeness alert naming the silent turbines and hours.
 	CompletenessAlertPm int32
+	// Refused lines of one body or file stored verbatim in ingest_reject (the first ones, in line order); the rest are counted per reason in one ingest_reject_summary row. Fleet-wide only.
+	RejectRowsKept int32
+	// ingest_reject and ingest_reject_summary rows older than this many days (by rejected_at, the ingest clock) are deleted by the partitions job. Fleet-wide only.
+	RejectRetentionDays int32
 }
 
 // Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.
@@ -374,6 +378,30 @@ type IngestReject struct {
 	RawBytes []byte
 	// Length of the whole line in bytes (raw keeps at most 4 KiB of it). NULL for rows rejected before this column existed.
 	RawLength *int32
+	// The kind of reason (invalid, unknown_turbine, future, too_old, retention, out_of_service): what ingest_reject_summary counts by. NULL for rows refused before this column existed.
+	Kind *string
+}
+
+// One row per body or file that refused more lines than fleet_rules.reject_rows_kept: the lines not kept in ingest_reject, counted per kind of reason. Every refused line is a row of ingest_reject or counted here.
+type IngestRejectSummary struct {
+	// Row id, in order of writing.
+	ID int64
+	// Where the lines came from, as ingest_reject.source: a file path, "-" for stdin, or "http:<remote address>".
+	Source string
+	// Refused lines of the body or file stored verbatim in ingest_reject (the first ones).
+	Kept int64
+	// Refused lines of the body or file beyond the cap: counted here, not stored.
+	NotKept int64
+	// not_kept per kind of reason (ingest_reject.kind), e.g. {"invalid": 3200, "unknown_turbine": 800}.
+	NotKeptByKind []byte
+	// Line number of the first refused line not kept.
+	FirstLineNotKept int64
+	// Line number of the last refused line not kept.
+	LastLineNotKept int64
+	// fleet_rules.reject_rows_kept in force for this ingest.
+	RowsKeptLimit int32
+	// When the ingest of the body or file ended (the ingest clock); retention goes by it.
+	RejectedAt time.Time
 }
 
 // Per published window: published_at - (window_end + allowed lateness), the delay of the fast path beyond its watermark.

@@ -85,9 +85,9 @@ type Reading struct {
 type ReadingsRetention struct {
 	// Always true: the table holds at most one row.
 	ID bool
-	// End of the latest partition retention dropped: readings before it are gone.
+	// The UTC midnight before which retention has dropped every readings partition: readings before it are gone, and a day that starts before it is neither recomputed nor kept in turbine_window, farm_window_sum or the dirty marks.
 	DroppedBefore time.Time
-	// When retention last dropped a partition.
+	// When retention last moved dropped_before.
 	UpdatedAt time.Time
 }
 

@@ -31,18 +31,20 @@ WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, f
        EXCLUDED.early_tolerance_ms, EXCLUDED.future_limit_s, EXCLUDED.max_age_days, EXCLUDED.window_s,
        EXCLUDED.mark_margin_s, EXCLUDED.allowed_lateness_s, EXCLUDED.divergence_alert_pm, EXCLUDED.completeness_alert_pm);
 
--- FleetRulesPut sets the fleet-wide defaults (the fleet file's rules:).
+-- FleetRulesPut sets the fleet-wide defaults and the fleet-wide reject
+-- rules (the fleet file's rules:).
 -- name: FleetRulesPut :exec
 UPDATE fleet_rules
 SET lane_threshold_ms = @lane_threshold_ms, early_tolerance_ms = @early_tolerance_ms,
     future_limit_s = @future_limit_s, max_age_days = @max_age_days,
     window_s = @window_s, mark_margin_s = @mark_margin_s,
     allowed_lateness_s = @allowed_lateness_s, divergence_alert_pm = @divergence_alert_pm,
-    completeness_alert_pm = @completeness_alert_pm, updated_at = now()
+    completeness_alert_pm = @completeness_alert_pm,
+    reject_rows_kept = @reject_rows_kept, reject_retention_days = @reject_retention_days, updated_at = now()
 WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
-       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
+       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, reject_rows_kept, reject_retention_days)
       IS DISTINCT FROM (@lane_threshold_ms, @early_tolerance_ms, @future_limit_s, @max_age_days, @window_s, @mark_margin_s,
-       @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm);
+       @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm, @reject_rows_kept, @reject_retention_days);
 
 -- FarmRulesList is the rules in force for every farm.
 -- name: FarmRulesList :many
