@@ -254,7 +254,6 @@ func (l *lockedBuffer) String() string {
 // twice, no River job fails, and the outcome is the clean run's, row for
 // row (windows fast and final with their revisions, turbine_day,
 // reconciliation, alerts).
-//
 func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
