@@ -83,7 +83,7 @@ farms:
 
 	// The nightly schedules run on start (RunOnStart): each farm's rollup
 	// of yesterday, 1 August, on every shard of it.
-	waitUntil(t, 3*time.Minute, "both farms' nightly rollups of 2026-08-01 from their schedules", func() bool {
+	waitUntilTrue(t, 3*time.Minute, "both farms' nightly rollups of 2026-08-01 from their schedules", func() bool {
 		return testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_schedule' AND state = 'completed' AND args->>'day' = '2026-08-01' AND args->>'farm_id' IN ($1, 'kilmore-sands')`, farm) == 2 &&
 			testdb.Int(t, env.Control, `SELECT count(*) FROM turbine_day WHERE day = '2026-08-01'`) == 5
 	})
@@ -117,9 +117,9 @@ farms:
 	}
 }
 
-// waitUntil polls cond until it holds; within only catches a hang (the
+// waitUntilTrue polls cond until it holds; within only catches a hang (the
 // condition normally holds in seconds).
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+func waitUntilTrue(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(within)
 	tick := time.NewTicker(200 * time.Millisecond)
