@@ -50,7 +50,8 @@ deps: ## Install what the tests need when missing (Postgres server, Chromium), o
 
 .PHONY: test
 test: deps ## Run every test against real Postgres (starts the embedded one when DATABASE_URL is unset)
-	$(GO) test -count=1 -parallel 4 -timeout 15m ./...
+	status=0; $(GO) test -count=1 -parallel 4 -timeout 15m ./... || status=$$?; \
+	$(GO) run ./internal/testdb/sweep; exit $$status
 
 .PHONY: test-faults
 test-faults: deps ## Fault tests: kill -9, shard servers stopped or hung, control DB restarted (real processes, separate servers; a few minutes)

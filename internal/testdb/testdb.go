@@ -91,6 +91,7 @@ func NewDatabase(t testing.TB) string {
 func newDatabase(t testing.TB, kind string) string {
 	t.Helper()
 	maint := MaintenanceDSN(t)
+	sweepOnce(maint)
 	name := databaseName(t)
 	ctx := context.Background()
 	if kind == "" {
@@ -105,10 +106,8 @@ func newDatabase(t testing.TB, kind string) string {
 			return
 		}
 		// The database and every shard database named after it (any
-		// shard name: s1, s-1, ...).
-		for _, db := range databasesOf(maint, name) {
-			_ = pgserver.DropDatabase(context.Background(), maint, db)
-		}
+		// shard name: s1, s-1, ...), dropped by the next sweep (sweep.go).
+		markDone(maint, databasesOf(maint, name))
 	})
 	dsn, err := pgserver.WithDatabase(maint, name)
 	if err != nil {
