@@ -30,9 +30,9 @@ import (
 // dialled, and the server's "password authentication failed for user".
 func TestJobErrorsNameTheShardNotItsAddress(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	env := testdb.New(t, testdb.ArdnaveFleet)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang bound, after the setup
+	defer cancel()
 
 	ctl, err := pgconn.ParseConfig(env.ControlDSN)
 	testdb.Must(t, err, "parse control DSN")

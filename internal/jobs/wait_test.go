@@ -33,9 +33,11 @@ func newClient(t *testing.T, env *testdb.Env) *river.Client[pgx.Tx] {
 // Wait must still return, with the cancelled job reported as given up.
 func TestWaitSeesJobsAnotherProcessWorks(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	env := testdb.New(t, testdb.ArdnaveFleet)
+	// Catches a Wait that never returns (seconds normally); the setup
+	// above is not the test's business.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	waiter := newClient(t, env)
 	ids, err := jobs.EnqueueFarmDay(ctx, env.Control, waiter, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 	testdb.Must(t, err, "enqueue")

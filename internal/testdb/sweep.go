@@ -13,9 +13,14 @@ import (
 // every DROP DATABASE wait for a checkpoint, and a checkpoint every few
 // seconds (one per test database) wrote the running tests' buffers to disk
 // again and again. A finished test marks its databases done (a comment,
-// which needs no lock); the next test binary to start on the server, and
-// `make test` when it ends, drop every done database in one burst.
-const doneComment = "galewatch test database, done"
+// which needs no lock); `make test` drops them all when it ends, and a test
+// binary that finds more than sweepAbove of them at its start drops them in
+// the background (a developer's repeated `go test` runs stay bounded) while
+// its tests go on.
+const (
+	doneComment = "galewatch test database, done"
+	sweepAbove  = 200
+)
 
 // markDone marks dbs as left by a finished test.
 func markDone(maint string, dbs []string) {
@@ -33,6 +38,11 @@ func markDone(maint string, dbs []string) {
 // Sweep drops every database a finished test marked done on the server
 // behind maint (whichever test binary left it), and returns how many.
 func Sweep(ctx context.Context, maint string) (int, error) {
+	return sweep(ctx, maint, 0)
+}
+
+// sweep drops the done databases when there are more than above.
+func sweep(ctx context.Context, maint string, above int) (int, error) {
 	conn, err := pgx.Connect(ctx, maint)
 	if err != nil {
 		return 0, err
@@ -44,7 +54,7 @@ func Sweep(ctx context.Context, maint string) (int, error) {
 	}
 	done, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	conn.Close(ctx)
-	if err != nil {
+	if err != nil || len(done) <= above {
 		return 0, err
 	}
 	for i, db := range done {
@@ -55,7 +65,9 @@ func Sweep(ctx context.Context, maint string) (int, error) {
 	return len(done), nil
 }
 
-// sweptOnce sweeps each server once per test binary, at its first use.
+// sweepOnce looks at each server once per test binary, at its first use,
+// and sweeps it in the background when too many done databases wait: the
+// tests never wait for the sweep's checkpoints.
 var (
 	sweptMu sync.Mutex
 	swept   = map[string]bool{}
@@ -68,5 +80,5 @@ func sweepOnce(maint string) {
 		return
 	}
 	swept[maint] = true
-	_, _ = Sweep(context.Background(), maint)
+	go func() { _, _ = sweep(context.Background(), maint, sweepAbove) }()
 }
