@@ -3,6 +3,7 @@ package testdb
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,13 +14,14 @@ import (
 // every DROP DATABASE wait for a checkpoint, and a checkpoint every few
 // seconds (one per test database) wrote the running tests' buffers to disk
 // again and again. A finished test marks its databases done (a comment,
-// which needs no lock); `make test` drops them all when it ends, and a test
-// binary that finds more than sweepAbove of them at its start drops them in
-// the background (a developer's repeated `go test` runs stay bounded) while
-// its tests go on.
+// which needs no lock, with the time); `make test` drops them all when it
+// ends, and a test binary drops in the background, at its start, those
+// marked more than sweepAfter ago: a developer's plain `go test` runs stay
+// bounded, and a running `make test` never pays for a burst of checkpoints
+// in the middle of its heaviest tests.
 const (
 	doneComment = "galewatch test database, done"
-	sweepAbove  = 200
+	sweepAfter  = time.Hour
 )
 
 // markDone marks dbs as left by a finished test.
@@ -31,7 +33,7 @@ func markDone(maint string, dbs []string) {
 	}
 	defer conn.Close(ctx)
 	for _, db := range dbs {
-		_, _ = conn.Exec(ctx, "COMMENT ON DATABASE "+pgx.Identifier{db}.Sanitize()+" IS "+quote(doneComment))
+		_, _ = conn.Exec(ctx, "COMMENT ON DATABASE "+pgx.Identifier{db}.Sanitize()+" IS "+quote(doneComment+" "+time.Now().UTC().Format(time.RFC3339)))
 	}
 }
 
@@ -41,20 +43,24 @@ func Sweep(ctx context.Context, maint string) (int, error) {
 	return sweep(ctx, maint, 0)
 }
 
-// sweep drops the done databases when there are more than above.
-func sweep(ctx context.Context, maint string, above int) (int, error) {
+// sweep drops the databases marked done more than age ago.
+func sweep(ctx context.Context, maint string, age time.Duration) (int, error) {
 	conn, err := pgx.Connect(ctx, maint)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') = $1 ORDER BY datname`, doneComment)
+	// RFC 3339 UTC times compare as text (a mark without one is old).
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database
+		WHERE starts_with(shobj_description(oid, 'pg_database'), $1)
+		  AND trim(substr(shobj_description(oid, 'pg_database'), length($1) + 1)) <= $2
+		ORDER BY datname`, doneComment, time.Now().Add(-age).UTC().Format(time.RFC3339))
 	if err != nil {
 		conn.Close(ctx)
 		return 0, err
 	}
 	done, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	conn.Close(ctx)
-	if err != nil || len(done) <= above {
+	if err != nil {
 		return 0, err
 	}
 	for i, db := range done {
@@ -65,9 +71,8 @@ func sweep(ctx context.Context, maint string, above int) (int, error) {
 	return len(done), nil
 }
 
-// sweepOnce looks at each server once per test binary, at its first use,
-// and sweeps it in the background when too many done databases wait: the
-// tests never wait for the sweep's checkpoints.
+// sweepOnce sweeps each server once per test binary, at its first use, in
+// the background: the tests never wait for the sweep's checkpoints.
 var (
 	sweptMu sync.Mutex
 	swept   = map[string]bool{}
@@ -80,5 +85,5 @@ func sweepOnce(maint string) {
 		return
 	}
 	swept[maint] = true
-	go func() { _, _ = sweep(context.Background(), maint, sweepAbove) }()
+	go func() { _, _ = sweep(context.Background(), maint, sweepAfter) }()
 }
