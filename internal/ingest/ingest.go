@@ -38,8 +38,9 @@ type Config struct {
 	// Batch sizes (rows) and queue depths (batches) per shard and lane.
 	LiveBatch, BackfillBatch int
 	LiveQueue, BackfillQueue int
-	// FlushInterval: a live batch older than this is sent when the next
-	// reading arrives even if it is not full.
+	// FlushInterval: a live-lane batch (delivered as it arrives, or
+	// replayed) older than this is sent when the next reading arrives even
+	// if it is not full.
 	FlushInterval time.Duration
 	// Observer, if set, is told what happens to rows (for /metrics).
 	Observer Observer
@@ -319,7 +320,7 @@ type session struct {
 	samples   []RejectSample
 
 	rejected, live, backfill, early int64
-	liveSince                       time.Time
+	liveSince, lateSince            time.Time
 	lastLine                        int64
 	rejectsLost                     []int64 // lines of rejects that could not be stored
 	rejectErr                       error
@@ -419,8 +420,11 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		}
 		b = &batch{lane: lane, prompt: q == liveQueue, size: size, src: s.tr, rows: make([]row, 0, c), routes: make([]*Route, 0, c), lines: make([]int64, 0, c)}
 		slots[q] = b
-		if q == liveQueue {
+		switch q {
+		case liveQueue:
 			s.liveSince = now
+		case lateLiveQueue:
+			s.lateSince = now
 		}
 	}
 	b.rows = append(b.rows, row{
@@ -434,7 +438,12 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 		return s.submit(ctx, route.Shard, b)
 	}
 	if q == liveQueue && now.Sub(s.liveSince) >= s.in.cfg.FlushInterval {
-		return s.flushLive(ctx)
+		return s.flushQueue(ctx, liveQueue)
+	}
+	// A replay trickling in (a slow stdin) is stored as it comes too, not
+	// held until a batch fills; a fast one fills its batches first.
+	if q == lateLiveQueue && now.Sub(s.lateSince) >= s.in.cfg.FlushInterval {
+		return s.flushQueue(ctx, lateLiveQueue)
 	}
 	return nil
 }
@@ -533,10 +542,10 @@ func gap(later, earlier time.Time) string {
 	return fmt.Sprintf("%.1f days (%.1f years)", days, days/365.2425)
 }
 
-func (s *session) flushLive(ctx context.Context) error {
+func (s *session) flushQueue(ctx context.Context, q int) error {
 	for shard, slots := range s.pending {
-		if b := slots[liveQueue]; b != nil {
-			slots[liveQueue] = nil
+		if b := slots[q]; b != nil {
+			slots[q] = nil
 			if err := s.submit(ctx, shard, b); err != nil {
 				return err
 			}
