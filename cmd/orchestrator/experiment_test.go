@@ -15,9 +15,11 @@ import (
 )
 
 // TestExperimentWatermarkCommand runs `orchestrator experiment watermark`
-// as a process on a small draw: the JSON object carries the keys the issue
-// names, the final counts are exact, the scratch databases are dropped
-// afterwards, and a bad --events is refused naming the flag.
+// as a process on a small draw (one window of 100 events; with seed 3, 3 of
+// them arrive after the 60 s farm published it, and are corrected): the
+// JSON object carries the keys the issue names, the final counts are
+// exact, the scratch databases are dropped afterwards, and a bad --events
+// is refused naming the flag.
 func TestExperimentWatermarkCommand(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
@@ -32,7 +34,7 @@ func TestExperimentWatermarkCommand(t *testing.T) {
 		err := cmd.Run()
 		return out.String(), errOut.String(), err
 	}
-	out, stderr, err := run("--windows", "2", "--events", "100", "--seed", "3", "--json")
+	out, stderr, err := run("--windows", "1", "--events", "100", "--seed", "3", "--json")
 	if err != nil {
 		t.Fatalf("experiment: %v\n%s", err, stderr)
 	}
