@@ -26,7 +26,7 @@ func TestRollupWaitBesideServe(t *testing.T) {
 	bin := buildBinary(t)
 	env := testdb.New(t, "")
 	fleetFile := filepath.Join(t.TempDir(), "fleet.yaml")
-	testdb.Must(t, os.WriteFile(fleetFile, []byte(rollupBesideServeFleet), 0o644), "write fleet")
+	testdb.Must(t, os.WriteFile(fleetFile, []byte(smallArdnaveFleet), 0o644), "write fleet")
 	procEnv := append(os.Environ(), "DATABASE_URL="+env.ControlDSN)
 	run := func(timeout time.Duration, args ...string) (string, time.Duration) {
 		t.Helper()
@@ -83,12 +83,13 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// rollupBesideServeFleet is testdb.ArdnaveFleet's shape (Ardnave Point over
-// three shards, a fourth shard for another farm) with two turbines a shard:
-// what is tested is that rollup --wait returns beside serve, not the size
-// of a day (an empty day still writes a turbine_window row per
-// turbine-minute).
-const rollupBesideServeFleet = `
+// smallArdnaveFleet is testdb.ArdnaveFleet's shape (Ardnave Point over
+// three shards, Kilmore Sands alone on a fourth) with two turbines a shard
+// instead of 440 in all: what the rollup and work tests prove (rollup
+// --wait returns beside serve; work --until-idle drains, rolls up and
+// exits) does not depend on the size of a day, and an empty day still
+// writes a turbine_window row per turbine-minute (440 turbines: 633,600).
+const smallArdnaveFleet = `
 shards: [{name: s1}, {name: s2}, {name: s3}, {name: s4}]
 farms:
   - id: ardnave-point
