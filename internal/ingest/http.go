@@ -23,17 +23,25 @@ import (
 // Memory is bounded by admission. A body is read and parsed without a slot
 // until it has a batch to write (its first full batch, or all of it when
 // smaller); then it takes one of MaxConcurrent ingest slots for the rest of
-// its ingest, or, when every slot is taken, gets 503 with Retry-After and
-// nothing stored. At most MaxReading bodies are read at once (each holding
-// at most its first batch before its slot); beyond that a request gets the
-// same 503 at once. A body slower than MinRate is cut with 408.
+// its ingest, waiting up to AdmitWait for one: a body already read and
+// parsed is written, not thrown away (a 503 there made the sender send it,
+// and serve parse it, again: under load serve spent its CPU parsing bodies
+// it refused). Past AdmitWait it gets 503 with Retry-After and nothing
+// stored. At most MaxReading bodies are read or waiting at once (each
+// holding at most its first batch); beyond that a request gets the same 503
+// at once, before its body is read. A body slower than MinRate is cut with
+// 408.
 type Handler struct {
 	in      *Ingestor
 	maxBody int64
 	slots   chan struct{}
 	reading chan struct{}
+	waiting atomic.Int64
 	// RetryAfterSeconds is sent with 503 responses.
 	RetryAfterSeconds int
+	// AdmitWait is how long a body that has its first batch waits for an
+	// ingest slot before it is answered 503 (zero: it does not wait).
+	AdmitWait time.Duration
 	// MinRate is the slowest body read (zero: no rule).
 	MinRate MinRate
 	// ReadTimeout bounds the whole body from the handler's start (0: none).
@@ -70,9 +78,14 @@ func NewHandler(in *Ingestor, maxBody int64, maxConcurrent int) *Handler {
 		in: in, maxBody: maxBody,
 		slots:             make(chan struct{}, maxConcurrent),
 		reading:           make(chan struct{}, ReadingPerSlot*maxConcurrent),
-		RetryAfterSeconds: 1, MinRate: DefaultMinRate,
+		RetryAfterSeconds: 1, MinRate: DefaultMinRate, AdmitWait: DefaultAdmitWait,
 	}
 }
+
+// DefaultAdmitWait: a slot is held for one body's write (a few ms to a
+// second); five seconds rides out a burst, and a sender told 503 after
+// that has a server that is really behind.
+const DefaultAdmitWait = 5 * time.Second
 
 // errFull is admission refused: every ingest slot is taken.
 var errFull = errors.New("ingest pipeline is full: retry later")
@@ -114,6 +127,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			admitted = true
 			return nil
 		default:
+		}
+		if h.AdmitWait <= 0 {
+			return errFull
+		}
+		h.waiting.Add(1)
+		defer h.waiting.Add(-1)
+		wait := time.NewTimer(h.AdmitWait)
+		defer wait.Stop()
+		select {
+		case h.slots <- struct{}{}:
+			admitted = true
+			return nil
+		case <-wait.C:
+			return errFull
+		case <-r.Context().Done():
 			return errFull
 		}
 	}
@@ -159,6 +187,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeSummary(w, code, sum)
 }
+
+// Waiting is the number of bodies read up to their first batch and waiting
+// for an ingest slot.
+func (h *Handler) Waiting() int64 { return h.waiting.Load() }
 
 // full answers 503: no slot (or no reading place) is free, nothing stored.
 func (h *Handler) full(w http.ResponseWriter) {

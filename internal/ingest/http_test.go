@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,9 +67,10 @@ func TestHTTPIngest(t *testing.T) {
 }
 
 // TestFullPipelineIs503: with the only ingest slot taken by a body being
-// written (held before its commit), the next body is refused at once with
-// 503 and Retry-After, nothing of it stored; once the slot is free the
-// same body is stored.
+// written (held before its commit), the next body, read whole, waits for
+// the slot (Handler.AdmitWait) and is stored once it is free (200); a body
+// that waits longer than AdmitWait is refused with 503 and Retry-After,
+// nothing of it stored; with AdmitWait zero it is refused at once.
 func TestFullPipelineIs503(t *testing.T) {
 	t.Parallel()
 	held, release := make(chan struct{}), make(chan struct{})
@@ -81,7 +83,9 @@ func TestFullPipelineIs503(t *testing.T) {
 		return nil
 	}}
 	b := setup(t, smallFleet, ingest.DefaultConfig(), hooks)
-	srv := httptest.NewServer(ingest.NewHandler(b.in, 4096, 1))
+	h := ingest.NewHandler(b.in, 4096, 1)
+	h.AdmitWait = hang
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	released := false
 	t.Cleanup(func() {
@@ -89,33 +93,60 @@ func TestFullPipelineIs503(t *testing.T) {
 			close(release)
 		}
 	})
-	answer := make(chan int, 1)
-	go func() {
-		resp, err := http.Post(srv.URL, "application/x-ndjson", strings.NewReader(line("T-004", tuesday, tuesday)+"\n"))
-		if err != nil {
-			answer <- -1
-			return
-		}
-		resp.Body.Close()
-		answer <- resp.StatusCode
-	}()
+	postAsync := func(body string) chan int {
+		answer := make(chan int, 1)
+		go func() {
+			resp, err := http.Post(srv.URL, "application/x-ndjson", strings.NewReader(body))
+			if err != nil {
+				answer <- -1
+				return
+			}
+			resp.Body.Close()
+			answer <- resp.StatusCode
+		}()
+		return answer
+	}
+	firstAnswer := postAsync(line("T-004", tuesday, tuesday) + "\n")
 	select {
 	case <-held:
 	case <-time.After(hang):
 		t.Fatal("the first body never reached its commit")
 	}
+	waiter := postAsync(line("T-006", tuesday, tuesday) + "\n")
+	for deadline := time.Now().Add(hang); h.Waiting() != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second body never waited for the slot: %d waiting, want 1", h.Waiting())
+		}
+		runtime.Gosched()
+	}
+
+	// Waiting past AdmitWait, or not at all, is a 503 with nothing stored.
 	body := line("T-005", tuesday, tuesday) + "\n"
-	code, out, hdr := post(t, srv.URL, "application/x-ndjson", strings.NewReader(body))
-	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" {
-		t.Fatalf("with the slot taken: status %d Retry-After %q %v, want 503 with Retry-After 1", code, hdr.Get("Retry-After"), out)
+	for _, wait := range []time.Duration{0, 20 * time.Millisecond} {
+		h.AdmitWait = wait
+		code, out, hdr := post(t, srv.URL, "application/x-ndjson", strings.NewReader(body))
+		if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" {
+			t.Fatalf("AdmitWait %v, the slot taken: status %d Retry-After %q %v, want 503 with Retry-After 1", wait, code, hdr.Get("Retry-After"), out)
+		}
 	}
 	if n := b.count(t, "s1", `SELECT count(*) FROM readings WHERE turbine_id = 'T-005'`); n != 0 {
 		t.Fatalf("a refused body stored %d rows, want 0", n)
 	}
+	select {
+	case c := <-waiter:
+		t.Fatalf("the waiting body was answered %d while the slot was taken, want it still waiting", c)
+	default:
+	}
 	close(release)
 	released = true
-	if c := <-answer; c != 200 {
+	if c := <-firstAnswer; c != 200 {
 		t.Fatalf("the first body finished with %d, want 200", c)
+	}
+	if c := <-waiter; c != 200 {
+		t.Fatalf("the body that waited for the slot finished with %d, want 200", c)
+	}
+	if n := b.count(t, "s1", `SELECT count(*) FROM readings WHERE turbine_id = 'T-006'`); n != 1 {
+		t.Fatalf("the body that waited stored %d rows, want 1", n)
 	}
 	if code, out, _ := post(t, srv.URL, "application/x-ndjson", strings.NewReader(body)); code != http.StatusOK || out["accepted"] != 1.0 {
 		t.Fatalf("with the slot free: status %d %v, want 200 with 1 accepted", code, out)

@@ -162,7 +162,9 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// Pool opens a pool on dsn, closed when the test ends.
+// Pool opens a pool on dsn, closed when the test ends. Its sessions run
+// with jit off, as the orchestrator's and the shards' do (app.go,
+// Registry.OpenShards): a test's statements are planned as the pipeline's.
 func Pool(t testing.TB, dsn string) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -170,6 +172,9 @@ func Pool(t testing.TB, dsn string) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 10
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
