@@ -64,40 +64,8 @@ farms:
 
 const faultSeed = 11
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// faultBinary builds bin/orchestrator once for the fault tests.
-func faultBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "galewatch-faults-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "orchestrator")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+// faultBinary is the orchestrator binary the fault tests run (buildBinary's).
+func faultBinary(t *testing.T) string { t.Helper(); return buildBinary(t) }
 
 // faultDay is the simulated farm-local day: three days ago, long ended.
 func faultDay() localday.Date {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,9 +59,15 @@ func TestIngestThenWorkUntilIdle(t *testing.T) {
 	}
 }
 
+// stdoutMu serializes captureStdout: os.Stdout is one variable, and two
+// parallel tests swapping it took each other's output (one read nothing).
+var stdoutMu sync.Mutex
+
 // captureStdout returns what f printed to standard output.
 func captureStdout(t *testing.T, f func()) string {
 	t.Helper()
+	stdoutMu.Lock()
+	defer stdoutMu.Unlock()
 	r, w, err := os.Pipe()
 	testdb.Must(t, err, "pipe")
 	saved := os.Stdout

@@ -389,8 +389,12 @@ func TestProvenanceSaysWhichPathMadeANumber(t *testing.T) {
 	b.clock.Set(noon.Add(2 * time.Minute))
 	// A running pipeline has drained the shard (every 5 s): until a shard's
 	// first drain, nothing says no reading is waiting there, so a number
-	// reads pending (farm_day_waiting).
+	// reads pending (farm_day_waiting). The drain's job (the marks of the
+	// 12:00:00 readings name 11:59 too) runs first: while it runs the day
+	// is pending (it passed only while a JIT-compiled publication was
+	// slower than the job).
 	b.drain(t)
+	b.waitIdle(t)
 	if _, err := p.PublishDue(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -208,6 +208,28 @@ farms:
       - {prefix: AP-, from: 281, to: 290, shard: s3}
 `
 
+// twoFarmsFleet is testdb.ArdnaveFleet's shape, Ardnave Point over three
+// shards and Kilmore Sands on a fourth, on 12 and 10 turbines: what these
+// tests claim does not depend on scale, and a day's recompute writes a
+// window row per turbine and minute (ArdnaveFleet's 140 Kilmore turbines:
+// 201,600 a recompute).
+const twoFarmsFleet = `
+shards: [{name: s1}, {name: s2}, {name: s3}, {name: s4}]
+farms:
+  - id: ardnave-point
+    name: Ardnave Point
+    timezone: Europe/London
+    turbines:
+      - {prefix: AP-, from: 1, to: 4, shard: s1}
+      - {prefix: AP-, from: 101, to: 104, shard: s2}
+      - {prefix: AP-, from: 201, to: 204, shard: s3}
+  - id: kilmore-sands
+    name: Kilmore Sands
+    timezone: Europe/Dublin
+    turbines:
+      - {prefix: KS-, from: 1, to: 10, shard: s4}
+`
+
 // TestArdnaveSaturday is the seed story: the Saturday rolled up with the
 // hole, the hole replayed on Tuesday, the drain recomputing exactly that.
 // On 40 turbines, 4 stopped: 36 × 33,210 / 40 × 43,200 = 69.19 % with the
@@ -364,7 +386,7 @@ func rows(t testing.TB, b *bundle, farm, day string) string {
 
 func TestRecomputeIsIdempotent(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.ArdnaveFleet, options{})
+	b := setup(t, twoFarmsFleet, options{})
 	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 10, 0, 0, 0, london), time.Date(2026, 8, 1, 11, 0, 0, 0, london), 5)
 	testdb.Must(t, err, "config")
 	b.load(t, sc)
@@ -375,14 +397,14 @@ func TestRecomputeIsIdempotent(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		res, err := b.computer.Recompute(context.Background(), req)
 		testdb.Must(t, err, "recompute %d", i)
-		if res.Turbines != 140 || !res.Full {
-			t.Fatalf("run %d: %+v, want 140 turbines, full", i, res)
+		if res.Turbines != 10 || !res.Full {
+			t.Fatalf("run %d: %+v, want 10 turbines, full", i, res)
 		}
 		got := rows(t, b, "kilmore-sands", "2026-08-01")
 		if i == 0 {
 			first = got
-			if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 140*1800 {
-				t.Fatalf("received over the farm = %d, want %d", n, 140*1800)
+			if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 10*1800 {
+				t.Fatalf("received over the farm = %d, want %d", n, 10*1800)
 			}
 		} else if got != first {
 			t.Fatalf("run %d changed the rows", i)
@@ -414,7 +436,7 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	var armed atomic.Bool
-	b := setup(t, testdb.ArdnaveFleet, options{workersPerShard: 2, afterCompute: func(r rollup.Request) {
+	b := setup(t, twoFarmsFleet, options{workersPerShard: 2, afterCompute: func(r rollup.Request) {
 		if r.Shard == "s4" && armed.Load() {
 			once.Do(func() { close(held); <-release })
 		}
@@ -435,8 +457,8 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	testdb.Must(t, err, "config")
 	late.ExactClocks = true
 	sum := b.load(t, late)
-	if sum.Accepted != 140*300 || sum.DirtyMarks != 1 {
-		t.Fatalf("late load: %+v, want %d accepted and 1 mark", sum, 140*300)
+	if sum.Accepted != 10*300 || sum.DirtyMarks != 1 {
+		t.Fatalf("late load: %+v, want %d accepted and 1 mark", sum, 10*300)
 	}
 	if res := b.drain(t); res.Enqueued != 1 {
 		t.Fatalf("drain while the rollup is held: %+v, want 1 new job (the running one cannot see the new rows)", res)
@@ -448,15 +470,15 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	}
 	// The windows too: the held close wrote every window's final row from
 	// its snapshot (14:00 to 14:10 empty), the backfill's correction then
-	// rewrote the ten it touched: 140 turbines × 30 slots each, revision 2.
+	// rewrote the ten it touched: 10 turbines × 30 slots each, revision 2.
 	for i := 0; i < 10; i++ {
 		start := hour(14).Add(time.Duration(i) * time.Minute)
-		if w, ok := b.window(t, "kilmore-sands", start, "final"); !ok || w.Received != 140*30 || w.Expected != 140*30 || w.Revision != 2 {
-			t.Fatalf("final window %s after the queue drained: %+v (exists %v), want received 4200 of 4200, revision 2", start.Format("15:04"), w, ok)
+		if w, ok := b.window(t, "kilmore-sands", start, "final"); !ok || w.Received != 10*30 || w.Expected != 10*30 || w.Revision != 2 {
+			t.Fatalf("final window %s after the queue drained: %+v (exists %v), want received 300 of 300, revision 2", start.Format("15:04"), w, ok)
 		}
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 140*(1800+300) {
-		t.Fatalf("the day's final windows add up to %d received, want %d (its turbine_day rows)", n, 140*(1800+300))
+	if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 10*(1800+300) {
+		t.Fatalf("the day's final windows add up to %d received, want %d (its turbine_day rows)", n, 10*(1800+300))
 	}
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum'`); n != 0 {
 		t.Fatalf("%d window_sum bug alarms, want 0", n)
@@ -472,7 +494,7 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 // rewrites that turbine's row and leaves the farm's other rows alone.
 func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.ArdnaveFleet, options{})
+	b := setup(t, twoFarmsFleet, options{})
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, london)
 	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", day, day.Add(time.Hour), 2)
 	testdb.Must(t, err, "config")
@@ -511,7 +533,7 @@ func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 // enqueued after scheduled ones runs before them.
 func TestDirtyRecomputesRunFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.ArdnaveFleet, options{workersPerShard: 1, noStart: true})
+	b := setup(t, twoFarmsFleet, options{workersPerShard: 1, noStart: true})
 	for _, day := range []string{"2026-07-28", "2026-07-29", "2026-07-30"} {
 		b.enqueue(t, "kilmore-sands", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
 	}
@@ -550,7 +572,7 @@ func TestShardDown(t *testing.T) {
 	// Retries a second apart: the Kilmore job keeps failing until s4 is
 	// back, which waits for Ardnave's three jobs; at 100 ms apart a loaded
 	// machine used up its 25 attempts before that.
-	b := setup(t, testdb.ArdnaveFleet, options{retry: time.Second})
+	b := setup(t, twoFarmsFleet, options{retry: time.Second})
 	maint := testdb.MaintenanceDSN(t)
 	s4 := testdb.Pool(t, maint)
 	s4db := b.env.Shards.Pool("s4").Config().ConnConfig.Database
@@ -584,8 +606,8 @@ func TestShardDown(t *testing.T) {
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's4'`); n != 1 {
 		t.Fatalf("the dirty request for s4 after a failed attempt: %d rows, want 1 (the claim rolled back)", n)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point'`); n != 300 {
-		t.Fatalf("Ardnave rows while s4 is down: %d, want 300", n)
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point'`); n != 12 {
+		t.Fatalf("Ardnave rows while s4 is down: %d, want 12", n)
 	}
 
 	testdb.Exec(t, s4, fmt.Sprintf(`ALTER DATABASE %q ALLOW_CONNECTIONS true`, s4db))
@@ -595,8 +617,8 @@ func TestShardDown(t *testing.T) {
 	if job.State != rivertype.JobStateCompleted || job.Attempt < 2 {
 		t.Fatalf("Kilmore job: state %s after %d attempts, want completed after a retry", job.State, job.Attempt)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 140 {
-		t.Fatalf("Kilmore rows after s4 returned: %d, want 140", n)
+	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 10 {
+		t.Fatalf("Kilmore rows after s4 returned: %d, want 10", n)
 	}
 	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending`); n != 0 {
 		t.Fatalf("%d requests left after s4 returned, want 0 (claimed by the completed job)", n)
