@@ -49,9 +49,14 @@ deps: ## Install what the tests need when missing (Postgres server, Chromium), o
 	@scripts/test-deps.sh
 
 .PHONY: test
-test: deps ## Run every test against real Postgres (starts the embedded one when DATABASE_URL is unset)
-	status=0; $(GO) test -count=1 -parallel 4 -timeout 15m ./... || status=$$?; \
-	$(GO) run ./internal/testdb/sweep; exit $$status
+# make test's own embedded cluster (when DATABASE_URL is unset), removed
+# when it ends: its databases go with it, none dropped one by one.
+TEST_HOME := $(CURDIR)/.galewatch/test
+
+test: deps ## Run every test against real Postgres (its own embedded cluster, removed at the end, when DATABASE_URL is unset)
+	@GALEWATCH_HOME=$(TEST_HOME) $(GO) run ./internal/testdb/sweep -discard
+	status=0; GALEWATCH_HOME=$(TEST_HOME) $(GO) test -count=1 -parallel 4 -timeout 15m ./... || status=$$?; \
+	GALEWATCH_HOME=$(TEST_HOME) $(GO) run ./internal/testdb/sweep -discard; exit $$status
 
 .PHONY: test-faults
 test-faults: deps ## Fault tests: kill -9, shard servers stopped or hung, control DB restarted (real processes, separate servers; a few minutes)

@@ -47,20 +47,24 @@ func (m *Main) dbCommand() *cobra.Command {
 				}
 				return s.Down(c.Context())
 			}
-			names, err := pgserver.ServerNames(m.Config.Home)
-			if err != nil {
-				return err
-			}
-			errs := []error{pgserver.New(m.Config.Home).Down(c.Context())}
-			for _, name := range names {
-				if err := pgserver.Named(m.Config.Home, name).Down(c.Context()); err != nil {
-					errs = append(errs, fmt.Errorf("server %s: %w", name, err))
+			// make test's own home (TestHome) is this clone's too.
+			var errs []error
+			for _, home := range []string{m.Config.Home, pgserver.TestHome(m.Config.Home)} {
+				names, err := pgserver.ServerNames(home)
+				if err != nil {
+					return err
+				}
+				errs = append(errs, pgserver.New(home).Down(c.Context()))
+				for _, name := range names {
+					if err := pgserver.Named(home, name).Down(c.Context()); err != nil {
+						errs = append(errs, fmt.Errorf("server %s: %w", name, err))
+					}
 				}
 			}
 			return errors.Join(errs...)
 		},
 	}
-	down.Flags().BoolVar(&all, "all", false, "stop the default cluster and every named one")
+	down.Flags().BoolVar(&all, "all", false, "stop the default cluster, every named one, and make test's (in HOME/test)")
 	cmd.AddCommand(
 		&cobra.Command{
 			Use:   "up",

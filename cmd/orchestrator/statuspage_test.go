@@ -208,7 +208,7 @@ func artifactsDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("GALEWATCH_ARTIFACTS")
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(testdb.Home(t)), "test-artifacts")
+		dir = filepath.Join(testdb.RepoRoot(t), "test-artifacts")
 	}
 	testdb.Must(t, os.MkdirAll(dir, 0o755), "artifacts folder")
 	return dir

@@ -47,6 +47,11 @@ func Named(home, name string) *Server {
 	return s
 }
 
+// TestHome is where make test keeps its own clusters for a home: home/test
+// (the Makefile's TEST_HOME), removed when the run ends; db down --all
+// stops them too.
+func TestHome(home string) string { return filepath.Join(home, "test") }
+
 // ServerNames lists the named clusters that exist under home, in name order.
 func ServerNames(home string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(home, serversDir))

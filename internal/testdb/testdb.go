@@ -57,19 +57,24 @@ var (
 	embeddedUp = map[string]string{}
 )
 
-// Home is the embedded cluster folder: $GALEWATCH_HOME, else .galewatch at
-// the repository root (found by walking up to go.mod).
+// Home is the embedded cluster folder: $GALEWATCH_HOME (make test's own,
+// .galewatch/test), else .galewatch at the repository root.
 func Home(t testing.TB) string {
 	if h := os.Getenv("GALEWATCH_HOME"); h != "" {
 		return h
 	}
+	return filepath.Join(RepoRoot(t), ".galewatch")
+}
+
+// RepoRoot is the repository's root folder (found by walking up to go.mod).
+func RepoRoot(t testing.TB) string {
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".galewatch")
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -233,7 +238,7 @@ func New(t testing.TB, fleetYAML string) *Env {
 // DemoFleet returns the contents of fleet/demo.yaml.
 func DemoFleet(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(Home(t)), "fleet", "demo.yaml"))
+	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "fleet", "demo.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
