@@ -147,7 +147,7 @@ func (o *orchestrators) Close(t testing.TB, at time.Time) {
 
 // run runs `orchestrator args...` to its end and returns its stdout.
 func (o *orchestrators) run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(o.ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(o.ctx, testdb.Hang)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, o.bin, args...)
 	cmd.Env = o.environ

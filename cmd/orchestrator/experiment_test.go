@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -25,7 +24,7 @@ func TestExperimentWatermarkCommand(t *testing.T) {
 	bin := buildBinary(t)
 	env := testdb.New(t, "")
 	run := func(args ...string) (string, string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, append([]string{"experiment", "watermark"}, args...)...)
 		cmd.Env = append(os.Environ(), "DATABASE_URL="+env.ControlDSN)

@@ -92,7 +92,7 @@ func TestLatenessCommand(t *testing.T) {
 
 	run := func(args ...string) (stdout, stderr string, code int) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, append([]string{"lateness"}, args...)...)
 		cmd.Env = append(os.Environ(), "DATABASE_URL="+env.ControlDSN)

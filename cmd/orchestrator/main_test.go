@@ -32,7 +32,7 @@ func runMain(m *Main, args ...string) error {
 	defer m.Close()
 	cmd := m.Command()
 	cmd.SetArgs(args)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
 	return cmd.ExecuteContext(ctx)
 }

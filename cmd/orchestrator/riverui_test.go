@@ -33,7 +33,7 @@ func TestRiverUIInChromium(t *testing.T) {
 	cfg.DatabaseURL = env.ControlDSN
 	m := &Main{Config: cfg, Now: time.Now}
 	defer m.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
 	jc := jobs.DefaultConfig()
 	jc.Periodic = false

@@ -120,7 +120,7 @@ func miniReadings(loc *time.Location) []reading.Reading {
 // a recompute request whose job has not run.
 func runMiniStory(t *testing.T, m *Main, clock *simClock, in *ingest.Ingestor) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
 	loc, _ := time.LoadLocation("Europe/London")
 	jc := jobs.DefaultConfig()
@@ -256,7 +256,8 @@ func TestStatusPageInChromium(t *testing.T) {
 	cfg.DatabaseURL = env.ControlDSN
 	m := &Main{Config: cfg, Now: clock.Now}
 	defer m.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// 254 s beside a second make test, where 4 minutes killed Chromium.
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
 	in, err := m.Ingestor(ctx)
 	testdb.Must(t, err, "ingestor")

@@ -31,7 +31,7 @@ import (
 func TestJobErrorsNameTheShardNotItsAddress(t *testing.T) {
 	t.Parallel()
 	env := testdb.New(t, testdb.ArdnaveFleet)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang bound, after the setup
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang) // a hang bound, after the setup
 	defer cancel()
 
 	ctl, err := pgconn.ParseConfig(env.ControlDSN)

@@ -36,7 +36,7 @@ func TestWaitSeesJobsAnotherProcessWorks(t *testing.T) {
 	env := testdb.New(t, testdb.ArdnaveFleet)
 	// Catches a Wait that never returns (seconds normally); the setup
 	// above is not the test's business.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
 	waiter := newClient(t, env)
 	ids, err := jobs.EnqueueFarmDay(ctx, env.Control, waiter, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)

@@ -117,7 +117,7 @@ farms:
     timezone: UTC
     turbines: [{id: T-1, shard: s1}, {id: T-2, shard: s1}, {id: T-3, shard: s2}]
 `)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
 	var clock atomic.Int64 // Unix nanoseconds
 	clock.Store(noon.UnixNano())

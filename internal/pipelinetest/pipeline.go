@@ -172,7 +172,7 @@ func Ingest(ctx context.Context, in *ingest.Ingestor, body []byte) (ingest.Summa
 func (p *Pipeline) Close(t testing.TB, at time.Time) {
 	t.Helper()
 	p.Clock.Set(at)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
 	testdb.Must(t, jobs.EnqueueStartup(ctx, p.Env.Control, p.Client, at), "close: startup jobs")
 	testdb.Must(t, jobs.WaitIdle(ctx, p.Client, p.Env.Control, p.Env.Shards), "close: wait idle")

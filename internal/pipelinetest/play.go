@@ -96,7 +96,7 @@ type WaitOptions struct {
 	// Startup: also the nightly rollup of yesterday that a leader runs on
 	// start (one rollup_schedule job per farm completed).
 	Startup bool
-	// Timeout (default 2 minutes).
+	// Timeout (default testdb.Hang).
 	Timeout time.Duration
 }
 
@@ -109,7 +109,7 @@ type WaitOptions struct {
 func WaitSettled(t testing.TB, env *testdb.Env, at time.Time, opt WaitOptions) {
 	t.Helper()
 	if opt.Timeout == 0 {
-		opt.Timeout = 2 * time.Minute
+		opt.Timeout = testdb.Hang
 	}
 	deadline := time.Now().Add(opt.Timeout)
 	for {

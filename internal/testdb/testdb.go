@@ -24,6 +24,11 @@ import (
 	"github.com/galewatch/galewatch/internal/provision"
 )
 
+// Hang bounds a step of a test that should take seconds: it only catches
+// a hang. Generous on purpose: a second make test beside this one (load
+// 16-23 on 2 cores) made steps that take 20-30 s alone run past 3 minutes.
+const Hang = 10 * time.Minute
+
 // MaintenanceDSN returns a DSN for the server's maintenance database
 // (postgres), starting the embedded cluster when DATABASE_URL is unset.
 func MaintenanceDSN(t testing.TB) string {
