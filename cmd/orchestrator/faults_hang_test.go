@@ -49,7 +49,7 @@ func recentLines(t *testing.T, from, to time.Time) []string {
 // /readyz (3 s), /metrics (4 s), HTTP ingest (the 20 s write bound: s2's
 // lines reported failed, the others stored), CLI ingest (starts without
 // s2 after 10 s, then the write bound), the drain (30 s a shard; s1's and
-// s3's marks drained meanwhile), the fast path (10 s a shard; fb publishes
+// s3's marks drained meanwhile), the fast path (30 s a shard; fb publishes
 // meanwhile) and a rollup job (15 min: it waits, then finishes once s2
 // answers). On SIGCONT everything that waited finishes and the day's rows
 // equal the clean run's.
@@ -150,7 +150,7 @@ func TestFaultShardHangs(t *testing.T) {
 		t.Fatalf("rollup --farm fa with s2 hung: exit %d\n%s", code2, out)
 	}
 
-	// The drain (30 s a shard) and the fast path (10 s a shard) go on for
+	// The drain (30 s a shard) and the fast path (30 s a shard) go on for
 	// the other shards: fb's windows of the readings just sent are
 	// corrected, and fb publishes new windows.
 	waitUntil(t, 2*time.Minute, "fb's recent windows corrected while s2 hangs", func() (bool, string) {

@@ -296,7 +296,8 @@ func TestStoryOnTheClock(t *testing.T) {
 			st.Generated, st.Delivered, st.Waiting, st.LastStep.Format(time.TimeOnly), want, slots(2*time.Second), slots(time.Minute))
 	}
 	if s := st.Ingest; s.Accepted != st.Delivered || s.Duplicate != 0 || s.Rejected != 0 || s.Failed != 0 || st.PerSecond != 12 {
-		t.Errorf("feed ingest %+v for %d delivered at %v/s, want all accepted at 12/s (14/2 s + 300/60 s)", s, st.Delivered, st.PerSecond)
+		t.Errorf("feed ingest %+v for %d delivered at %v/s (%d deliveries not fully stored, %d readings re-sent, last error %q), want all accepted at 12/s (14/2 s + 300/60 s)",
+			s, st.Delivered, st.PerSecond, st.Errors, st.Resent, st.LastError)
 	}
 	// Again: the replay re-sent counts as duplicates and changes nothing,
 	// and a second demo on the same day finds the story played and

@@ -71,9 +71,14 @@ type FeedStats struct {
 	Generated, Delivered, Waiting int64
 	// Ingest sums the ingest summaries of every delivery.
 	Ingest ingest.Summary
-	// Errors counts deliveries that did not fully succeed (their failed
-	// rows are lost, as a real sender that gave up would lose them).
-	Errors int
+	// Errors counts deliveries that did not fully succeed; their failed
+	// rows are re-sent by the background delivery, as a real sender
+	// re-sends what was not acknowledged (Resent counts them), so they are
+	// in Waiting until stored, and not in Ingest.Failed. LastError is the
+	// last such delivery's error.
+	Errors    int
+	Resent    int64
+	LastError string
 }
 
 // NewFeed builds the feed of every turbine of plan, starting with the slots
@@ -181,7 +186,9 @@ func (f *Feed) Step(ctx context.Context, now time.Time) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	failed := f.settleLocked(prompt, sum, err)
 	f.lateDue = append(f.lateDue, late...)
+	f.lateDue = append(f.lateDue, failed...)
 	if f.lateSending == 0 && len(f.lateDue) > 0 && ctx.Err() == nil {
 		send := f.lateDue
 		f.lateDue, f.lateSending = nil, len(send)
@@ -190,15 +197,37 @@ func (f *Feed) Step(ctx context.Context, now time.Time) error {
 	}
 	f.stats.Through, f.stats.LastStep = f.through(), now
 	f.stats.Generated += generated
-	f.stats.Delivered += int64(len(prompt))
 	f.heapLen = f.waiting.Len()
 	f.stats.Waiting = f.waitingLocked()
-	addSummary(&f.stats.Ingest, sum)
 	if err != nil {
-		f.stats.Errors++
-		return fmt.Errorf("live feed: %d readings delivered, %d not stored: %w", len(prompt), sum.Failed, err)
+		return fmt.Errorf("live feed: %d readings delivered, %d not stored (re-sent): %w", len(prompt), len(failed), err)
 	}
 	return nil
+}
+
+// settleLocked books one delivery of sent: the rows ingest answered for are
+// delivered and summed; the failed ones (the lines in sum.FailedLines) are
+// returned to be re-sent. f.mu is held.
+func (f *Feed) settleLocked(sent []reading.Record, sum ingest.Summary, err error) []reading.Record {
+	var failed []reading.Record
+	if err != nil || sum.Failed > 0 {
+		f.stats.Errors++
+		if err != nil {
+			f.stats.LastError = err.Error()
+		}
+		for _, r := range sum.FailedLines {
+			for l := r.From; l <= r.To && l >= 1 && l <= int64(len(sent)); l++ {
+				rec := sent[l-1]
+				rec.Line = 0
+				failed = append(failed, rec)
+			}
+		}
+		f.stats.Resent += int64(len(failed))
+		sum.Failed -= int64(len(failed))
+	}
+	f.stats.Delivered += int64(len(sent) - len(failed))
+	addSummary(&f.stats.Ingest, sum)
+	return failed
 }
 
 // waitingLocked is Stats' Waiting; f.mu is held.
@@ -216,12 +245,8 @@ func (f *Feed) deliverLate(ctx context.Context, send []reading.Record) {
 		}
 		sum, err := f.in.Ingest(ctx, "demo:late", &records{recs: send})
 		f.mu.Lock()
-		f.stats.Delivered += int64(len(send))
-		addSummary(&f.stats.Ingest, sum)
-		if err != nil {
-			f.stats.Errors++
-		}
-		send, f.lateDue = f.lateDue, nil
+		failed := f.settleLocked(send, sum, err)
+		send, f.lateDue = append(failed, f.lateDue...), nil
 		if ctx.Err() != nil {
 			// Stopped: what was due stays undelivered, as a buffer would.
 			f.lateDue, send = send, nil
@@ -229,6 +254,13 @@ func (f *Feed) deliverLate(ctx context.Context, send []reading.Record) {
 		f.lateSending = len(send)
 		f.stats.Waiting = f.waitingLocked()
 		f.mu.Unlock()
+		if len(failed) > 0 {
+			// A sender backs off before it re-sends what failed.
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
 	}
 }
 

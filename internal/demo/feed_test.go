@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/galewatch/galewatch/internal/demo"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -98,5 +100,47 @@ func TestFeedDoesNotWaitForItsLateReadings(t *testing.T) {
 	}
 	if end.Delivered+end.Waiting != end.Generated || end.Errors != 0 {
 		t.Fatalf("stats %+v: want delivered + waiting = generated, no error", end)
+	}
+}
+
+// TestFeedResendsWhatFailed: a delivery whose write fails (here the first
+// batch's commit) is not lost: the feed re-sends its failed lines in
+// the background, as a real sender re-sends what was not acknowledged, and
+// every generated reading is stored exactly once.
+func TestFeedResendsWhatFailed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	start := time.Date(2026, 8, 4, 9, 0, 0, 0, time.UTC)
+	now := start.Add(2 * time.Minute)
+	var failOnce atomic.Bool
+	failOnce.Store(true)
+	hooks := &ingest.Hooks{BeforeCommit: func(string, ingest.Lane) error {
+		if failOnce.CompareAndSwap(true, false) {
+			// As the write bound on a busy machine fails it.
+			return &pgconn.PgError{Code: "57014", Message: "injected: canceling statement due to statement timeout"}
+		}
+		return nil
+	}}
+	env := testdb.New(t, feedFleet)
+	routes, err := ingest.LoadRoutes(ctx, env.Control, now, 0)
+	testdb.Must(t, err, "routes")
+	in := ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, func() time.Time { return now }, hooks)
+	in.Start(ctx)
+	t.Cleanup(in.Close)
+	f, err := demo.NewFeed(env.Plan, 1, start, in)
+	testdb.Must(t, err, "feed")
+
+	if err := f.Step(ctx, now); err == nil {
+		t.Fatal("the step whose write failed returned no error")
+	}
+	f.Wait()
+	st := f.Stats()
+	stored := testdb.Int(t, env.Shards.Pool("s1"), `SELECT count(*) FROM readings`)
+	if st.Errors != 1 || st.Resent == 0 || st.Ingest.Failed != 0 || stored != st.Delivered || st.Ingest.Accepted != st.Delivered || st.Delivered+st.Waiting != st.Generated {
+		t.Fatalf("after a failed write: %d stored, stats %+v; want 1 delivery not fully stored, its lines re-sent and stored (accepted = delivered = stored), none failed", stored, st)
+	}
+	// 200 turbines, one reading per 2 s, slots from 09:00:00 to 09:01:58.
+	if st.Generated != 200*60 {
+		t.Fatalf("generated %d readings, want 12,000 (200 turbines × 60 slots)", st.Generated)
 	}
 }

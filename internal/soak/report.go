@@ -119,6 +119,23 @@ func MemWindow(samples []Sample, from, to time.Time) (serve, pg Mem, n int) {
 	return serve, pg, n
 }
 
+// ServePSSRange is the lowest and highest serve PSS sampled in [from, to).
+// A garbage-collected heap saws between its live size and up to twice
+// that, so growth shows as the floor of the last minute rising over the
+// ceiling of the first, not as their means moving.
+func ServePSSRange(samples []Sample, from, to time.Time) (lo, hi int64) {
+	for _, s := range samples {
+		if s.At.Before(from) || !s.At.Before(to) || s.Serve.PSS <= 0 {
+			continue
+		}
+		if lo == 0 || s.Serve.PSS < lo {
+			lo = s.Serve.PSS
+		}
+		hi = max(hi, s.Serve.PSS)
+	}
+	return lo, hi
+}
+
 // MiB formats bytes as MiB.
 func MiB(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
