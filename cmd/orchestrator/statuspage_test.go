@@ -276,8 +276,10 @@ func TestStatusPageInChromium(t *testing.T) {
 	testdb.Must(t, err, "serve's server")
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	if resp, err := http.Get(ts.URL + "/"); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("the status page without the token: %v %v, want 401", resp, err)
+	for _, path := range []string{"/", "/riverui/", "/riverui/api/jobs?state=completed"} {
+		if resp, err := http.Get(ts.URL + path); err != nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("%s without the token: %v %v, want 401", path, resp, err)
+		}
 	}
 	target, _ := neturl.Parse(ts.URL)
 	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {

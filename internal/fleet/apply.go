@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
@@ -162,12 +163,12 @@ const zoneCheckDays = 400
 func (r *Registry) check(ctx context.Context, q *controldb.Queries, source string, plan *Plan) error {
 	var problems []string
 	for i, f := range plan.Farms {
-		known, err := q.TimezoneKnown(ctx, f.Timezone)
-		if err != nil {
-			return err
-		}
-		if !known {
-			problems = append(problems, fmt.Sprintf("farms[%d] (%s).timezone: unknown time zone %q (not in the database's pg_timezone_names)", i, f.ID, f.Timezone))
+		if err := q.TimezoneCheck(ctx, f.Timezone); err != nil {
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "22023" { // invalid_parameter_value
+				return err
+			}
+			problems = append(problems, fmt.Sprintf("farms[%d] (%s).timezone: unknown time zone %q (not in the database's time zone files)", i, f.ID, f.Timezone))
 			continue
 		}
 		// Every farm-local day is bounded the same by Go (marks, the drain,

@@ -2,9 +2,12 @@ package fleet_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/fleet"
@@ -100,43 +103,43 @@ func TestValidationErrors(t *testing.T) {
 
 func TestApplyIsIdempotentAndRetiresRemovedTurbines(t *testing.T) {
 	t.Parallel()
-	env := testdb.New(t, testdb.ArdnaveFleet)
+	env := testdb.New(t, testdb.SmallFleet)
 	ctx := context.Background()
-	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine`); n != 440 {
-		t.Fatalf("turbines after first apply = %d, want 440", n)
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine`); n != 22 {
+		t.Fatalf("turbines after first apply = %d, want 22", n)
 	}
 	before := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE updated_at = created_at`)
 
-	plan, err := fleet.Parse("again", strings.NewReader(testdb.ArdnaveFleet))
+	plan, err := fleet.Parse("again", strings.NewReader(testdb.SmallFleet))
 	testdb.Must(t, err, "parse")
 	res, err := env.Registry.Apply(ctx, "again", plan)
 	testdb.Must(t, err, "re-apply")
-	if res.Turbines != 440 || res.NewlyRetired != 0 {
-		t.Fatalf("re-apply: %+v, want 440 turbines and none retired", res)
+	if res.Turbines != 22 || res.NewlyRetired != 0 {
+		t.Fatalf("re-apply: %+v, want 22 turbines and none retired", res)
 	}
 	if after := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE updated_at = created_at`); after != before {
 		t.Fatalf("re-apply touched %d turbine rows, want 0", before-after)
 	}
 
-	// Kilmore Sands loses KS-131..KS-140: they are retired, not deleted.
-	smaller := strings.Replace(testdb.ArdnaveFleet, "from: 1, to: 140", "from: 1, to: 130", 1)
+	// Kilmore Sands loses KS-009 and KS-010: they are retired, not deleted.
+	smaller := strings.Replace(testdb.SmallFleet, "{prefix: KS-, from: 1, to: 10,", "{prefix: KS-, from: 1, to: 8,", 1)
 	plan, err = fleet.Parse("smaller", strings.NewReader(smaller))
 	testdb.Must(t, err, "parse")
 	env.Registry.Now = func() time.Time { return time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC) }
 	res, err = env.Registry.Apply(ctx, "smaller", plan)
 	testdb.Must(t, err, "apply smaller")
-	if res.Turbines != 430 || res.Retired != 10 || res.NewlyRetired != 10 {
-		t.Fatalf("apply smaller: %+v, want 430 in service, 10 retired", res)
+	if res.Turbines != 20 || res.Retired != 2 || res.NewlyRetired != 2 {
+		t.Fatalf("apply smaller: %+v, want 20 in service, 2 retired", res)
 	}
-	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = 'KS-140' AND NOT in_fleet_file AND decommissioned_at = '2026-09-01T12:00:00Z'`); n != 1 {
-		t.Fatalf("KS-140 should be kept with decommissioned_at 2026-09-01T12:00Z, found %d such rows", n)
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = 'KS-010' AND NOT in_fleet_file AND decommissioned_at = '2026-09-01T12:00:00Z'`); n != 1 {
+		t.Fatalf("KS-010 should be kept with decommissioned_at 2026-09-01T12:00Z, found %d such rows", n)
 	}
 }
 
 func TestApplyRefusesMovingATurbineBetweenShards(t *testing.T) {
 	t.Parallel()
-	env := testdb.New(t, testdb.ArdnaveFleet)
-	moved := strings.Replace(testdb.ArdnaveFleet, "{prefix: KS-, from: 1, to: 140, shard: s4}", "{prefix: KS-, from: 1, to: 140, shard: s3}", 1)
+	env := testdb.New(t, testdb.SmallFleet)
+	moved := strings.Replace(testdb.SmallFleet, "{prefix: KS-, from: 1, to: 10, shard: s4}", "{prefix: KS-, from: 1, to: 10, shard: s3}", 1)
 	plan, err := fleet.Parse("moved", strings.NewReader(moved))
 	testdb.Must(t, err, "parse")
 	_, err = env.Registry.Apply(context.Background(), "moved", plan)
@@ -167,18 +170,18 @@ func TestApplyRefusesAShardWhoseDatabaseNameIsTooLong(t *testing.T) {
 
 func TestApplyRefusesMovingATurbineBetweenFarms(t *testing.T) {
 	t.Parallel()
-	env := testdb.New(t, testdb.ArdnaveFleet)
-	// KS-140 leaves Kilmore Sands for Ardnave Point (same shard s4).
-	moved := strings.Replace(testdb.ArdnaveFleet, "{prefix: KS-, from: 1, to: 140, shard: s4}", "{prefix: KS-, from: 1, to: 139, shard: s4}", 1)
-	moved = strings.Replace(moved, "{prefix: AP-, from: 201, to: 300, shard: s3}", "{prefix: AP-, from: 201, to: 300, shard: s3}\n      - {id: KS-140, shard: s4}", 1)
+	env := testdb.New(t, testdb.SmallFleet)
+	// KS-010 leaves Kilmore Sands for Ardnave Point (same shard s4).
+	moved := strings.Replace(testdb.SmallFleet, "{prefix: KS-, from: 1, to: 10, shard: s4}", "{prefix: KS-, from: 1, to: 9, shard: s4}", 1)
+	moved = strings.Replace(moved, "{prefix: AP-, from: 201, to: 204, shard: s3}", "{prefix: AP-, from: 201, to: 204, shard: s3}\n      - {id: KS-010, shard: s4}", 1)
 	plan, err := fleet.Parse("moved", strings.NewReader(moved))
 	testdb.Must(t, err, "parse")
 	_, err = env.Registry.Apply(context.Background(), "moved", plan)
-	if err == nil || !strings.Contains(err.Error(), `turbine "KS-140": farm ardnave-point, but it is registered to farm kilmore-sands`) {
-		t.Fatalf("apply: err = %v, want a refusal naming KS-140 and both farms", err)
+	if err == nil || !strings.Contains(err.Error(), `turbine "KS-010": farm ardnave-point, but it is registered to farm kilmore-sands`) {
+		t.Fatalf("apply: err = %v, want a refusal naming KS-010 and both farms", err)
 	}
-	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = 'KS-140' AND farm_id = 'kilmore-sands'`); n != 1 {
-		t.Fatalf("KS-140 is no longer on kilmore-sands after a refused apply")
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = 'KS-010' AND farm_id = 'kilmore-sands'`); n != 1 {
+		t.Fatalf("KS-010 is no longer on kilmore-sands after a refused apply")
 	}
 }
 
@@ -266,5 +269,30 @@ func TestShardSessionsPlanPerCallWithoutJIT(t *testing.T) {
 	testdb.Must(t, err, "settings")
 	if jit != "off" || plan != "force_custom_plan" {
 		t.Fatalf("a shard session runs with jit = %s, plan_cache_mode = %s; want off, force_custom_plan", jit, plan)
+	}
+}
+
+// TestTimezoneCheckLeavesTheSessionAlone: the zone check fails with 22023
+// for a zone the server does not have, passes for one it has, and leaves
+// the pooled session's TimeZone as it was (it is set for the statement's
+// own transaction only).
+func TestTimezoneCheckLeavesTheSessionAlone(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, "")
+	ctx := context.Background()
+	conn, err := env.Control.Acquire(ctx)
+	testdb.Must(t, err, "acquire")
+	defer conn.Release()
+	q := controldb.New(conn)
+	var before, after string
+	testdb.Must(t, conn.QueryRow(ctx, `SHOW TimeZone`).Scan(&before), "show")
+	testdb.Must(t, q.TimezoneCheck(ctx, "Asia/Tokyo"), "check Asia/Tokyo")
+	var pgErr *pgconn.PgError
+	if err := q.TimezoneCheck(ctx, "Mars/Olympus_Mons"); !errors.As(err, &pgErr) || pgErr.Code != "22023" {
+		t.Fatalf("check Mars/Olympus_Mons: %v, want SQLSTATE 22023", err)
+	}
+	testdb.Must(t, conn.QueryRow(ctx, `SHOW TimeZone`).Scan(&after), "show")
+	if before != after || after == "Asia/Tokyo" {
+		t.Fatalf("the session's TimeZone was %q, is %q after the checks; want it unchanged", before, after)
 	}
 }

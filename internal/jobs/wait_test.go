@@ -33,7 +33,7 @@ func newClient(t *testing.T, env *testdb.Env) *river.Client[pgx.Tx] {
 // Wait must still return, with the cancelled job reported as given up.
 func TestWaitSeesJobsAnotherProcessWorks(t *testing.T) {
 	t.Parallel()
-	env := testdb.New(t, testdb.ArdnaveFleet)
+	env := testdb.New(t, testdb.SmallFleet)
 	// Catches a Wait that never returns (seconds normally); the setup
 	// above is not the test's business.
 	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
@@ -60,8 +60,8 @@ func TestWaitSeesJobsAnotherProcessWorks(t *testing.T) {
 	if len(gaveUp) != 1 || gaveUp[0].Job.ID != extra.Job.ID {
 		t.Fatalf("gave up: %+v, want exactly the cancelled job %d", gaveUp, extra.Job.ID)
 	}
-	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point' AND day = '2026-08-01'`); n != 300 {
-		t.Fatalf("turbine_day rows after Wait = %d, want 300", n)
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point' AND day = '2026-08-01'`); n != 12 {
+		t.Fatalf("turbine_day rows after Wait = %d, want 12 (ardnave-point's turbines in testdb.SmallFleet)", n)
 	}
 	if reports == 0 {
 		t.Fatal("Wait reported no progress")

@@ -18,11 +18,21 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-// rulesFleet is the Ardnave fleet (ardnave-point over s1-s3) with the
-// farm's own lane threshold and early tolerance, so the test proves they
-// are read from farm_rules rather than the defaults (60 s, 2 s).
-var rulesFleet = strings.Replace(testdb.ArdnaveFleet, "    timezone: Europe/London\n",
-	"    timezone: Europe/London\n    rules: {lane_threshold: 45s, early_tolerance: 1500ms}\n", 1)
+// rulesFleet is Ardnave Point on 100 turbines over s1-s3 with the farm's
+// own lane threshold and early tolerance, so the test proves they are read
+// from farm_rules rather than the defaults (60 s, 2 s).
+const rulesFleet = `
+shards: [{name: s1}, {name: s2}, {name: s3}]
+farms:
+  - id: ardnave-point
+    name: Ardnave Point
+    timezone: Europe/London
+    rules: {lane_threshold: 45s, early_tolerance: 1500ms}
+    turbines:
+      - {prefix: AP-, from: 1, to: 34, shard: s1}
+      - {prefix: AP-, from: 101, to: 133, shard: s2}
+      - {prefix: AP-, from: 201, to: 233, shard: s3}
+`
 
 const (
 	laneThreshold  = 45 * time.Second
@@ -125,7 +135,7 @@ func checkQuantiles(t *testing.T, series string, got *lateness.Quantiles, lagsUS
 }
 
 // TestMeasureArdnave loads an hour of simulated Ardnave Point readings
-// (300 turbines over s1-s3, clock offsets from simulate.ClockOffsets, the
+// (100 turbines over s1-s3, clock offsets from simulate.ClockOffsets, the
 // known delay mixture testDelay) plus two glitching timestamps, and checks
 // every number of the report against the same rows: the quantiles (within
 // the stated resolution), the lanes' and early counts (exactly), every
@@ -144,7 +154,7 @@ func TestMeasureArdnave(t *testing.T) {
 			shardOf[tb.ID] = tb.Shard
 		}
 	}
-	const seed = 7
+	const seed = 8
 	offsets := simulate.ClockOffsets(turbines, seed)
 	from := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
 	to := from.Add(time.Hour)
@@ -198,8 +208,8 @@ func TestMeasureArdnave(t *testing.T) {
 		return nil
 	})
 	testdb.Must(t, err, "generate")
-	if n := len(all); n != 300*1800 {
-		t.Fatalf("the hour holds %d simulated readings by recorded_at, want 540000 (300 turbines x 1800)", n)
+	if n := len(all); n != 100*1800 {
+		t.Fatalf("the hour holds %d simulated readings by recorded_at, want 180000 (100 turbines x 1800)", n)
 	}
 	for _, g := range glitches {
 		keep(g.turbine, g.recorded, g.received, 0)
@@ -229,8 +239,8 @@ func TestMeasureArdnave(t *testing.T) {
 		}
 	})
 	t.Run("Quantiles", func(t *testing.T) {
-		if rep.Readings != 540_004 {
-			t.Fatalf("readings = %d, want 540004 (540000 simulated + 4 by hand)", rep.Readings)
+		if rep.Readings != 180_004 {
+			t.Fatalf("readings = %d, want 180004 (180000 simulated + 4 by hand)", rep.Readings)
 		}
 		checkQuantiles(t, "all", rep.LagMS, all)
 		checkQuantiles(t, "live", rep.Lanes.Live.LagMS, live)
@@ -240,7 +250,7 @@ func TestMeasureArdnave(t *testing.T) {
 		if rep.Lanes.Live.Readings != int64(len(live)) || rep.Lanes.Backfill.Readings != int64(len(backfill)) {
 			t.Fatalf("lanes live %d backfill %d, want %d and %d (lag <= 45 s)", rep.Lanes.Live.Readings, rep.Lanes.Backfill.Readings, len(live), len(backfill))
 		}
-		if len(backfill) < 5000 {
+		if len(backfill) < 2000 {
 			t.Fatalf("test data: only %d backfill readings, want thousands for the lane to mean something", len(backfill))
 		}
 	})
@@ -267,8 +277,8 @@ func TestMeasureArdnave(t *testing.T) {
 		estimate[tb.ID] = tb.ClockOffsetMS
 	}
 	t.Run("Offsets", func(t *testing.T) {
-		if everyone.Turbines.Measured != 300 || len(estimate) != 300 {
-			t.Fatalf("measured %d turbines, named %d, want 300 and 300", everyone.Turbines.Measured, len(estimate))
+		if everyone.Turbines.Measured != 100 || len(estimate) != 100 {
+			t.Fatalf("measured %d turbines, named %d, want 100 and 100", everyone.Turbines.Measured, len(estimate))
 		}
 		for _, id := range turbines {
 			trueMS := float64(offsets[id].Microseconds()) / 1000

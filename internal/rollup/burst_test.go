@@ -12,6 +12,19 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
+// burstFleet is Ardnave Point with the ten turbines a shard the burst
+// replays (a recompute writes every turbine of its shard's windows).
+const burstFleet = `
+shards: [{name: s1}, {name: s2}, {name: s3}]
+farms:
+  - id: ardnave-point
+    timezone: Europe/London
+    turbines:
+      - {prefix: AP-, from: 1, to: 10, shard: s1}
+      - {prefix: AP-, from: 101, to: 110, shard: s2}
+      - {prefix: AP-, from: 201, to: 210, shard: s3}
+`
+
 // TestABurstIsRecomputedOnce: the Ardnave hole (05:58-11:31 on 1 August,
 // 9,990 readings a turbine; ten turbines on each of the farm's three
 // shards here) is replayed on Tuesday in 60 batches, one a second, with the
@@ -22,7 +35,7 @@ import (
 func TestABurstIsRecomputedOnce(t *testing.T) {
 	t.Parallel()
 	var rowsRead atomic.Int64
-	b := setup(t, testdb.ArdnaveFleet, options{onResult: func(_ rollup.Request, r rollup.Result) { rowsRead.Add(r.RowsRead) }})
+	b := setup(t, burstFleet, options{onResult: func(_ rollup.Request, r rollup.Result) { rowsRead.Add(r.RowsRead) }})
 	var turbines []string
 	for _, base := range []int{0, 100, 200} {
 		for i := 1; i <= 10; i++ {

@@ -45,7 +45,7 @@ func TestTwoReplaysWhileARecomputeIsRunning(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	var armed atomic.Bool
-	b := setup(t, twoFarmsFleet, options{workersPerShard: 3, afterCompute: func(r rollup.Request) {
+	b := setup(t, testdb.SmallFleet, options{workersPerShard: 3, afterCompute: func(r rollup.Request) {
 		if r.Shard == "s4" && armed.Load() && r.Reason == rollup.ReasonSchedule {
 			once.Do(func() { close(held); <-release })
 		}
@@ -98,7 +98,7 @@ func waitRunning(t *testing.T, b *bundle, n int) {
 // writes them, added up from the windows.
 func TestOpenDayMarkCorrectsItsWindowsNow(t *testing.T) {
 	t.Parallel()
-	b := setup(t, twoFarmsFleet, options{})
+	b := setup(t, testdb.SmallFleet, options{})
 	b.clock.Set(time.Date(2026, 8, 1, 16, 0, 0, 0, london)) // Saturday afternoon: the day is open
 	b.replayTurbine(t, "KS-003", 0)                         // 14:00-14:10 readings arriving at 16:00
 	res := b.drain(t)
@@ -136,7 +136,7 @@ func TestOpenDayMarkCorrectsItsWindowsNow(t *testing.T) {
 // job; the next drain gives its request a new job.
 func TestCancelledJobsRequestIsAdopted(t *testing.T) {
 	t.Parallel()
-	b := setup(t, twoFarmsFleet, options{noStart: true})
+	b := setup(t, testdb.SmallFleet, options{noStart: true})
 	b.replayTurbine(t, "KS-005", 0)
 	if res := b.drain(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)

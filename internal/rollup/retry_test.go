@@ -20,7 +20,7 @@ import (
 // not have (found by the kill -9 fault test).
 func TestRetriedDirtyJobDoesTheSameWork(t *testing.T) {
 	t.Parallel()
-	b := setup(t, twoFarmsFleet, options{noStart: true})
+	b := setup(t, testdb.SmallFleet, options{noStart: true})
 	b.replayTurbine(t, "KS-003", 0) // 14:00-14:10 on 1 August, arriving the next night: marks
 	if res := b.drain(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)

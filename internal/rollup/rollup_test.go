@@ -189,10 +189,10 @@ func (b *bundle) marks(t testing.TB, shard string) int64 {
 	return testdb.Int(t, b.env.Shards.Pool(shard), `SELECT count(*) FROM dirty_mark`)
 }
 
-// ardnaveSampleFleet is Ardnave Point cut to 40 of its turbines, split
+// ardnaveSampleFleet is Ardnave Point cut to 20 of its turbines, split
 // over three shards as in the demo fleet, with the four the story stops
 // (simulate.ArdnaveStopped): every turbine's counts are the story's, the
-// farm's are over 40. The farm's 75.85 % then 98.67 % on all 300 go
+// farm's are over 20. The farm's 75.85 % then 98.67 % on all 300 go
 // through the pipeline in internal/demo's TestStoryOnTheClock (at 60 s);
 // the 13 M readings at 2 s are a volume, measured by make bench-rollup.
 const ardnaveSampleFleet = `
@@ -202,38 +202,16 @@ farms:
     name: Ardnave Point
     timezone: Europe/London
     turbines:
-      - {prefix: AP-, from: 1, to: 10, shard: s1}
-      - {prefix: AP-, from: 121, to: 130, shard: s2}
-      - {prefix: AP-, from: 201, to: 210, shard: s3}
-      - {prefix: AP-, from: 281, to: 290, shard: s3}
-`
-
-// twoFarmsFleet is testdb.ArdnaveFleet's shape, Ardnave Point over three
-// shards and Kilmore Sands on a fourth, on 12 and 10 turbines: what these
-// tests claim does not depend on scale, and a day's recompute writes a
-// window row per turbine and minute (ArdnaveFleet's 140 Kilmore turbines:
-// 201,600 a recompute).
-const twoFarmsFleet = `
-shards: [{name: s1}, {name: s2}, {name: s3}, {name: s4}]
-farms:
-  - id: ardnave-point
-    name: Ardnave Point
-    timezone: Europe/London
-    turbines:
-      - {prefix: AP-, from: 1, to: 4, shard: s1}
-      - {prefix: AP-, from: 101, to: 104, shard: s2}
-      - {prefix: AP-, from: 201, to: 204, shard: s3}
-  - id: kilmore-sands
-    name: Kilmore Sands
-    timezone: Europe/Dublin
-    turbines:
-      - {prefix: KS-, from: 1, to: 10, shard: s4}
+      - {prefix: AP-, from: 5, to: 9, shard: s1}
+      - {prefix: AP-, from: 121, to: 125, shard: s2}
+      - {prefix: AP-, from: 203, to: 207, shard: s3}
+      - {prefix: AP-, from: 286, to: 290, shard: s3}
 `
 
 // TestArdnaveSaturday is the seed story: the Saturday rolled up with the
 // hole, the hole replayed on Tuesday, the drain recomputing exactly that.
-// On 40 turbines, 4 stopped: 36 × 33,210 / 40 × 43,200 = 69.19 % with the
-// hole, 36 × 43,200 / 40 × 43,200 = 90.00 % after the replay.
+// On 20 turbines, 4 stopped: 16 × 33,210 / 20 × 43,200 = 61.50 % with the
+// hole, 16 × 43,200 / 20 × 43,200 = 80.00 % after the replay.
 func TestArdnaveSaturday(t *testing.T) {
 	t.Parallel()
 	b := setup(t, ardnaveSampleFleet, options{})
@@ -250,16 +228,16 @@ func TestArdnaveSaturday(t *testing.T) {
 	b.waitIdle(t)
 	b.enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	b.waitIdle(t)
-	if got := b.turbineDay(t, "AP-001", "2026-08-01"); got.Expected != 43_200 || got.Received != 33_210 || got.Available != 33_210 {
-		t.Fatalf("AP-001 with the hole: %+v, want expected 43200, received 33210, available 33210", got)
+	if got := b.turbineDay(t, "AP-005", "2026-08-01"); got.Expected != 43_200 || got.Received != 33_210 || got.Available != 33_210 {
+		t.Fatalf("AP-005 with the hole: %+v, want expected 43200, received 33210, available 33210", got)
 	}
 	for _, id := range simulate.ArdnaveStopped() {
 		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 33_210 || got.Available != 0 {
 			t.Fatalf("%s (stopped) with the hole: %+v, want received 33210, available 0", id, got)
 		}
 	}
-	if got := b.farmAvailability(t, "ardnave-point", "2026-08-01"); got != "69.19" {
-		t.Fatalf("farm availability with the hole = %s %%, want 69.19 %%", got)
+	if got := b.farmAvailability(t, "ardnave-point", "2026-08-01"); got != "61.50" {
+		t.Fatalf("farm availability with the hole = %s %%, want 61.50 %%", got)
 	}
 
 	// Tuesday: the hole is replayed.
@@ -267,8 +245,8 @@ func TestArdnaveSaturday(t *testing.T) {
 	replay, err := simulate.Scenario("ardnave-saturday", b.env.Plan, simulate.PhaseReplay, 1)
 	testdb.Must(t, err, "scenario")
 	sum := b.load(t, replay)
-	if sum.Accepted != 40*9_990 || sum.DirtyMarks != 3 {
-		t.Fatalf("replay: %+v, want %d accepted and 3 marks", sum, 40*9_990)
+	if sum.Accepted != 20*9_990 || sum.DirtyMarks != 3 {
+		t.Fatalf("replay: %+v, want %d accepted and 3 marks", sum, 20*9_990)
 	}
 	for _, s := range []string{"s1", "s2", "s3"} {
 		if n := b.marks(t, s); n != 1 {
@@ -279,17 +257,17 @@ func TestArdnaveSaturday(t *testing.T) {
 		t.Fatalf("drain: %+v, want 3 jobs enqueued and 3 marks deleted", res)
 	}
 	b.waitIdle(t)
-	for _, id := range []string{"AP-001", "AP-130", "AP-290"} {
+	for _, id := range []string{"AP-005", "AP-125", "AP-290"} {
 		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 43_200 || got.Available != 43_200 || got.Late == 0 {
 			t.Fatalf("%s after the drain: %+v, want received and available 43200 with late readings", id, got)
 		}
 	}
-	if got := b.farmAvailability(t, "ardnave-point", "2026-08-01"); got != "90.00" {
-		t.Fatalf("farm availability after the replay = %s %%, want 90.00 %%", got)
+	if got := b.farmAvailability(t, "ardnave-point", "2026-08-01"); got != "80.00" {
+		t.Fatalf("farm availability after the replay = %s %%, want 80.00 %%", got)
 	}
 
 	// Replayed again: nothing new, no marks, no change.
-	before := b.turbineDay(t, "AP-001", "2026-08-01")
+	before := b.turbineDay(t, "AP-005", "2026-08-01")
 	sum = b.load(t, replay)
 	if sum.Accepted != 0 || sum.DirtyMarks != 0 {
 		t.Fatalf("second replay: %+v, want 0 accepted and 0 marks", sum)
@@ -297,15 +275,15 @@ func TestArdnaveSaturday(t *testing.T) {
 	if res := b.drain(t); res.Marks != 0 {
 		t.Fatalf("second replay left %d marks, want 0", res.Marks)
 	}
-	if after := b.turbineDay(t, "AP-001", "2026-08-01"); after != before {
-		t.Fatalf("AP-001 changed after an all-duplicate replay: %+v → %+v", before, after)
+	if after := b.turbineDay(t, "AP-005", "2026-08-01"); after != before {
+		t.Fatalf("AP-005 changed after an all-duplicate replay: %+v → %+v", before, after)
 	}
 }
 
-// TestDeadRadioCountsAgainstTheFarm: one of 300 turning turbines sends
+// TestDeadRadioCountsAgainstTheFarm: one of 100 turning turbines sends
 // nothing all day. A ratio over what arrived would say 100 %; the calendar
-// says 99.67 %. (Cadence 60 s keeps the test small; the arithmetic is the
-// same at 2 s.)
+// says 99.00 %. (Cadence 60 s keeps the test small; the arithmetic is the
+// same at 2 s and 300 turbines.)
 func TestDeadRadioCountsAgainstTheFarm(t *testing.T) {
 	t.Parallel()
 	const fleetYAML = `
@@ -316,8 +294,8 @@ farms:
     timezone: Europe/London
     cadence_seconds: 60
     turbines:
-      - {prefix: DM-, from: 1, to: 150, shard: s1}
-      - {prefix: DM-, from: 151, to: 300, shard: s2}
+      - {prefix: DM-, from: 1, to: 50, shard: s1}
+      - {prefix: DM-, from: 51, to: 100, shard: s2}
 `
 	b := setup(t, fleetYAML, options{})
 	sc, err := simulate.FarmConfig(b.env.Plan, "dunmore", time.Date(2026, 8, 4, 0, 0, 0, 0, london), time.Date(2026, 8, 5, 0, 0, 0, 0, london), 3)
@@ -331,11 +309,11 @@ farms:
 	if got := b.turbineDay(t, "DM-011", "2026-08-04"); got.Expected != 1_440 || got.Received != 0 {
 		t.Fatalf("DM-011 (dead radio): %+v, want expected 1440 and received 0 (a row, not a gap)", got)
 	}
-	if got := b.farmAvailability(t, "dunmore", "2026-08-04"); got != "99.67" {
-		t.Fatalf("farm availability = %s %%, want 99.67 %%", got)
+	if got := b.farmAvailability(t, "dunmore", "2026-08-04"); got != "99.00" {
+		t.Fatalf("farm availability = %s %%, want 99.00 %% (99 of 100 turbines)", got)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT turbines FROM farm_day WHERE farm_id = 'dunmore' AND day = '2026-08-04'`); n != 300 {
-		t.Fatalf("farm_day counts %d turbines, want 300", n)
+	if n := testdb.Int(t, b.env.Control, `SELECT turbines FROM farm_day WHERE farm_id = 'dunmore' AND day = '2026-08-04'`); n != 100 {
+		t.Fatalf("farm_day counts %d turbines, want 100", n)
 	}
 }
 
@@ -386,7 +364,7 @@ func rows(t testing.TB, b *bundle, farm, day string) string {
 
 func TestRecomputeIsIdempotent(t *testing.T) {
 	t.Parallel()
-	b := setup(t, twoFarmsFleet, options{})
+	b := setup(t, testdb.SmallFleet, options{})
 	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 10, 0, 0, 0, london), time.Date(2026, 8, 1, 11, 0, 0, 0, london), 5)
 	testdb.Must(t, err, "config")
 	b.load(t, sc)
@@ -436,7 +414,7 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	var armed atomic.Bool
-	b := setup(t, twoFarmsFleet, options{workersPerShard: 2, afterCompute: func(r rollup.Request) {
+	b := setup(t, testdb.SmallFleet, options{workersPerShard: 2, afterCompute: func(r rollup.Request) {
 		if r.Shard == "s4" && armed.Load() {
 			once.Do(func() { close(held); <-release })
 		}
@@ -494,7 +472,7 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 // rewrites that turbine's row and leaves the farm's other rows alone.
 func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 	t.Parallel()
-	b := setup(t, twoFarmsFleet, options{})
+	b := setup(t, testdb.SmallFleet, options{})
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, london)
 	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", day, day.Add(time.Hour), 2)
 	testdb.Must(t, err, "config")
@@ -533,7 +511,7 @@ func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 // enqueued after scheduled ones runs before them.
 func TestDirtyRecomputesRunFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, twoFarmsFleet, options{workersPerShard: 1, noStart: true})
+	b := setup(t, testdb.SmallFleet, options{workersPerShard: 1, noStart: true})
 	for _, day := range []string{"2026-07-28", "2026-07-29", "2026-07-30"} {
 		b.enqueue(t, "kilmore-sands", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
 	}
@@ -572,7 +550,7 @@ func TestShardDown(t *testing.T) {
 	// Retries a second apart: the Kilmore job keeps failing until s4 is
 	// back, which waits for Ardnave's three jobs; at 100 ms apart a loaded
 	// machine used up its 25 attempts before that.
-	b := setup(t, twoFarmsFleet, options{retry: time.Second})
+	b := setup(t, testdb.SmallFleet, options{retry: time.Second})
 	maint := testdb.MaintenanceDSN(t)
 	s4 := testdb.Pool(t, maint)
 	s4db := b.env.Shards.Pool("s4").Config().ConnConfig.Database

@@ -47,6 +47,7 @@ func MaintenanceDSN(t testing.TB) string {
 		return url
 	}
 	s := pgserver.New(home)
+	s.Settings = testSettings
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := s.Up(ctx); err != nil {
@@ -54,6 +55,18 @@ func MaintenanceDSN(t testing.TB) string {
 	}
 	embeddedUp[home] = s.URL("postgres")
 	return embeddedUp[home]
+}
+
+// testSettings are the test cluster's, after the embedded default's: it is
+// discarded when make test ends, never recovered after an OS crash, so
+// nothing is forced to disk. Each DROP DATABASE (the experiment command's
+// scratch databases) and CREATE DATABASE … STRATEGY FILE_COPY waits for a
+// checkpoint, which with fsync flushed up to shared_buffers of the clones
+// every other test was writing.
+var testSettings = []string{
+	"fsync = off",
+	"synchronous_commit = off",
+	"full_page_writes = off",
 }
 
 // The embedded cluster is started (or found running) once per test binary.
@@ -250,8 +263,11 @@ func DemoFleet(t testing.TB) string {
 	return string(b)
 }
 
-// ArdnaveFleet is a small fleet with Ardnave Point split over three shards
-// as in the demo fleet, and one single-shard farm on a fourth.
+// ArdnaveFleet is the demo fleet's shape at the demo's size: Ardnave Point
+// (300 turbines) split over three shards, Kilmore Sands (140) on a fourth.
+// A rollup of one of its days writes a turbine_window row per turbine and
+// minute (633,600), so tests whose claim does not depend on scale use
+// SmallFleet.
 const ArdnaveFleet = `
 shards:
   - name: s1
@@ -271,6 +287,26 @@ farms:
     timezone: Europe/Dublin
     turbines:
       - {prefix: KS-, from: 1, to: 140, shard: s4}
+`
+
+// SmallFleet is ArdnaveFleet's shape on 12 and 10 turbines: Ardnave Point
+// over s1-s3 (AP-001..004, AP-101..104, AP-201..204), Kilmore Sands on s4
+// (KS-001..010).
+const SmallFleet = `
+shards: [{name: s1}, {name: s2}, {name: s3}, {name: s4}]
+farms:
+  - id: ardnave-point
+    name: Ardnave Point
+    timezone: Europe/London
+    turbines:
+      - {prefix: AP-, from: 1, to: 4, shard: s1}
+      - {prefix: AP-, from: 101, to: 104, shard: s2}
+      - {prefix: AP-, from: 201, to: 204, shard: s3}
+  - id: kilmore-sands
+    name: Kilmore Sands
+    timezone: Europe/Dublin
+    turbines:
+      - {prefix: KS-, from: 1, to: 10, shard: s4}
 `
 
 // Exec runs one statement for a test's own setup or inspection.

@@ -396,15 +396,17 @@ func (q *Queries) ShardUpsert(ctx context.Context, arg ShardUpsertParams) error 
 	return err
 }
 
-const timezoneKnown = `-- name: TimezoneKnown :one
-SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names WHERE name = $1::text) AS known
+const timezoneCheck = `-- name: TimezoneCheck :exec
+SELECT set_config('TimeZone', $1::text, true)
 `
 
-func (q *Queries) TimezoneKnown(ctx context.Context, name string) (bool, error) {
-	row := q.db.QueryRow(ctx, timezoneKnown, name)
-	var known bool
-	err := row.Scan(&known)
-	return known, err
+// TimezoneCheck fails with 22023 (invalid_parameter_value) when the
+// server's time zone database has no zone @name: setting TimeZone for the
+// statement's own transaction loads that one zone, where
+// pg_timezone_names reads every zone the server has (200 ms, each call).
+func (q *Queries) TimezoneCheck(ctx context.Context, name string) error {
+	_, err := q.db.Exec(ctx, timezoneCheck, name)
+	return err
 }
 
 const turbinePlacements = `-- name: TurbinePlacements :many
