@@ -247,19 +247,21 @@ func (l *lockedBuffer) String() string {
 }
 
 // TestEveryDeliveryThreeTimesAtOnce is at-least-once delivery through the
-// real binary: with one `serve` running the pipeline on the scenario's
-// clock, every delivery is sent three times at once — `orchestrator
-// ingest` of the same file by two processes, and POST /v1/readings to the
-// server. Each reading is stored once and counted a duplicate exactly
-// twice, no River job fails, and the outcome is the clean run's, row for
-// row (windows fast and final with their revisions, turbine_day,
-// reconciliation, alerts).
+// real binary: with a `serve` and a `work` process running the pipeline on
+// the scenario's clock (both working the same River queues), every
+// delivery is sent three times at once — `orchestrator ingest` of the same
+// file by two processes, and POST /v1/readings to the server. Each reading
+// is stored once and counted a duplicate exactly twice, no River job
+// fails, and the outcome is the clean run's, row for row (windows fast and
+// final with their revisions, turbine_day, reconciliation, alerts): with
+// deliveries sent once the work due is done, which process did it changes
+// nothing.
 func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
 	want := pipelinetest.Clean(t)
 	sc := pipelinetest.NewScenario(t)
-	o := newOrchestrators(t, bin, 1, 0)
+	o := newOrchestrators(t, bin, 1, 1)
 	o.send = func(t testing.TB, k int, d pipelinetest.Delivery) []ingest.Summary {
 		file := filepath.Join(o.dir, fmt.Sprintf("delivery-%d.ndjson", k))
 		testdb.Must(t, os.WriteFile(file, d.Body, 0o644), "write delivery")
@@ -278,52 +280,37 @@ func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
 	}
 }
 
-// TestSeveralOrchestrators runs two and three orchestrator processes on
-// the same databases and River queues while the scenario's data arrives
-// (each delivery split between the servers, sent at once): no River job
-// fails, every window is published once by the fast path (the fast rows
-// are the clean run's: same windows, counts and publication times), and
-// the turbine_day rows, final windows, reconciliation and alerts are the
-// clean run's. With serve + work, deliveries wait for the work due to be
-// done, so the final rows' revisions are the clean run's too; with two
-// serves + work, each delivery is sent while the previous one's
-// corrections run (revisions then depend on timing: a correction may take
-// two deliveries' marks at once).
+// TestSeveralOrchestrators runs two `serve` processes and a `work` process
+// on the same databases and River queues while the scenario's data arrives
+// (each delivery split between the servers, sent at once, while the
+// previous delivery's corrections still run): no River job fails, every
+// window is published once by the fast path (the fast rows are the clean
+// run's: same windows, counts and publication times), and the turbine_day
+// rows, final windows, reconciliation and alerts count what the clean run
+// counts (their revisions depend on timing here: a correction may take two
+// deliveries' marks at once). One serve and one work with deliveries sent
+// once the work is done, row for row with revisions, is
+// TestEveryDeliveryThreeTimesAtOnce.
 func TestSeveralOrchestrators(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
 	want := pipelinetest.Clean(t)
 	sc := pipelinetest.NewScenario(t)
-	for _, tc := range []struct {
-		name          string
-		serves, works int
-		overlap       bool
-	}{
-		{"ServeAndWork", 1, 1, false},
-		{"TwoServesAndWorkWhileDataArrives", 2, 1, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := newOrchestrators(t, bin, tc.serves, tc.works)
-			o.send = func(t testing.TB, k int, d pipelinetest.Delivery) []ingest.Summary {
-				var senders []func() (ingest.Summary, error)
-				for i, part := range d.Lines(2) {
-					url := o.urls[i%len(o.urls)]
-					senders = append(senders, func() (ingest.Summary, error) { return o.post(url, part) })
-				}
-				return all(t, k, senders...)
-			}
-			sums := pipelinetest.Play(t, o, sc, tc.overlap)
-			for k, s := range sums {
-				pipelinetest.CheckDelivered(t, k, sc.Deliveries[k], 1, s)
-			}
-			o.checkJobs(t)
-			sections := pipelinetest.AllSections
-			if tc.overlap {
-				sections = pipelinetest.Counts
-			}
-			if diff := pipelinetest.Read(t, o.env.Control).Diff(want.Outcome, sections...); diff != "" {
-				t.Fatalf("%d serve and %d work processes left a different outcome from the clean run:\n%s", tc.serves, tc.works, diff)
-			}
-		})
+	o := newOrchestrators(t, bin, 2, 1)
+	o.send = func(t testing.TB, k int, d pipelinetest.Delivery) []ingest.Summary {
+		var senders []func() (ingest.Summary, error)
+		for i, part := range d.Lines(2) {
+			url := o.urls[i%len(o.urls)]
+			senders = append(senders, func() (ingest.Summary, error) { return o.post(url, part) })
+		}
+		return all(t, k, senders...)
+	}
+	sums := pipelinetest.Play(t, o, sc, true)
+	for k, s := range sums {
+		pipelinetest.CheckDelivered(t, k, sc.Deliveries[k], 1, s)
+	}
+	o.checkJobs(t)
+	if diff := pipelinetest.Read(t, o.env.Control).Diff(want.Outcome, pipelinetest.Counts...); diff != "" {
+		t.Fatalf("2 serve and 1 work processes left a different outcome from the clean run:\n%s", diff)
 	}
 }

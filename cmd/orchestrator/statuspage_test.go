@@ -232,9 +232,9 @@ func chromium(t *testing.T, ctx context.Context, url, name string, height int) s
 		}
 		return out
 	}
-	dom := string(run("--dump-dom", url))
+	// One launch renders both: the DOM on stdout, the screenshot to its file.
 	shot := filepath.Join(artifactsDir(t), name+".png")
-	run(fmt.Sprintf("--window-size=1280,%d", height), "--screenshot="+shot, url)
+	dom := string(run("--dump-dom", fmt.Sprintf("--window-size=1280,%d", height), "--screenshot="+shot, url))
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v (%v bytes)", shot, err, st)
 	}

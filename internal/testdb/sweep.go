@@ -29,11 +29,10 @@ const (
 // markDone marks dbs as left by a finished test.
 func markDone(maint string, dbs []string) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, maint)
+	conn, err := maintPool(maint)
 	if err != nil {
 		return
 	}
-	defer conn.Close(ctx)
 	for _, db := range dbs {
 		_, _ = conn.Exec(ctx, "COMMENT ON DATABASE "+pgx.Identifier{db}.Sanitize()+" IS "+quote(doneComment+" "+time.Now().UTC().Format(time.RFC3339)))
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -46,9 +47,12 @@ func templateName(kind string) (string, error) {
 	fsys := shard.FS
 	if kind == templateControl {
 		fsys = control.FS
+		// River's migrations come with its module (its sub-modules are
+		// released with it; a test binary links only some of them, and
+		// hashing those built a template per set).
 		if bi, ok := debug.ReadBuildInfo(); ok {
 			for _, m := range bi.Deps {
-				if strings.HasPrefix(m.Path, "github.com/riverqueue/river") {
+				if m.Path == "github.com/riverqueue/river" {
 					fmt.Fprintf(h, "%s@%s\n", m.Path, m.Version)
 				}
 			}
@@ -165,11 +169,10 @@ func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, kind, keep string) 
 }
 
 func databaseExists(ctx context.Context, maint, name string) (bool, error) {
-	conn, err := pgx.Connect(ctx, maint)
+	conn, err := maintPool(maint)
 	if err != nil {
 		return false, err
 	}
-	defer conn.Close(ctx)
 	var present bool
 	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&present)
 	return present, err
@@ -180,9 +183,8 @@ func cloneDatabase(t testing.TB, maint, kind, name string) {
 	t.Helper()
 	tpl := template(t, maint, kind)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, maint)
+	conn, err := maintPool(maint)
 	Must(t, err, "connect to clone %s", name)
-	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // dropped by hand since: build it again
@@ -192,5 +194,71 @@ func cloneDatabase(t testing.TB, maint, kind, name string) {
 		tpl = template(t, maint, kind)
 		_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
 	}
+	Must(t, err, "create %s from %s", name, tpl)
+}
+
+// A fixture is a database some tests read and none should build alone (30
+// days of windows, a month of readings): built once per test binary into a
+// clone of the control template, then cloned for each test that asks, as
+// the templates are. A clone carries the fixture's statistics (ANALYZE),
+// so a test of plans sees what the builder analysed.
+var (
+	fixturesMu sync.Mutex
+	fixtures   = map[string]string{} // key -> fixture database, per test binary
+)
+
+// Fixture returns the DSN of the test's own copy of the fixture key: a
+// migrated control database into which build wrote (once per test binary,
+// the first caller's build; key names what build writes). The copy is
+// dropped like the test's other databases.
+func Fixture(t testing.TB, key string, build func(ctx context.Context, pool *pgxpool.Pool) error) string {
+	t.Helper()
+	maint := MaintenanceDSN(t)
+	sweepOnce(maint)
+	name := databaseName(t)
+	cloneFrom(t, maint, fixture(t, maint, key, build), name)
+	t.Cleanup(func() {
+		if os.Getenv("GALEWATCH_KEEP_TEST_DBS") == "" {
+			markDone(maint, []string{name})
+		}
+	})
+	dsn, err := pgserver.WithDatabase(maint, name)
+	Must(t, err, "fixture copy DSN")
+	return dsn
+}
+
+func fixture(t testing.TB, maint, key string, build func(ctx context.Context, pool *pgxpool.Pool) error) string {
+	t.Helper()
+	fixturesMu.Lock()
+	defer fixturesMu.Unlock()
+	if name, ok := fixtures[key]; ok {
+		return name
+	}
+	ctx := context.Background()
+	name := "gwt_fix_" + strings.ToLower(sanitize(key)) + "_" + randomHex(5)
+	cloneDatabase(t, maint, templateControl, name)
+	dsn, err := pgserver.WithDatabase(maint, name)
+	Must(t, err, "fixture DSN")
+	pool := Pool(t, dsn)
+	Must(t, build(ctx, pool), "build fixture %s", key)
+	pool.Close()
+	conn, err := maintPool(maint)
+	Must(t, err, "connect to seal fixture %s", key)
+	// No session may stay in a database being cloned.
+	_, err = conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH ALLOW_CONNECTIONS false")
+	Must(t, err, "seal fixture %s", key)
+	// Done from the start: the next sweep after this binary drops it.
+	markDone(maint, []string{name})
+	fixtures[key] = name
+	return name
+}
+
+// cloneFrom creates database name as a copy of database tpl.
+func cloneFrom(t testing.TB, maint, tpl, name string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := maintPool(maint)
+	Must(t, err, "connect to clone %s", name)
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
 	Must(t, err, "create %s from %s", name, tpl)
 }
