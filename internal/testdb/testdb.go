@@ -143,7 +143,7 @@ func newDatabase(t testing.TB, kind string) string {
 // The test binary's sessions on each server's maintenance database, kept
 // open: creating, cloning and marking a test's databases reuse them. A new
 // session costs ~40 ms of server CPU on this kind of machine (fork, start,
-// exit), and a run opened about a thousand for this alone.
+// exit), and a run opened about 500 for this alone.
 var (
 	maintMu    sync.Mutex
 	maintPools = map[string]*pgxpool.Pool{}
