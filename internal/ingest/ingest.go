@@ -234,6 +234,12 @@ func (in *Ingestor) Close() {
 	in.wg.Wait()
 }
 
+func (in *Ingestor) isClosed() bool {
+	in.sessions.RLock()
+	defer in.sessions.RUnlock()
+	return in.closed
+}
+
 // SetRoutes swaps in a fresh registry snapshot.
 func (in *Ingestor) SetRoutes(r *Routes) { in.routes.Store(r) }
 

@@ -96,6 +96,9 @@ func (in *Ingestor) KeepRoutes(ctx context.Context, control *pgxpool.Pool, now f
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if in.isClosed() { // its owner is closing its pools too
+				return
+			}
 			routes, err := LoadRoutes(ctx, control, now(), retentionDays)
 			if err != nil {
 				slog.Warn("refresh turbine routes", "err", err)
