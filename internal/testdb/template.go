@@ -80,21 +80,33 @@ func templateName(kind string) (string, error) {
 // renames it into place; the loser of the rename drops its copy.
 func template(t testing.TB, maint, kind string) string {
 	t.Helper()
+	name, err := templateOf(maint, kind)
+	Must(t, err, "template %s", kind)
+	return name
+}
+
+func templateOf(maint, kind string) (string, error) {
 	templatesMu.Lock()
 	defer templatesMu.Unlock()
 	if name, ok := templates[kind]; ok {
-		return name
+		return name, nil
 	}
 	name, err := templateName(kind)
-	Must(t, err, "template name")
+	if err != nil {
+		return "", err
+	}
 	ctx := context.Background()
 	present, err := databaseExists(ctx, maint, name)
-	Must(t, err, "look for template %s", name)
+	if err != nil {
+		return "", fmt.Errorf("look for template %s: %w", name, err)
+	}
 	if !present {
-		Must(t, buildTemplate(ctx, maint, kind, name), "build template %s", name)
+		if err := buildTemplate(ctx, maint, kind, name); err != nil {
+			return "", fmt.Errorf("build template %s: %w", name, err)
+		}
 	}
 	templates[kind] = name
-	return name
+	return name, nil
 }
 
 func buildTemplate(ctx context.Context, maint, kind, name string) error {

@@ -7,6 +7,7 @@ package testdb
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -248,26 +249,41 @@ type Env struct {
 // provisions one (internal/provision). If fleetYAML is not empty it is
 // applied (creating shard databases <control>_<shard>). Partitions are left
 // to the writers (created on demand), as in a test nothing is "today".
-// The databases are clones of migrated templates, so provisioning finds
-// every migration applied and only applies the fleet.
+// The databases are clones: of migrated templates when there is no fleet
+// or a shard has a DSN of its own, else of the fleet's provisioned set
+// (fleetFixture), built once per test binary.
 func New(t testing.TB, fleetYAML string) *Env {
 	t.Helper()
-	ctx := context.Background()
-	dsn := newDatabase(t, templateControl)
-	pool := Pool(t, dsn)
-	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}}
-	opts := provision.Options{MaxShardConns: 10, Source: "test"}
-	if fleetYAML != "" {
-		plan, err := fleet.Parse("test", strings.NewReader(fleetYAML))
-		if err != nil {
-			t.Fatal(err)
+	if fleetYAML == "" {
+		return provisioned(t, newDatabase(t, templateControl), nil)
+	}
+	plan, err := fleet.Parse("test", strings.NewReader(fleetYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range plan.Shards {
+		if s.DSN != "" { // a server of the test's own: provision it here
+			return provisioned(t, newDatabase(t, templateControl), plan)
 		}
-		opts.Plan, env.Plan = plan, plan
+	}
+	return fromFleetFixture(t, fleetYAML, plan)
+}
+
+// provisioned provisions the migrated control database dsn, applying plan
+// when it is not nil (its empty shard databases cloned from the shard
+// template first, as fleet.Apply would create them).
+func provisioned(t testing.TB, dsn string, plan *fleet.Plan) *Env {
+	t.Helper()
+	ctx := context.Background()
+	pool := Pool(t, dsn)
+	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}, Plan: plan}
+	opts := provision.Options{MaxShardConns: 10, Source: "test", Plan: plan}
+	if plan != nil {
 		control, err := pgserver.DatabaseName(dsn)
 		Must(t, err, "control database name")
 		maint := MaintenanceDSN(t)
 		for _, s := range plan.Shards {
-			if s.DSN == "" { // the shard database fleet.Apply would create empty
+			if s.DSN == "" {
 				cloneDatabase(t, maint, templateShard, control+"_"+s.Name)
 			}
 		}
@@ -279,6 +295,125 @@ func New(t testing.TB, fleetYAML string) *Env {
 	t.Cleanup(res.Shards.Close)
 	env.Shards = res.Shards
 	return env
+}
+
+// A fleet fixture is a control database with a fleet applied and its
+// shard databases (<name>_<shard>), provisioned once per test binary and
+// fleet, sealed, and cloned for each test that asks for that fleet: a
+// provisioning (every database's migrations checked, the fleet applied,
+// a dozen sessions) cost ~1.5 core-s, five clones a fraction of that.
+var (
+	fleetFixturesMu sync.Mutex
+	fleetFixtures   = map[string]*fleetFixture{} // sha256 of the fleet file -> fixture
+)
+
+type fleetFixture struct {
+	once   sync.Once
+	name   string // control database; shards are name_<shard>
+	shards []string
+	err    error
+}
+
+func fromFleetFixture(t testing.TB, fleetYAML string, plan *fleet.Plan) *Env {
+	t.Helper()
+	maint := MaintenanceDSN(t)
+	sweepOnce(maint)
+	sum := sha256.Sum256([]byte(fleetYAML))
+	key := hex.EncodeToString(sum[:])
+	fleetFixturesMu.Lock()
+	fx, ok := fleetFixtures[key]
+	if !ok {
+		fx = &fleetFixture{}
+		fleetFixtures[key] = fx
+	}
+	fleetFixturesMu.Unlock()
+	fx.once.Do(func() { fx.err = fx.build(maint, key[:12], plan) })
+	Must(t, fx.err, "provision the fleet fixture")
+
+	name := databaseName(t)
+	cloneFrom(t, maint, fx.name, name)
+	for _, s := range fx.shards {
+		cloneFrom(t, maint, fx.name+"_"+s, name+"_"+s)
+	}
+	t.Cleanup(func() {
+		if os.Getenv("GALEWATCH_KEEP_TEST_DBS") == "" {
+			markDone(maint, databasesOf(maint, name))
+		}
+	})
+	dsn, err := pgserver.WithDatabase(maint, name)
+	Must(t, err, "test database DSN")
+	ctx := context.Background()
+	pool := Pool(t, dsn)
+	// The registry names each shard's database, as fleet.Apply wrote it
+	// for the fixture's (the DSN itself is derived from the control's name).
+	Exec(t, pool, "UPDATE shard SET database = $1 || '_' || name WHERE dsn IS NULL", name)
+	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}, Plan: plan}
+	shards, err := env.Registry.OpenShards(ctx, 10)
+	Must(t, err, "open the shards")
+	t.Cleanup(shards.Close)
+	env.Shards = shards
+	return env
+}
+
+// build provisions the fixture in a t-less way (its failure is reported to
+// every test that asks) and seals its databases: no session may stay in a
+// database being cloned.
+func (fx *fleetFixture) build(maint, key string, plan *fleet.Plan) error {
+	ctx := context.Background()
+	fx.name = "gwt_fleet_" + key + "_" + randomHex(4)
+	conn, err := maintPool(maint)
+	if err != nil {
+		return err
+	}
+	tplControl, err := templateOf(maint, templateControl)
+	if err != nil {
+		return err
+	}
+	tplShard, err := templateOf(maint, templateShard)
+	if err != nil {
+		return err
+	}
+	create := func(name, tpl string) error {
+		_, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
+		return err
+	}
+	if err := create(fx.name, tplControl); err != nil {
+		return err
+	}
+	all := []string{fx.name}
+	// Done from the start, as fixtures are: the next sweep after this
+	// binary drops them.
+	defer func() { markDone(maint, all) }()
+	for _, s := range plan.Shards {
+		fx.shards = append(fx.shards, s.Name)
+		all = append(all, fx.name+"_"+s.Name)
+		if err := create(fx.name+"_"+s.Name, tplShard); err != nil {
+			return err
+		}
+	}
+	dsn, err := pgserver.WithDatabase(maint, fx.name)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	reg := &fleet.Registry{Pool: pool, ControlDSN: dsn}
+	res, err := provision.Provision(ctx, reg, provision.Options{MaxShardConns: 10, Source: "test", Plan: plan})
+	if res.Shards != nil {
+		res.Shards.Close()
+	}
+	pool.Close()
+	if err != nil {
+		return err
+	}
+	for _, db := range all {
+		if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{db}.Sanitize()+" WITH ALLOW_CONNECTIONS false"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DemoFleet returns the contents of fleet/demo.yaml.
