@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/schema"
@@ -41,21 +42,22 @@ var (
 	templates   = map[string]string{} // kind -> template database name, per test binary
 )
 
-// templateName is gwt_tpl_<kind>_<hash of the kind's migrations and River's version>.
+// templateName is gwt_tpl_<kind>_<hash of the kind's migrations (and River's, for control)>.
 func templateName(kind string) (string, error) {
 	h := sha256.New()
 	fsys := shard.FS
 	if kind == templateControl {
 		fsys = control.FS
-		// River's migrations come with its module (its sub-modules are
-		// released with it; a test binary links only some of them, and
-		// hashing those built a template per set).
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, m := range bi.Deps {
-				if m.Path == "github.com/riverqueue/river" {
-					fmt.Fprintf(h, "%s@%s\n", m.Path, m.Version)
-				}
-			}
+		// River's migrations, by their text: a library's test binary
+		// carries no module versions in its build info (a main package's
+		// does), so hashing River's version built a template per kind of
+		// binary.
+		m, err := rivermigrate.New(riverpgxv5.New(nil), nil)
+		if err != nil {
+			return "", err
+		}
+		for _, v := range m.AllVersions() {
+			fmt.Fprintf(h, "river %d %s\n", v.Version, v.SQLUp)
 		}
 	}
 	names, err := fs.Glob(fsys, "*.sql")
