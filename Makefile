@@ -31,10 +31,15 @@ generate: ## Regenerate internal/db from sql/ with the pinned sqlc
 	$(GO) tool sqlc generate
 
 .PHONY: verify
-verify: ## Fail if generated code is stale, go.mod is untidy or code is unformatted
+verify: deps ## Fail if generated code or the schema dumps are stale, go.mod is untidy or code is unformatted
 	$(GO) tool sqlc diff
+	$(GO) run ./internal/schema/dump -check
 	$(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: schema
+schema: deps ## Write sql/schema/control.sql and shard.sql: the schema the migrations leave (pg_dump of freshly migrated databases)
+	$(GO) run ./internal/schema/dump
 
 .PHONY: lint
 lint: ## go vet, and staticcheck when it installs through the module proxy

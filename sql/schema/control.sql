@@ -1,0 +1,2851 @@
+-- The control database's schema as sql/migrations/control and River's migrations leave it:
+-- pg_dump --schema-only, normalised. Written by `make schema`; do not edit.
+-- `make verify` fails when it differs from what the migrations give.
+
+-- Name: river_job_state; Type: TYPE; Schema: public
+
+CREATE TYPE public.river_job_state AS ENUM (
+    'available',
+    'cancelled',
+    'completed',
+    'discarded',
+    'pending',
+    'retryable',
+    'running',
+    'scheduled'
+);
+
+-- Name: alert_count_deleted(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.alert_count_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    -- A farm and kind with none left goes first (the update below would
+    -- leave it at 0 otherwise), then the others are counted down.
+    DELETE FROM alert_count c
+    USING (SELECT o.farm_id, o.kind, count(*) AS alerts FROM deleted o GROUP BY o.farm_id, o.kind) AS d
+    WHERE c.farm_id = d.farm_id AND c.kind = d.kind AND c.alerts <= d.alerts;
+    UPDATE alert_count c
+    SET alerts = c.alerts - d.alerts,
+        last_raised_at = coalesce((SELECT max(a.raised_at) FROM alert a WHERE a.farm_id = c.farm_id AND a.kind = c.kind), c.last_raised_at)
+    FROM (SELECT o.farm_id, o.kind, count(*) AS alerts FROM deleted o GROUP BY o.farm_id, o.kind) AS d
+    WHERE c.farm_id = d.farm_id AND c.kind = d.kind;
+    RETURN NULL;
+END
+$$;
+
+-- Name: FUNCTION alert_count_deleted(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.alert_count_deleted() IS 'Takes the alerts a statement deleted off alert_count.';
+
+-- Name: alert_count_inserted(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.alert_count_inserted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO alert_count (farm_id, kind, alerts, last_raised_at)
+    SELECT n.farm_id, n.kind, count(*), max(n.raised_at)
+    FROM inserted n
+    GROUP BY n.farm_id, n.kind
+    ORDER BY n.farm_id, n.kind
+    ON CONFLICT (farm_id, kind) DO UPDATE
+    SET alerts = alert_count.alerts + EXCLUDED.alerts,
+        last_raised_at = greatest(alert_count.last_raised_at, EXCLUDED.last_raised_at);
+    RETURN NULL;
+END
+$$;
+
+-- Name: FUNCTION alert_count_inserted(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.alert_count_inserted() IS 'Adds the alerts a statement inserted to alert_count.';
+
+-- Name: alert_count_truncated(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.alert_count_truncated() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    DELETE FROM alert_count;
+    RETURN NULL;
+END
+$$;
+
+-- Name: FUNCTION alert_count_truncated(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.alert_count_truncated() IS 'Empties alert_count when alert is truncated.';
+
+-- Name: farm_day_closes_at(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.farm_day_closes_at(p_farm text, p_day date) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT local_day_start(f.timezone, p_day + 1) + make_interval(secs => r.allowed_lateness_s)
+    FROM farm f JOIN farm_rules r ON r.farm_id = f.id
+    WHERE f.id = p_farm
+$$;
+
+-- Name: FUNCTION farm_day_closes_at(p_farm text, p_day date); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.farm_day_closes_at(p_farm text, p_day date) IS 'The instant the farm-day counts as closed by the rules in force now: its end + the farm''s allowed lateness. turbine_day.closed_at records it when a row is written.';
+
+-- Name: farm_day_reasons(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.farm_day_reasons() RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT ARRAY['not ended', 'no rollup', 'turbines missing', 'rolled up before the day closed',
+                 'readings arrived after the rollup', 'shard not drained', 'recompute pending']
+$$;
+
+-- Name: FUNCTION farm_day_reasons(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.farm_day_reasons() IS 'The reasons farm_day_status may hold a farm-day back, in the order it lists them.';
+
+-- Name: farm_day_status(text, date, timestamp with time zone); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.farm_day_status(p_farm text, p_day date, p_now timestamp with time zone DEFAULT now()) RETURNS TABLE(farm_id text, day date, day_start timestamp with time zone, day_end timestamp with time zone, registered_turbines integer, turbines integer, turbines_in_service integer, expected bigint, received bigint, available bigint, late bigint, early bigint, beyond_cadence bigint, out_of_service bigint, last_received_at timestamp with time zone, oldest_computed_at timestamp with time zone, computed_at timestamp with time zone, closed_at timestamp with time zone, computed_after_close boolean, pending boolean, status text, held_back text[], notes text[], why text)
+    LANGUAGE plpgsql STABLE ROWS 1
+    AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH b AS (
+    SELECT f.id, local_day_start(f.timezone, p_day) AS day_start, local_day_start(f.timezone, p_day + 1) AS day_end
+    FROM farm f
+    WHERE f.id = p_farm
+),
+reg AS (
+    SELECT t.id, t.shard_name
+    FROM turbine t JOIN b ON t.farm_id = b.id
+    WHERE turbine_in_service(t.commissioned_at, t.decommissioned_at, b.day_start, b.day_end)
+),
+r AS (
+    SELECT count(*)::integer AS turbines,
+           count(reg.id)::integer AS turbines_in_service,
+           sum(td.expected)::bigint AS expected, sum(td.received)::bigint AS received, sum(td.available)::bigint AS available,
+           sum(td.late)::bigint AS late, sum(td.early)::bigint AS early,
+           sum(td.beyond_cadence)::bigint AS beyond_cadence, sum(td.out_of_service)::bigint AS out_of_service,
+           max(td.last_received_at) AS last_received_at,
+           min(td.computed_at) AS oldest_computed_at, max(td.computed_at) AS computed_at,
+           max(td.closed_at) AS closed_at,
+           bool_and(td.computed_at >= td.closed_at) AS computed_after_close,
+           -- the earliest row computed before its day closed
+           (array_agg(td.computed_at ORDER BY td.computed_at) FILTER (WHERE td.computed_at < td.closed_at))[1] AS early_computed_at,
+           (array_agg(td.closed_at ORDER BY td.computed_at) FILTER (WHERE td.computed_at < td.closed_at))[1] AS early_closed_at
+    FROM turbine_day td
+    LEFT JOIN reg ON reg.id = td.turbine_id
+    WHERE td.farm_id = p_farm AND td.day = p_day
+),
+w AS (
+    SELECT * FROM farm_day_waiting(p_farm, p_day)
+),
+u AS (
+    -- marks of the day announced on a shard that no drain has passed yet,
+    -- then the shards holding its turbines that were never drained
+    SELECT nullif(concat_ws(', ',
+               'marked on ' || w.announced_shards || ' at ' || utc_text(w.announced_at) || ', not drained yet',
+               (SELECT string_agg(x.shard_name || ' never drained', ', ' ORDER BY x.shard_name)
+                FROM (SELECT DISTINCT reg.shard_name FROM reg) AS x
+                WHERE NOT EXISTS (SELECT 1 FROM shard_drain d WHERE d.shard_name = x.shard_name))), '') AS undrained
+    FROM w
+),
+rc AS (
+    SELECT count(*)::integer AS registered FROM reg
+),
+facts AS (
+    SELECT b.id, b.day_start, b.day_end,
+           p_now < b.day_end AS open,
+           rc.registered,
+           r.*,
+           r.turbines > 0 AS has_rows,
+           w.requested_at, w.settling_at AS marked_at, w.settling_shards, u.undrained,
+           w.job_unfinished, w.pending
+    FROM b, rc, r, w, u
+)
+SELECT f.id, p_day, f.day_start, f.day_end, f.registered,
+       f.turbines, f.turbines_in_service, f.expected, f.received, f.available, f.late, f.early,
+       f.beyond_cadence, f.out_of_service, f.last_received_at, f.oldest_computed_at, f.computed_at, f.closed_at,
+       f.computed_after_close,
+       f.pending,
+       CASE WHEN j.held_back IS NULL THEN 'final' ELSE 'provisional' END,
+       j.held_back, n.notes,
+       nullif(concat_ws('; ', j.why, array_to_string(n.notes, '; ')), '')
+FROM facts f
+CROSS JOIN (SELECT farm_day_reasons() AS reason) AS rs
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN f.registered = 0 THEN ARRAY['no turbines in service'] END AS notes
+) AS n
+CROSS JOIN LATERAL (
+    SELECT array_agg(v.reason ORDER BY v.ord) AS held_back,
+           string_agg(v.reason || coalesce(' (' || v.detail || ')', ''), '; ' ORDER BY v.ord) AS why
+    FROM (VALUES
+        (1, rs.reason[1], NULL::text, f.open),
+        (2, rs.reason[2], NULL::text, NOT f.open AND NOT f.has_rows AND f.registered > 0),
+        (3, rs.reason[3], format('rolled up %s of %s', f.turbines_in_service, f.registered),
+            NOT f.open AND f.has_rows AND f.turbines_in_service < f.registered),
+        (4, rs.reason[4], format('computed %s, closed %s', utc_text(f.early_computed_at), utc_text(f.early_closed_at)),
+            NOT f.open AND f.has_rows AND NOT f.computed_after_close),
+        (5, rs.reason[5], concat_ws(', ', 'recompute requested ' || utc_text(f.requested_at),
+                                          'marked on ' || f.settling_shards || ' at ' || utc_text(f.marked_at) || ', settling'),
+            NOT f.open AND f.has_rows AND (f.requested_at IS NOT NULL OR f.marked_at IS NOT NULL)),
+        (6, rs.reason[6], f.undrained,
+            NOT f.open AND f.has_rows AND f.undrained IS NOT NULL),
+        -- (with rows, a request or settling mark is reason 5 already)
+        (7, rs.reason[7], NULL::text,
+            NOT f.open AND f.registered > 0 AND (f.job_unfinished OR f.requested_at IS NOT NULL OR f.marked_at IS NOT NULL)
+            AND NOT (f.has_rows AND (f.requested_at IS NOT NULL OR f.marked_at IS NOT NULL)))
+    ) AS v(ord, reason, detail, applies)
+    WHERE v.applies
+) AS j;
+END
+$$;
+
+-- Name: FUNCTION farm_day_status(p_farm text, p_day date, p_now timestamp with time zone); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.farm_day_status(p_farm text, p_day date, p_now timestamp with time zone) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. Never final while a mark of the day announced on a shard (dirty_mark_announced) is not passed by that shard''s drain, nor while a shard holding its turbines was never drained. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. docs/report-user.md: The monthly report.';
+
+-- Name: farm_day_waiting(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.farm_day_waiting(p_farm text, p_day date) RETURNS TABLE(requested_at timestamp with time zone, settling_at timestamp with time zone, settling_shards text, announced_at timestamp with time zone, announced_shards text, job_unfinished boolean, pending boolean)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT q.requested_at, s.marked_at, s.shards, a.marked_at, a.shards, j.unfinished,
+           (q.requested_at IS NOT NULL OR s.marked_at IS NOT NULL OR a.marked_at IS NOT NULL OR j.unfinished)
+    FROM (SELECT max(p.requested_at) AS requested_at
+          FROM rollup_pending p WHERE p.farm_id = p_farm AND p.day = p_day) AS q,
+         (SELECT min(m.marked_at) AS marked_at, string_agg(m.shard_name, ', ' ORDER BY m.shard_name) AS shards
+          FROM dirty_mark_settling m WHERE m.farm_id = p_farm AND m.day = p_day) AS s,
+         (SELECT max(x.marked_at) AS marked_at, string_agg(x.shard_name, ', ' ORDER BY x.shard_name) AS shards
+          FROM dirty_mark_announced x WHERE x.farm_id = p_farm AND x.day = p_day) AS a,
+         (SELECT coalesce(rollup_day_unfinished(p_farm, p_day), false) AS unfinished) AS j
+$$;
+
+-- Name: FUNCTION farm_day_waiting(p_farm text, p_day date); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.farm_day_waiting(p_farm text, p_day date) IS 'What a farm-day waits for: the latest recompute requested (rollup_pending), marks settling (dirty_mark_settling: earliest, shards), marks announced and not yet drained (dirty_mark_announced: latest, shards), an unfinished rollup_day job; pending when any. farm_day_status and provenance_pending read it.';
+
+-- Name: lateness_lag_bounds_ms(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.lateness_lag_bounds_ms() RETURNS bigint[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    WITH RECURSIVE coarse(b) AS (
+        SELECT 10000::bigint
+        UNION ALL
+        SELECT floor(b * 1.01)::bigint FROM coarse WHERE b < 86400000000
+    )
+    SELECT array_agg(v ORDER BY v)
+    FROM (SELECT -b AS v FROM coarse WHERE b > 10000
+          UNION ALL
+          SELECT generate_series(-10000::bigint, 10000::bigint)
+          UNION ALL
+          SELECT b FROM coarse WHERE b > 10000) AS s
+$$;
+
+-- Name: FUNCTION lateness_lag_bounds_ms(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.lateness_lag_bounds_ms() IS 'Bucket bounds (ms) of the lag histogram of `orchestrator lateness`: 1 ms buckets within ±10 s, at most 1 % of the lag wide beyond, to ±1000 days. Bucket i is [bounds[i], bounds[i+1]), as width_bucket numbers them.';
+
+-- Name: local_day_start(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.local_day_start(p_timezone text, p_day date) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT (p_day::timestamp AT TIME ZONE p_timezone)
+$$;
+
+-- Name: FUNCTION local_day_start(p_timezone text, p_day date); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.local_day_start(p_timezone text, p_day date) IS 'Start of the local day p_day in p_timezone (its end is the next day''s start): the farm-local day bounds of the control database.';
+
+-- Name: provenance_pending(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.provenance_pending(p_farm text, p_day date) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT w.pending FROM farm_day_waiting(p_farm, p_day) AS w
+$$;
+
+-- Name: FUNCTION provenance_pending(p_farm text, p_day date); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.provenance_pending(p_farm text, p_day date) IS 'farm_day_waiting(...).pending: a recompute of the farm-day is requested or running, or marks of it are settling or announced and not drained: its numbers may still change. The pending column of window_provenance and day_provenance.';
+
+-- Name: report_monthly_availability(text, text, timestamp with time zone); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone DEFAULT now()) RETURNS TABLE(farm_id text, month text, scope text, day date, expected bigint, received bigint, available bigint, availability numeric, completeness numeric, turbines integer, registered_turbines integer, source text, path text, computed_at timestamp with time zone, complete_through timestamp with time zone, pending boolean, status text, held_back text[], why text)
+    LANGUAGE plpgsql STABLE
+    AS $_$
+#variable_conflict use_column
+DECLARE
+    v_first date;
+    v_last  date;
+BEGIN
+    IF coalesce(p_farm, '') = '' THEN
+        RAISE EXCEPTION 'farm: none given (psql -v farm=FARM_ID -v month=YYYY-MM -f sql/reports/monthly_availability.sql)'
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'farm';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM farm f WHERE f.id = p_farm) THEN
+        RAISE EXCEPTION 'farm "%": no such farm (SELECT id FROM farm lists them)', p_farm
+            USING ERRCODE = 'no_data_found', COLUMN = 'farm';
+    END IF;
+    IF coalesce(p_month, '') !~ '^[1-9][0-9]{3}-(0[1-9]|1[0-2])$' THEN
+        RAISE EXCEPTION 'month "%": want a calendar month as YYYY-MM, e.g. 2026-08', coalesce(p_month, '')
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'month';
+    END IF;
+    v_first := to_date(p_month || '-01', 'YYYY-MM-DD');
+    v_last := (v_first + interval '1 month')::date - 1;
+
+    RETURN QUERY
+    WITH days AS (
+        SELECT s.*, s.turbines > 0 AS has_rows
+        FROM generate_series(v_first::timestamp, v_last::timestamp, interval '1 day') AS g
+        CROSS JOIN LATERAL farm_day_status(p_farm, g::date, p_now) AS s
+    ),
+    shown AS (
+        -- A day without rows shows its windows as day_provenance sums them
+        -- (window_provenance's pick: a window's final row, else its fast row).
+        SELECT d.*,
+               coalesce(d.expected, w.expected)   AS n_expected,
+               coalesce(d.received, w.received)   AS n_received,
+               coalesce(d.available, w.available) AS n_available,
+               CASE WHEN d.has_rows THEN 'turbine_day' WHEN w.expected IS NOT NULL THEN 'farm_window' END AS n_source,
+               CASE WHEN d.has_rows THEN 'final' ELSE w.path END AS n_path,
+               coalesce(d.computed_at, w.computed_at) AS n_computed_at,
+               -- rows: every reading stored before the oldest row was
+               -- computed is counted (later ones are marked); windows: the
+               -- earliest watermark they were published or corrected at.
+               coalesce(d.oldest_computed_at, w.complete_through) AS n_complete_through
+        FROM days d
+        LEFT JOIN LATERAL (
+            SELECT dp.expected, dp.received, dp.available, dp.path, dp.computed_at, dp.complete_through
+            FROM day_provenance dp
+            WHERE NOT d.has_rows AND dp.farm_id = p_farm AND dp.day = d.day
+        ) AS w ON true
+    ),
+    -- The days holding the month back, per reason, and the days of each
+    -- note, as runs of consecutive days (a day minus its rank within the
+    -- reason is constant along a run).
+    runs AS (
+        SELECT h.kind, h.reason, min(h.day) AS first_day, max(h.day) AS last_day
+        FROM (SELECT u.kind, u.reason, sh.day,
+                     sh.day - (row_number() OVER (PARTITION BY u.kind, u.reason ORDER BY sh.day))::integer AS run
+              FROM shown sh
+              CROSS JOIN LATERAL (SELECT 1 AS kind, x AS reason FROM unnest(sh.held_back) AS x
+                                  UNION ALL
+                                  SELECT 2, x FROM unnest(sh.notes) AS x) AS u) AS h
+        GROUP BY h.kind, h.reason, h.run
+    ),
+    month_why AS (
+        SELECT array_agg(x.reason ORDER BY array_position(farm_day_reasons(), x.reason)) FILTER (WHERE x.kind = 1) AS held_back,
+               string_agg(x.reason || ': ' || x.days, '; ' ORDER BY x.kind, array_position(farm_day_reasons(), x.reason), x.reason) AS why
+        FROM (SELECT rn.kind, rn.reason,
+                     string_agg(CASE WHEN rn.first_day = rn.last_day THEN to_char(rn.first_day, 'YYYY-MM-DD')
+                                     ELSE to_char(rn.first_day, 'YYYY-MM-DD') || '..' || to_char(rn.last_day, 'YYYY-MM-DD') END,
+                                ', ' ORDER BY rn.first_day) AS days
+              FROM runs rn
+              GROUP BY rn.kind, rn.reason) AS x
+    )
+    SELECT p_farm, p_month, 'day'::text, sh.day,
+           sh.n_expected, sh.n_received, sh.n_available,
+           round(sh.n_available::numeric / nullif(sh.n_expected, 0), 6),
+           round(sh.n_received::numeric / nullif(sh.n_expected, 0), 6),
+           CASE WHEN sh.has_rows THEN sh.turbines_in_service END,
+           CASE WHEN sh.has_rows THEN sh.registered_turbines END,
+           sh.n_source, sh.n_path, sh.n_computed_at, sh.n_complete_through,
+           sh.pending, sh.status, sh.held_back, sh.why
+    FROM shown sh
+    UNION ALL
+    -- The total: a day with turbines in service and no numbers makes it
+    -- partial (it sums the other days only).
+    SELECT p_farm, p_month, 'month'::text, NULL::date,
+           sum(sh.n_expected)::bigint, sum(sh.n_received)::bigint, sum(sh.n_available)::bigint,
+           round(sum(sh.n_available)::numeric / nullif(sum(sh.n_expected), 0), 6),
+           round(sum(sh.n_received)::numeric / nullif(sum(sh.n_expected), 0), 6),
+           NULL::integer, NULL::integer,
+           CASE WHEN count(sh.n_source) = 0 THEN NULL
+                WHEN bool_or(sh.n_source IS NULL AND sh.registered_turbines > 0) THEN 'partial'
+                WHEN count(DISTINCT sh.n_source) = 1 THEN min(sh.n_source)
+                ELSE 'mixed' END,
+           CASE WHEN count(sh.n_path) = 0 THEN NULL
+                WHEN bool_or(sh.n_source IS NULL AND sh.registered_turbines > 0) THEN 'partial'
+                WHEN bool_or(sh.n_path = 'fast') THEN 'fast'
+                ELSE 'final' END,
+           max(sh.n_computed_at), min(sh.n_complete_through),
+           bool_or(sh.pending),
+           CASE WHEN bool_and(sh.status = 'final') THEN 'final' ELSE 'provisional' END,
+           (SELECT mw.held_back FROM month_why mw), (SELECT mw.why FROM month_why mw)
+    FROM shown sh
+    ORDER BY 3, 4;
+END
+$_$;
+
+-- Name: FUNCTION report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone) IS 'The monthly availability report of a farm (p_month YYYY-MM): one row per farm-local day and a month row (scope month), counts summed and rates computed from the sums; each day judged by farm_day_status (final only when it has ended, was rolled up after it closed, every mark of it is drained and no recompute is requested or running); the month is final when every day is. held_back/why say what holds a day or the month back. sql/reports/monthly_availability.sql formats it; orchestrator report monthly runs that file.';
+
+-- Name: river_job_not_started(bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.river_job_not_started(p_job_id bigint) RETURNS boolean
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN EXISTS (SELECT 1 FROM river_job WHERE id = p_job_id AND river_state_not_started(state::text));
+END
+$$;
+
+-- Name: river_job_rescue_abandoned(timestamp with time zone, integer); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.river_job_rescue_abandoned(p_now timestamp with time zone, p_running_for_s integer) RETURNS SETOF text
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RETURN QUERY
+    WITH abandoned AS (
+        SELECT j.id, j.attempted_by[array_upper(j.attempted_by, 1)] AS client
+        FROM river_job j
+        WHERE j.state = 'running'
+          AND j.attempted_at < p_now - make_interval(secs => p_running_for_s)
+          AND cardinality(j.attempted_by) > 0
+          AND NOT worker_alive(j.attempted_by[array_upper(j.attempted_by, 1)])
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE river_job j
+    SET state = CASE WHEN j.attempt < j.max_attempts THEN 'available' ELSE 'discarded' END::river_job_state,
+        scheduled_at = CASE WHEN j.attempt < j.max_attempts THEN p_now ELSE j.scheduled_at END,
+        finalized_at = CASE WHEN j.attempt < j.max_attempts THEN NULL ELSE p_now END,
+        errors = array_append(j.errors, jsonb_build_object(
+            'at', p_now, 'attempt', j.attempt, 'trace', '',
+            'error', format('the process working it (River client %s) is gone; given back by galewatch', a.client))),
+        metadata = j.metadata || jsonb_build_object('galewatch:abandoned_by', a.client)
+    FROM abandoned a
+    WHERE j.id = a.id AND j.state = 'running'
+    RETURNING format('job %s (%s, attempt %s of %s) of gone client %s: %s', j.id, j.kind, j.attempt, j.max_attempts, a.client, j.state);
+END
+$$;
+
+-- Name: FUNCTION river_job_rescue_abandoned(p_now timestamp with time zone, p_running_for_s integer); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.river_job_rescue_abandoned(p_now timestamp with time zone, p_running_for_s integer) IS 'Gives back River jobs running for at least p_running_for_s seconds whose worker process is gone (worker_alive false): available again, or discarded when out of attempts. Run by every serve/work process every few seconds.';
+
+-- Name: river_job_state_in_bitmask(bit, public.river_job_state); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.river_job_state_in_bitmask(bitmask bit, state public.river_job_state) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT CASE state
+        WHEN 'available' THEN get_bit(bitmask, 7)
+        WHEN 'cancelled' THEN get_bit(bitmask, 6)
+        WHEN 'completed' THEN get_bit(bitmask, 5)
+        WHEN 'discarded' THEN get_bit(bitmask, 4)
+        WHEN 'pending'   THEN get_bit(bitmask, 3)
+        WHEN 'retryable' THEN get_bit(bitmask, 2)
+        WHEN 'running'   THEN get_bit(bitmask, 1)
+        WHEN 'scheduled' THEN get_bit(bitmask, 0)
+        ELSE 0
+    END = 1;
+$$;
+
+-- Name: river_job_unfinished(bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.river_job_unfinished(p_job_id bigint) RETURNS boolean
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN EXISTS (SELECT 1 FROM river_job WHERE id = p_job_id AND river_state_unfinished(state::text));
+END
+$$;
+
+-- Name: river_state_not_started(text); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.river_state_not_started(p_state text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT p_state IN ('available', 'pending', 'retryable', 'scheduled')
+$$;
+
+-- Name: FUNCTION river_state_not_started(p_state text); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.river_state_not_started(p_state text) IS 'A River job in this state has yet to start (jobs.NotStartedStates).';
+
+-- Name: river_state_unfinished(text); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.river_state_unfinished(p_state text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT river_state_not_started(p_state) OR p_state = 'running'
+$$;
+
+-- Name: FUNCTION river_state_unfinished(p_state text); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.river_state_unfinished(p_state text) IS 'A River job in this state will still run, or is running (jobs.UnfinishedStates).';
+
+-- Name: rollup_day_unfinished(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.rollup_day_unfinished(p_farm text, p_day date) RETURNS boolean
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN EXISTS (
+        SELECT 1 FROM river_job
+        WHERE kind = 'rollup_day'
+          AND river_state_unfinished(state::text)
+          AND args ->> 'farm_id' = p_farm
+          AND args ->> 'day' = to_char(p_day, 'YYYY-MM-DD'));
+END
+$$;
+
+-- Name: turbine_day_closed_at_default(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.turbine_day_closed_at_default() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.closed_at IS NULL THEN
+        NEW.closed_at := farm_day_closes_at(NEW.farm_id, NEW.day);
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+-- Name: FUNCTION turbine_day_closed_at_default(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.turbine_day_closed_at_default() IS 'Fills turbine_day.closed_at, when a writer leaves it NULL, with farm_day_closes_at at the write.';
+
+-- Name: turbine_in_service(timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.turbine_in_service(p_commissioned_at timestamp with time zone, p_decommissioned_at timestamp with time zone, p_day_start timestamp with time zone, p_day_end timestamp with time zone) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT (p_commissioned_at IS NULL OR p_commissioned_at < p_day_end)
+       AND (p_decommissioned_at IS NULL OR p_decommissioned_at > p_day_start)
+$$;
+
+-- Name: FUNCTION turbine_in_service(p_commissioned_at timestamp with time zone, p_decommissioned_at timestamp with time zone, p_day_start timestamp with time zone, p_day_end timestamp with time zone); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.turbine_in_service(p_commissioned_at timestamp with time zone, p_decommissioned_at timestamp with time zone, p_day_start timestamp with time zone, p_day_end timestamp with time zone) IS 'A turbine (commissioned_at, decommissioned_at; NULL = open) is in service some time during [p_day_start, p_day_end).';
+
+-- Name: utc_text(timestamp with time zone); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.utc_text(p_at timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC'
+$$;
+
+-- Name: FUNCTION utc_text(p_at timestamp with time zone); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.utc_text(p_at timestamp with time zone) IS 'An instant as the reasons write it: YYYY-MM-DD HH:MM:SS UTC.';
+
+-- Name: worker_alive(text); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.worker_alive(p_client text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT EXISTS (
+        SELECT 1
+        FROM pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid = oid((worker_liveness_key(p_client) >> 32) & 4294967295)
+          AND l.objid = oid(worker_liveness_key(p_client) & 4294967295))
+$$;
+
+-- Name: FUNCTION worker_alive(p_client text); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.worker_alive(p_client text) IS 'True while the process of this River client id holds its liveness lock (worker_liveness_key).';
+
+-- Name: worker_liveness_key(text); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.worker_liveness_key(p_client text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT hashtextextended('galewatch.worker/' || p_client, 0)
+$$;
+
+-- Name: FUNCTION worker_liveness_key(p_client text); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.worker_liveness_key(p_client text) IS 'The session advisory lock a River client (by its id) holds on the control database while its process lives (internal/jobs.Liveness).';
+
+-- Name: alert; Type: TABLE; Schema: public
+
+CREATE TABLE public.alert (
+    kind text NOT NULL,
+    farm_id text NOT NULL,
+    scope text NOT NULL,
+    period_start timestamp with time zone NOT NULL,
+    day date NOT NULL,
+    raised_at timestamp with time zone NOT NULL,
+    threshold_pm integer,
+    detail jsonb NOT NULL,
+    message text NOT NULL,
+    CONSTRAINT alert_kind_check CHECK ((kind = ANY (ARRAY['divergence'::text, 'completeness'::text, 'window_sum'::text]))),
+    CONSTRAINT alert_scope_check CHECK ((scope = ANY (ARRAY['window'::text, 'day'::text])))
+);
+
+-- Name: TABLE alert; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.alert IS 'Raised conditions: divergence (fast vs final above divergence_alert_pm), completeness (a closed day short of expected by more than completeness_alert_pm; detail names the silent turbines and hours), window_sum (a bug alarm: a day''s windows do not add up to its turbine_day rows).';
+
+-- Name: COLUMN alert.kind; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.kind IS 'divergence, completeness or window_sum (a bug alarm).';
+
+-- Name: COLUMN alert.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN alert.scope; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.scope IS 'window or day.';
+
+-- Name: COLUMN alert.period_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.period_start IS 'The window''s start, or the farm-local day''s start.';
+
+-- Name: COLUMN alert.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.day IS 'The farm-local day.';
+
+-- Name: COLUMN alert.raised_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.raised_at IS 'When first raised (later measurements update detail and message, not this).';
+
+-- Name: COLUMN alert.threshold_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.threshold_pm IS 'The threshold in force when raised, per mille (NULL for a bug alarm).';
+
+-- Name: COLUMN alert.detail; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.detail IS 'The counts measured (and for completeness, the silent turbines and their silent hours).';
+
+-- Name: COLUMN alert.message; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert.message IS 'One line for an operator.';
+
+-- Name: alert_count; Type: TABLE; Schema: public
+
+CREATE TABLE public.alert_count (
+    farm_id text NOT NULL,
+    kind text NOT NULL,
+    alerts bigint NOT NULL,
+    last_raised_at timestamp with time zone NOT NULL,
+    CONSTRAINT alert_count_alerts_check CHECK ((alerts > 0))
+);
+
+-- Name: TABLE alert_count; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.alert_count IS 'Per farm and kind, how many alerts are raised and when the latest was: kept up to date by triggers on alert, so /metrics does not group the alert table on every scrape.';
+
+-- Name: COLUMN alert_count.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert_count.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN alert_count.kind; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert_count.kind IS 'The alert kind (divergence, completeness, window_sum).';
+
+-- Name: COLUMN alert_count.alerts; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert_count.alerts IS 'Alerts of the farm and kind in the alert table.';
+
+-- Name: COLUMN alert_count.last_raised_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.alert_count.last_raised_at IS 'The latest raised_at among them.';
+
+-- Name: farm_window; Type: TABLE; Schema: public
+
+CREATE TABLE public.farm_window (
+    farm_id text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    path text NOT NULL,
+    window_end timestamp with time zone NOT NULL,
+    day date NOT NULL,
+    expected bigint NOT NULL,
+    received bigint NOT NULL,
+    available bigint NOT NULL,
+    late bigint NOT NULL,
+    readings bigint NOT NULL,
+    computed_at timestamp with time zone NOT NULL,
+    complete_through timestamp with time zone NOT NULL,
+    revision integer NOT NULL,
+    job_id bigint,
+    CONSTRAINT farm_window_path_check CHECK ((path = ANY (ARRAY['fast'::text, 'final'::text])))
+)
+WITH (fillfactor='70');
+
+-- Name: TABLE farm_window; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.farm_window IS 'A farm''s counts per event-time window, by path: fast (published once at the watermark) and final (corrected by late readings, rewritten with a new revision). Sum of every turbine of the farm on every shard.';
+
+-- Name: COLUMN farm_window.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN farm_window.window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.window_start IS 'Window start: farm-local midnight + k * window_s.';
+
+-- Name: COLUMN farm_window.path; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.path IS 'fast: published at window end + allowed lateness, never changed. final: recomputed after late readings or at the close of the day.';
+
+-- Name: COLUMN farm_window.window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.window_end IS 'Window end (the day''s end for a last window cut short).';
+
+-- Name: COLUMN farm_window.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.day IS 'The farm-local day holding the window.';
+
+-- Name: COLUMN farm_window.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.expected IS 'Cadence slots starting in the window, over the farm''s turbines in service.';
+
+-- Name: COLUMN farm_window.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.received IS 'Of those, slots with a reading.';
+
+-- Name: COLUMN farm_window.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.available IS 'Of those, slots reported available.';
+
+-- Name: COLUMN farm_window.late; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.late IS 'Readings of the window that came in the backfill lane.';
+
+-- Name: COLUMN farm_window.readings; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.readings IS 'Readings of the window counted (received slots'' readings, beyond cadence, out of service), all turbines.';
+
+-- Name: COLUMN farm_window.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.computed_at IS 'When the row was written (for fast: its publication).';
+
+-- Name: COLUMN farm_window.complete_through; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.complete_through IS 'The watermark the row is complete through: computed_at - allowed lateness. Readings of the window that arrived after it are in a later final revision.';
+
+-- Name: COLUMN farm_window.revision; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.revision IS 'fast: 0. final: 1 on first write, + 1 on each rewrite.';
+
+-- Name: COLUMN farm_window.job_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window.job_id IS 'The River job that wrote the row (publish_windows or rollup_day); NULL outside River.';
+
+-- Name: window_provenance; Type: VIEW; Schema: public
+
+CREATE VIEW public.window_provenance AS
+ SELECT s.farm_id,
+    s.window_start,
+    s.window_end,
+    s.day,
+    s.path,
+    s.expected,
+    s.received,
+    s.available,
+    s.late,
+    s.computed_at,
+    s.complete_through,
+    s.revision,
+    public.provenance_pending(s.farm_id, s.day) AS pending
+   FROM ( SELECT DISTINCT ON (fw.farm_id, fw.day, fw.window_start) fw.farm_id,
+            fw.window_start,
+            fw.window_end,
+            fw.day,
+            fw.path,
+            fw.expected,
+            fw.received,
+            fw.available,
+            fw.late,
+            fw.computed_at,
+            fw.complete_through,
+            fw.revision
+           FROM public.farm_window fw
+          ORDER BY fw.farm_id, fw.day, fw.window_start, (fw.path = 'final'::text) DESC) s;
+
+-- Name: VIEW window_provenance; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.window_provenance IS 'Per farm window, the number to show: the final row when there is one, else the fast row; with its path, when it was computed, what it is complete through, its revision, and whether a recompute of its farm-day is requested or running.';
+
+-- Name: COLUMN window_provenance.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.farm_id IS 'The farm.';
+
+-- Name: COLUMN window_provenance.window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.window_start IS 'Window start.';
+
+-- Name: COLUMN window_provenance.window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.window_end IS 'Window end.';
+
+-- Name: COLUMN window_provenance.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.day IS 'The farm-local day.';
+
+-- Name: COLUMN window_provenance.path; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.path IS 'fast or final: which path made this number.';
+
+-- Name: COLUMN window_provenance.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.expected IS 'Expected slots (see farm_window).';
+
+-- Name: COLUMN window_provenance.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.received IS 'Received slots.';
+
+-- Name: COLUMN window_provenance.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.available IS 'Available slots.';
+
+-- Name: COLUMN window_provenance.late; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.late IS 'Readings that came in the backfill lane.';
+
+-- Name: COLUMN window_provenance.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.computed_at IS 'When the row was written.';
+
+-- Name: COLUMN window_provenance.complete_through; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.complete_through IS 'The watermark it is complete through (computed_at - allowed lateness).';
+
+-- Name: COLUMN window_provenance.revision; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.revision IS '0 for fast; the final row''s revision.';
+
+-- Name: COLUMN window_provenance.pending; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.window_provenance.pending IS 'Its farm-day''s numbers may still change: a recompute requested or running, or marks of the day settling or announced and not yet drained (provenance_pending).';
+
+-- Name: day_provenance; Type: VIEW; Schema: public
+
+CREATE VIEW public.day_provenance AS
+ SELECT wp.farm_id,
+    wp.day,
+    min(wp.window_start) AS first_window_start,
+    max(wp.window_end) AS last_window_end,
+    (count(*))::integer AS windows,
+    (count(*) FILTER (WHERE (wp.path = 'final'::text)))::integer AS final_windows,
+        CASE
+            WHEN bool_and((wp.path = 'final'::text)) THEN 'final'::text
+            ELSE 'fast'::text
+        END AS path,
+    (sum(wp.expected))::bigint AS expected,
+    (sum(wp.received))::bigint AS received,
+    (sum(wp.available))::bigint AS available,
+    max(wp.computed_at) AS computed_at,
+    min(wp.complete_through) AS complete_through,
+    sum(wp.revision) AS revision,
+    public.provenance_pending(wp.farm_id, wp.day) AS pending
+   FROM public.window_provenance wp
+  GROUP BY wp.farm_id, wp.day;
+
+-- Name: VIEW day_provenance; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.day_provenance IS 'Per farm-day, the sum of its windows as window_provenance shows them: path final only when every window so far has a final row. turbine_day/farm_day hold the closed day''s rows.';
+
+-- Name: COLUMN day_provenance.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.farm_id IS 'The farm.';
+
+-- Name: COLUMN day_provenance.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.day IS 'The farm-local day.';
+
+-- Name: COLUMN day_provenance.first_window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.first_window_start IS 'Start of its first window shown.';
+
+-- Name: COLUMN day_provenance.last_window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.last_window_end IS 'End of its last window shown.';
+
+-- Name: COLUMN day_provenance.windows; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.windows IS 'Windows shown.';
+
+-- Name: COLUMN day_provenance.final_windows; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.final_windows IS 'Of those, windows with a final row.';
+
+-- Name: COLUMN day_provenance.path; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.path IS 'final when every window shown is final, else fast.';
+
+-- Name: COLUMN day_provenance.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.expected IS 'Sum of the windows'' expected.';
+
+-- Name: COLUMN day_provenance.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.received IS 'Sum of the windows'' received.';
+
+-- Name: COLUMN day_provenance.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.available IS 'Sum of the windows'' available.';
+
+-- Name: COLUMN day_provenance.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.computed_at IS 'Latest computed_at of its windows.';
+
+-- Name: COLUMN day_provenance.complete_through; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.complete_through IS 'Earliest complete_through of its windows: the day is complete through this watermark.';
+
+-- Name: COLUMN day_provenance.revision; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.revision IS 'Sum of its windows'' revisions.';
+
+-- Name: COLUMN day_provenance.pending; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.day_provenance.pending IS 'The day''s numbers may still change: a recompute requested or running, or marks of it settling or announced and not yet drained (provenance_pending).';
+
+-- Name: dirty_mark_announced; Type: TABLE; Schema: public
+
+CREATE TABLE public.dirty_mark_announced (
+    farm_id text NOT NULL,
+    day date NOT NULL,
+    shard_name text NOT NULL,
+    xact bigint NOT NULL,
+    marked_at timestamp with time zone NOT NULL
+);
+
+-- Name: TABLE dirty_mark_announced; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.dirty_mark_announced IS 'Dirty marks a writer announced before committing them on a shard, one row per farm-day and shard transaction, not yet passed by that shard''s drain: while a row remains, readings of its farm-day may be stored and not counted, and the day is not final (farm_day_status: shard not drained). Inserted by ingest (one statement per batch and shard), deleted by the drain whose read of the marks began after that transaction had finished. docs/dirty-marks.md.';
+
+-- Name: COLUMN dirty_mark_announced.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_announced.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN dirty_mark_announced.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_announced.day IS 'The farm-local day marked.';
+
+-- Name: COLUMN dirty_mark_announced.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_announced.shard_name IS 'The shard the marks are written on.';
+
+-- Name: COLUMN dirty_mark_announced.xact; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_announced.xact IS 'The writing shard transaction (pg_current_xact_id() on the shard, as a number): a drain whose snapshot of the shard saw it finished has read its marks, or it rolled back.';
+
+-- Name: COLUMN dirty_mark_announced.marked_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_announced.marked_at IS 'The writer''s clock of that batch (its marks'' created_at/updated_at).';
+
+-- Name: dirty_mark_settling; Type: TABLE; Schema: public
+
+CREATE TABLE public.dirty_mark_settling (
+    farm_id text NOT NULL,
+    day date NOT NULL,
+    shard_name text NOT NULL,
+    marked_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL
+);
+
+-- Name: TABLE dirty_mark_settling; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.dirty_mark_settling IS 'Dirty marks the drain has read on a shard and left there to settle (a burst of late readings still arriving becomes one recompute, docs/dirty-marks.md): their day has readings its numbers do not count yet. Replaced by every drain of the shard.';
+
+-- Name: COLUMN dirty_mark_settling.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_settling.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN dirty_mark_settling.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_settling.day IS 'The farm-local day marked.';
+
+-- Name: COLUMN dirty_mark_settling.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_settling.shard_name IS 'The shard holding the mark.';
+
+-- Name: COLUMN dirty_mark_settling.marked_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_settling.marked_at IS 'When the mark was first written (the writer''s clock).';
+
+-- Name: COLUMN dirty_mark_settling.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark_settling.updated_at IS 'When it was last widened (the writer''s clock).';
+
+-- Name: farm; Type: TABLE; Schema: public
+
+CREATE TABLE public.farm (
+    id text NOT NULL,
+    name text NOT NULL,
+    timezone text NOT NULL,
+    cadence_seconds integer DEFAULT 2 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    lane_threshold_ms integer,
+    early_tolerance_ms integer,
+    future_limit_s integer,
+    max_age_days integer,
+    window_s integer,
+    mark_margin_s integer,
+    allowed_lateness_s integer,
+    divergence_alert_pm integer,
+    completeness_alert_pm integer,
+    CONSTRAINT farm_allowed_lateness_s_check CHECK (((allowed_lateness_s >= 0) AND (allowed_lateness_s <= 86400))),
+    CONSTRAINT farm_cadence_seconds_check CHECK ((cadence_seconds > 0)),
+    CONSTRAINT farm_completeness_alert_pm_check CHECK (((completeness_alert_pm > 0) AND (completeness_alert_pm <= 1000))),
+    CONSTRAINT farm_divergence_alert_pm_check CHECK ((divergence_alert_pm > 0)),
+    CONSTRAINT farm_early_tolerance_ms_check CHECK ((early_tolerance_ms >= 0)),
+    CONSTRAINT farm_future_limit_s_check CHECK ((future_limit_s > 0)),
+    CONSTRAINT farm_lane_threshold_ms_check CHECK ((lane_threshold_ms > 0)),
+    CONSTRAINT farm_mark_margin_s_check CHECK ((mark_margin_s >= 30)),
+    CONSTRAINT farm_max_age_days_check CHECK ((max_age_days > 0)),
+    CONSTRAINT farm_window_s_check CHECK ((window_s > 0))
+);
+
+-- Name: TABLE farm; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.farm IS 'A wind farm. Its days are local days in its time zone.';
+
+-- Name: COLUMN farm.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.id IS 'Farm id as written in the fleet file (ardnave-point).';
+
+-- Name: COLUMN farm.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.name IS 'Display name.';
+
+-- Name: COLUMN farm.timezone; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.timezone IS 'IANA time zone (Europe/London); days, months and expected counts follow it.';
+
+-- Name: COLUMN farm.cadence_seconds; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.cadence_seconds IS 'Default reporting cadence of the farm''s turbines, in seconds.';
+
+-- Name: COLUMN farm.created_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.created_at IS 'When the farm was first registered.';
+
+-- Name: COLUMN farm.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.updated_at IS 'When a fleet apply last changed the farm.';
+
+-- Name: COLUMN farm.lane_threshold_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.lane_threshold_ms IS 'Override of fleet_rules.lane_threshold_ms for this farm; NULL = the fleet default.';
+
+-- Name: COLUMN farm.early_tolerance_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.early_tolerance_ms IS 'Override of fleet_rules.early_tolerance_ms; NULL = the fleet default.';
+
+-- Name: COLUMN farm.future_limit_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.future_limit_s IS 'Override of fleet_rules.future_limit_s; NULL = the fleet default.';
+
+-- Name: COLUMN farm.max_age_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.max_age_days IS 'Override of fleet_rules.max_age_days; NULL = the fleet default.';
+
+-- Name: COLUMN farm.window_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.window_s IS 'Override of fleet_rules.window_s (e.g. 600 for the 10-minute SCADA convention); NULL = the fleet default.';
+
+-- Name: COLUMN farm.mark_margin_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.mark_margin_s IS 'Override of fleet_rules.mark_margin_s; NULL = the fleet default.';
+
+-- Name: COLUMN farm.allowed_lateness_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.allowed_lateness_s IS 'Override of fleet_rules.allowed_lateness_s; NULL = the fleet default.';
+
+-- Name: COLUMN farm.divergence_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.divergence_alert_pm IS 'Override of fleet_rules.divergence_alert_pm; NULL = the fleet default.';
+
+-- Name: COLUMN farm.completeness_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.completeness_alert_pm IS 'Override of fleet_rules.completeness_alert_pm; NULL = the fleet default.';
+
+-- Name: turbine_day; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_day (
+    turbine_id text NOT NULL,
+    day date NOT NULL,
+    farm_id text NOT NULL,
+    shard_name text NOT NULL,
+    expected integer NOT NULL,
+    received integer NOT NULL,
+    available integer NOT NULL,
+    late integer NOT NULL,
+    early integer NOT NULL,
+    min_lag_ms bigint,
+    max_lag_ms bigint,
+    last_received_at timestamp with time zone,
+    computed_at timestamp with time zone NOT NULL,
+    job_id bigint,
+    beyond_cadence integer DEFAULT 0 NOT NULL,
+    out_of_service integer DEFAULT 0 NOT NULL,
+    silent_hours integer[] DEFAULT '{}'::integer[] NOT NULL,
+    closed_at timestamp with time zone NOT NULL
+);
+
+-- Name: TABLE turbine_day; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_day IS 'One row per turbine per farm-local day: expected, received and available readings. Recomputed whole from the readings and overwritten (never incremented) by rollup_day jobs.';
+
+-- Name: COLUMN turbine_day.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.turbine_id IS 'The turbine (turbine.id).';
+
+-- Name: COLUMN turbine_day.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.day IS 'The farm-local calendar day (farm.timezone).';
+
+-- Name: COLUMN turbine_day.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.farm_id IS 'The turbine''s farm (farm.id).';
+
+-- Name: COLUMN turbine_day.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.shard_name IS 'The shard the counts were read from.';
+
+-- Name: COLUMN turbine_day.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.expected IS 'Cadence slots the calendar expects: floor(seconds of the local day (23, 24 or 25 h) inside the turbine''s service interval / cadence). Slot k starts k cadences after the later of the day''s start and commissioning; the last slot runs to the end of the service interval in the day.';
+
+-- Name: COLUMN turbine_day.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.received IS 'Slots with at least one stored reading (by recorded_at, the turbine''s clock). Never more than expected.';
+
+-- Name: COLUMN turbine_day.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.available IS 'Slots whose every reading reports the turbine available (a slot with any unavailable reading is unavailable). Never more than received.';
+
+-- Name: COLUMN turbine_day.late; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.late IS 'Readings (not slots) that came in the backfill lane (recorded_at behind received_at by more than the lane threshold, default 60 s).';
+
+-- Name: COLUMN turbine_day.early; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.early IS 'Readings (not slots) stamped ahead of their received_at by more than the early tolerance (default 2 s): a fast clock.';
+
+-- Name: COLUMN turbine_day.min_lag_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.min_lag_ms IS 'Minimum of received_at - recorded_at in ms: the turbine''s clock offset estimate (negative = fast clock). NULL with no readings.';
+
+-- Name: COLUMN turbine_day.max_lag_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.max_lag_ms IS 'Maximum of received_at - recorded_at in ms. NULL with no readings.';
+
+-- Name: COLUMN turbine_day.last_received_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.last_received_at IS 'Latest received_at among the day''s readings: what the row is complete through, as far as arrivals go.';
+
+-- Name: COLUMN turbine_day.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.computed_at IS 'When the recompute that wrote this row ran (its shard snapshot was opened just before).';
+
+-- Name: COLUMN turbine_day.job_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.job_id IS 'The River job (river_job.id) that wrote the row; NULL when computed outside River.';
+
+-- Name: COLUMN turbine_day.beyond_cadence; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.beyond_cadence IS 'Readings in service that landed in a slot already counted: the turbine reported faster than its registered cadence. Not in received or available.';
+
+-- Name: COLUMN turbine_day.out_of_service; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.out_of_service IS 'Readings of the local day outside the turbine''s service interval (before commissioning, at or after decommissioning). Not in received or available.';
+
+-- Name: COLUMN turbine_day.silent_hours; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.silent_hours IS 'Local hours of the day (0 = the hour from local midnight) in which the turbine expected readings and received none.';
+
+-- Name: COLUMN turbine_day.closed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.closed_at IS 'When the day counted as closed when this row was written: its end + the farm''s allowed lateness then in force (farm_day_closes_at). A row computed at or after it counts every reading that wrote no dirty mark.';
+
+-- Name: farm_day; Type: VIEW; Schema: public
+
+CREATE VIEW public.farm_day AS
+ SELECT k.farm_id,
+    k.day,
+    s.turbines,
+    s.turbines_in_service,
+    s.expected,
+    s.received,
+    s.available,
+    round(((s.available)::numeric / (NULLIF(s.expected, 0))::numeric), 6) AS availability,
+    round(((s.received)::numeric / (NULLIF(s.expected, 0))::numeric), 6) AS completeness,
+    round((((s.expected - s.received))::numeric / (NULLIF(s.expected, 0))::numeric), 6) AS unknown,
+    s.late,
+    s.early,
+    s.beyond_cadence,
+    s.out_of_service,
+    s.last_received_at,
+    s.oldest_computed_at,
+    s.computed_at,
+    s.computed_after_close AS computed_after_day_end,
+    s.pending,
+    s.registered_turbines,
+    s.closed_at,
+    s.status,
+    s.held_back,
+    s.notes,
+    s.why
+   FROM (( SELECT DISTINCT td.farm_id,
+            td.day
+           FROM public.turbine_day td) k
+     CROSS JOIN LATERAL public.farm_day_status(k.farm_id, k.day, now()) s(farm_id, day, day_start, day_end, registered_turbines, turbines, turbines_in_service, expected, received, available, late, early, beyond_cadence, out_of_service, last_received_at, oldest_computed_at, computed_at, closed_at, computed_after_close, pending, status, held_back, notes, why));
+
+-- Name: VIEW farm_day; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.farm_day IS 'Per farm and farm-local day with turbine_day rows: the sums and the rates computed from them at read time, and whether the day is final now (farm_day_status, the rule the monthly report uses). Filter on farm_id and day: each row asks River and the drain about its day.';
+
+-- Name: COLUMN farm_day.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN farm_day.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.day IS 'The farm-local calendar day.';
+
+-- Name: COLUMN farm_day.turbines; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.turbines IS 'Turbine rows for the day (retired turbines included: their rows are kept).';
+
+-- Name: COLUMN farm_day.turbines_in_service; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.turbines_in_service IS 'Turbine rows of turbines in service some time that day (per the registry now, turbine_in_service).';
+
+-- Name: COLUMN farm_day.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.expected IS 'Sum of turbine_day.expected: cadence slots the calendar expects.';
+
+-- Name: COLUMN farm_day.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.received IS 'Sum of turbine_day.received: slots with a reading.';
+
+-- Name: COLUMN farm_day.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.available IS 'Sum of turbine_day.available: slots reporting the turbine available.';
+
+-- Name: COLUMN farm_day.availability; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.availability IS 'available / expected. Conservative: silence counts against the farm, since missing telemetry is not missing at random.';
+
+-- Name: COLUMN farm_day.completeness; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.completeness IS 'received / expected.';
+
+-- Name: COLUMN farm_day.unknown; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.unknown IS '(expected - received) / expected: the share of the day we have no reading for.';
+
+-- Name: COLUMN farm_day.late; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.late IS 'Sum of turbine_day.late: readings that came in the backfill lane.';
+
+-- Name: COLUMN farm_day.early; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.early IS 'Sum of turbine_day.early: readings stamped by a fast clock.';
+
+-- Name: COLUMN farm_day.beyond_cadence; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.beyond_cadence IS 'Sum of turbine_day.beyond_cadence: readings faster than the registered cadence, not counted as received.';
+
+-- Name: COLUMN farm_day.out_of_service; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.out_of_service IS 'Sum of turbine_day.out_of_service: readings outside the turbines'' service intervals, not counted.';
+
+-- Name: COLUMN farm_day.last_received_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.last_received_at IS 'Latest arrival counted in the day.';
+
+-- Name: COLUMN farm_day.oldest_computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.oldest_computed_at IS 'The oldest turbine row''s recompute time: every reading stored before it is counted (later ones are marked).';
+
+-- Name: COLUMN farm_day.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.computed_at IS 'The newest turbine row''s recompute time.';
+
+-- Name: COLUMN farm_day.computed_after_day_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.computed_after_day_end IS 'Every turbine row was computed at or after its day closed (turbine_day.closed_at: the day''s end + the allowed lateness in force when the row was written). False: rolled up before the day closed, provisional.';
+
+-- Name: COLUMN farm_day.pending; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.pending IS 'A recompute of this day is requested (rollup_pending), marks of it are settling (dirty_mark_settling) or announced and not yet drained (dirty_mark_announced), or a rollup_day job of it is queued or running. True: the numbers are about to change.';
+
+-- Name: COLUMN farm_day.registered_turbines; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.registered_turbines IS 'Turbines of the farm in service some time that day, per the registry. turbines_in_service < registered_turbines means a shard''s rollup has not landed: the day is incomplete, whatever its rates say.';
+
+-- Name: COLUMN farm_day.closed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.closed_at IS 'The latest turbine_day.closed_at of its rows: when the day counted as closed when they were written.';
+
+-- Name: COLUMN farm_day.status; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.status IS 'final or provisional, judged now by farm_day_status (the monthly report''s rule).';
+
+-- Name: COLUMN farm_day.held_back; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.held_back IS 'The reasons the day is provisional (farm_day_reasons() order); NULL when final.';
+
+-- Name: COLUMN farm_day.notes; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.notes IS 'Facts that do not hold the day back: no turbines in service.';
+
+-- Name: COLUMN farm_day.why; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day.why IS 'held_back with details, then the notes; NULL when there is nothing to say.';
+
+-- Name: farm_freshness; Type: VIEW; Schema: public
+
+CREATE VIEW public.farm_freshness AS
+ SELECT f.id AS farm_id,
+    fw.window_end AS published_through,
+    fw.complete_through,
+    fw.computed_at AS last_published_at,
+    (EXTRACT(epoch FROM (now() - fw.complete_through)))::double precision AS behind_s
+   FROM (public.farm f
+     LEFT JOIN LATERAL ( SELECT w.window_end,
+            w.complete_through,
+            w.computed_at
+           FROM public.farm_window w
+          WHERE ((w.farm_id = f.id) AND (w.path = 'fast'::text))
+          ORDER BY w.window_start DESC
+         LIMIT 1) fw ON (true));
+
+-- Name: VIEW farm_freshness; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.farm_freshness IS 'Per farm: the end of its last published window, the watermark it was published at, and now() - that watermark in seconds (behind_s). A farm whose behind grows is not being published (its shard down, the fast path stopped).';
+
+-- Name: COLUMN farm_freshness.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_freshness.farm_id IS 'The farm.';
+
+-- Name: COLUMN farm_freshness.published_through; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_freshness.published_through IS 'End of the last window published (fast).';
+
+-- Name: COLUMN farm_freshness.complete_through; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_freshness.complete_through IS 'The latest watermark published at.';
+
+-- Name: COLUMN farm_freshness.last_published_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_freshness.last_published_at IS 'When the fast path last published for this farm.';
+
+-- Name: COLUMN farm_freshness.behind_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_freshness.behind_s IS 'now() - complete_through, in seconds (NULL before the first publication).';
+
+-- Name: farm_month; Type: VIEW; Schema: public
+
+CREATE VIEW public.farm_month AS
+ SELECT g.farm_id,
+    g.month,
+    g.days,
+    g.days_in_month,
+    g.turbine_days,
+    g.expected,
+    g.received,
+    g.available,
+    g.availability,
+    g.completeness,
+    g.unknown,
+    g.beyond_cadence,
+    g.out_of_service,
+    g.last_received_at,
+    g.computed_at,
+    g.computed_after_days_end,
+    g.pending,
+    g.all_turbines_rolled_up,
+    m.status,
+    m.held_back,
+    m.why
+   FROM (( SELECT fd.farm_id,
+            (date_trunc('month'::text, (fd.day)::timestamp with time zone))::date AS month,
+            (count(*))::integer AS days,
+            (EXTRACT(day FROM (date_trunc('month'::text, (fd.day)::timestamp with time zone) + '1 mon -1 days'::interval)))::integer AS days_in_month,
+            sum(fd.turbines) AS turbine_days,
+            (sum(fd.expected))::bigint AS expected,
+            (sum(fd.received))::bigint AS received,
+            (sum(fd.available))::bigint AS available,
+            round((sum(fd.available) / NULLIF(sum(fd.expected), (0)::numeric)), 6) AS availability,
+            round((sum(fd.received) / NULLIF(sum(fd.expected), (0)::numeric)), 6) AS completeness,
+            round(((sum(fd.expected) - sum(fd.received)) / NULLIF(sum(fd.expected), (0)::numeric)), 6) AS unknown,
+            (sum(fd.beyond_cadence))::bigint AS beyond_cadence,
+            (sum(fd.out_of_service))::bigint AS out_of_service,
+            max(fd.last_received_at) AS last_received_at,
+            max(fd.computed_at) AS computed_at,
+            bool_and(fd.computed_after_day_end) AS computed_after_days_end,
+            bool_or(fd.pending) AS pending,
+            bool_and((fd.turbines_in_service >= fd.registered_turbines)) AS all_turbines_rolled_up
+           FROM public.farm_day fd
+          GROUP BY fd.farm_id, (date_trunc('month'::text, (fd.day)::timestamp with time zone))) g
+     CROSS JOIN LATERAL ( SELECT r.status,
+            r.held_back,
+            r.why
+           FROM public.report_monthly_availability(g.farm_id, to_char((g.month)::timestamp with time zone, 'YYYY-MM'::text)) r(farm_id, month, scope, day, expected, received, available, availability, completeness, turbines, registered_turbines, source, path, computed_at, complete_through, pending, status, held_back, why)
+          WHERE (r.scope = 'month'::text)) m);
+
+-- Name: VIEW farm_month; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.farm_month IS 'Per farm and calendar month in the farm''s zone with rolled-up days: sums of farm_day and rates computed at read time, and the month''s status as the monthly report judges it now.';
+
+-- Name: COLUMN farm_month.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN farm_month.month; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.month IS 'First day of the calendar month, in the farm''s zone.';
+
+-- Name: COLUMN farm_month.days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.days IS 'Days of the month with rollup rows; compare with days_in_month before quoting the month.';
+
+-- Name: COLUMN farm_month.days_in_month; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.days_in_month IS 'Calendar days in the month.';
+
+-- Name: COLUMN farm_month.turbine_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.turbine_days IS 'Turbine-day rows summed.';
+
+-- Name: COLUMN farm_month.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.expected IS 'Sum of expected slots over the month''s rolled-up days.';
+
+-- Name: COLUMN farm_month.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.received IS 'Sum of received slots.';
+
+-- Name: COLUMN farm_month.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.available IS 'Sum of available slots.';
+
+-- Name: COLUMN farm_month.availability; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.availability IS 'available / expected over the month.';
+
+-- Name: COLUMN farm_month.completeness; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.completeness IS 'received / expected over the month.';
+
+-- Name: COLUMN farm_month.unknown; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.unknown IS '(expected - received) / expected over the month.';
+
+-- Name: COLUMN farm_month.beyond_cadence; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.beyond_cadence IS 'Readings faster than the registered cadence over the month, not counted.';
+
+-- Name: COLUMN farm_month.out_of_service; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.out_of_service IS 'Readings outside service intervals over the month, not counted.';
+
+-- Name: COLUMN farm_month.last_received_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.last_received_at IS 'Latest arrival counted in the month.';
+
+-- Name: COLUMN farm_month.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.computed_at IS 'The newest recompute among the month''s rows.';
+
+-- Name: COLUMN farm_month.computed_after_days_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.computed_after_days_end IS 'Every rolled-up day''s rows were computed at or after that day closed (farm_day.computed_after_day_end).';
+
+-- Name: COLUMN farm_month.pending; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.pending IS 'Some rolled-up day of the month is pending (farm_day.pending).';
+
+-- Name: COLUMN farm_month.all_turbines_rolled_up; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.all_turbines_rolled_up IS 'Every rolled-up day has a row for every turbine the registry had in service that day (rows of retired turbines do not count towards it); days without rows are not counted here (see status).';
+
+-- Name: COLUMN farm_month.status; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.status IS 'final or provisional: the monthly report''s month row judged now (report_monthly_availability), over every calendar day of the month.';
+
+-- Name: COLUMN farm_month.held_back; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.held_back IS 'The reasons some day of the month is provisional; NULL when final.';
+
+-- Name: COLUMN farm_month.why; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_month.why IS 'The days holding the month back, per reason, and the notes (no turbines in service), as the report''s total row says them.';
+
+-- Name: fleet_rules; Type: TABLE; Schema: public
+
+CREATE TABLE public.fleet_rules (
+    id boolean DEFAULT true NOT NULL,
+    lane_threshold_ms integer DEFAULT 60000 NOT NULL,
+    early_tolerance_ms integer DEFAULT 2000 NOT NULL,
+    future_limit_s integer DEFAULT 86400 NOT NULL,
+    max_age_days integer DEFAULT 400 NOT NULL,
+    window_s integer DEFAULT 60 NOT NULL,
+    mark_margin_s integer DEFAULT 30 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    allowed_lateness_s integer DEFAULT 60 NOT NULL,
+    divergence_alert_pm integer DEFAULT 30 NOT NULL,
+    completeness_alert_pm integer DEFAULT 10 NOT NULL,
+    reject_rows_kept integer DEFAULT 1000 NOT NULL,
+    reject_retention_days integer DEFAULT 30 NOT NULL,
+    CONSTRAINT fleet_rules_allowed_lateness_s_check CHECK (((allowed_lateness_s >= 0) AND (allowed_lateness_s <= 86400))),
+    CONSTRAINT fleet_rules_completeness_alert_pm_check CHECK (((completeness_alert_pm > 0) AND (completeness_alert_pm <= 1000))),
+    CONSTRAINT fleet_rules_divergence_alert_pm_check CHECK ((divergence_alert_pm > 0)),
+    CONSTRAINT fleet_rules_early_tolerance_ms_check CHECK ((early_tolerance_ms >= 0)),
+    CONSTRAINT fleet_rules_future_limit_s_check CHECK ((future_limit_s > 0)),
+    CONSTRAINT fleet_rules_id_check CHECK (id),
+    CONSTRAINT fleet_rules_lane_threshold_ms_check CHECK ((lane_threshold_ms > 0)),
+    CONSTRAINT fleet_rules_mark_margin_s_check CHECK ((mark_margin_s >= 30)),
+    CONSTRAINT fleet_rules_max_age_days_check CHECK ((max_age_days > 0)),
+    CONSTRAINT fleet_rules_reject_retention_days_check CHECK (((reject_retention_days > 0) AND (reject_retention_days <= 100000))),
+    CONSTRAINT fleet_rules_reject_rows_kept_check CHECK (((reject_rows_kept >= 0) AND (reject_rows_kept <= 1000000))),
+    CONSTRAINT fleet_rules_window_s_check CHECK ((window_s > 0))
+);
+
+-- Name: TABLE fleet_rules; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.fleet_rules IS 'Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file''s rules: section). A farm may override each one (farm.*); farm_rules gives the effective values.';
+
+-- Name: COLUMN fleet_rules.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.id IS 'Always true: the table holds one row.';
+
+-- Name: COLUMN fleet_rules.lane_threshold_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.lane_threshold_ms IS 'A reading whose recorded_at is more than this behind its received_at is backfill lane, and counted in turbine_day.late.';
+
+-- Name: COLUMN fleet_rules.early_tolerance_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.early_tolerance_ms IS 'A reading whose recorded_at is more than this ahead of its received_at is early (a fast clock), counted in turbine_day.early.';
+
+-- Name: COLUMN fleet_rules.future_limit_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.future_limit_s IS 'A clock further ahead than this is rejected at ingest: recorded_at of received_at, or either of the ingest clock.';
+
+-- Name: COLUMN fleet_rules.max_age_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.max_age_days IS 'A reading recorded longer ago than this (by the ingest clock) is rejected at ingest.';
+
+-- Name: COLUMN fleet_rules.window_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.window_s IS 'Event-time window length of the fast path and of corrections (default 60 s; 600 s is the 10-minute SCADA convention), counted from farm-local midnight. Also the unit of the dirty-mark rule.';
+
+-- Name: COLUMN fleet_rules.mark_margin_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.mark_margin_s IS 'The write bound of the dirty-mark rule: an inserted reading marks its turbine-window when written at or after (window end + allowed lateness - this margin). At least 30 s: ingest bounds a write transaction at 20 s.';
+
+-- Name: COLUMN fleet_rules.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.updated_at IS 'When a fleet apply last changed the defaults.';
+
+-- Name: COLUMN fleet_rules.allowed_lateness_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.allowed_lateness_s IS 'The fast path publishes a window once its end + this much has passed on the clock (the watermark is now - allowed lateness). orchestrator lateness measures what it should be.';
+
+-- Name: COLUMN fleet_rules.divergence_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.divergence_alert_pm IS 'A final window or farm-day whose received or available differs from the fast number by more than this, per mille of the final, raises a divergence alert.';
+
+-- Name: COLUMN fleet_rules.completeness_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.completeness_alert_pm IS 'A closed farm-day whose received falls short of expected by more than this, per mille, raises a completeness alert naming the silent turbines and hours.';
+
+-- Name: COLUMN fleet_rules.reject_rows_kept; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.reject_rows_kept IS 'Refused lines of one body or file stored verbatim in ingest_reject (the first ones, in line order); the rest are counted per reason in one ingest_reject_summary row. Fleet-wide only.';
+
+-- Name: COLUMN fleet_rules.reject_retention_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.reject_retention_days IS 'ingest_reject and ingest_reject_summary rows older than this many days (by rejected_at, the ingest clock) are deleted by the partitions job. Fleet-wide only.';
+
+-- Name: farm_rules; Type: VIEW; Schema: public
+
+CREATE VIEW public.farm_rules AS
+ SELECT f.id AS farm_id,
+    COALESCE(f.lane_threshold_ms, r.lane_threshold_ms) AS lane_threshold_ms,
+    COALESCE(f.early_tolerance_ms, r.early_tolerance_ms) AS early_tolerance_ms,
+    COALESCE(f.future_limit_s, r.future_limit_s) AS future_limit_s,
+    COALESCE(f.max_age_days, r.max_age_days) AS max_age_days,
+    COALESCE(f.window_s, r.window_s) AS window_s,
+    COALESCE(f.mark_margin_s, r.mark_margin_s) AS mark_margin_s,
+    COALESCE(f.allowed_lateness_s, r.allowed_lateness_s) AS allowed_lateness_s,
+    COALESCE(f.divergence_alert_pm, r.divergence_alert_pm) AS divergence_alert_pm,
+    COALESCE(f.completeness_alert_pm, r.completeness_alert_pm) AS completeness_alert_pm
+   FROM (public.farm f
+     CROSS JOIN public.fleet_rules r);
+
+-- Name: VIEW farm_rules; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.farm_rules IS 'The rules in force for each farm: its override, else the fleet default. The one place ingest and the rollup read them from.';
+
+-- Name: COLUMN farm_rules.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN farm_rules.lane_threshold_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.lane_threshold_ms IS 'Backfill lane / turbine_day.late threshold in force, ms.';
+
+-- Name: COLUMN farm_rules.early_tolerance_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.early_tolerance_ms IS 'Early / turbine_day.early tolerance in force, ms.';
+
+-- Name: COLUMN farm_rules.future_limit_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.future_limit_s IS 'Future limit in force at ingest, s.';
+
+-- Name: COLUMN farm_rules.max_age_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.max_age_days IS 'Maximum age in force at ingest, days.';
+
+-- Name: COLUMN farm_rules.window_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.window_s IS 'Window of the dirty-mark rule in force, s.';
+
+-- Name: COLUMN farm_rules.mark_margin_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.mark_margin_s IS 'Margin of the dirty-mark rule in force, s.';
+
+-- Name: COLUMN farm_rules.allowed_lateness_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.allowed_lateness_s IS 'Allowed lateness of the fast path in force, s.';
+
+-- Name: COLUMN farm_rules.divergence_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.divergence_alert_pm IS 'Divergence alert threshold in force, per mille.';
+
+-- Name: COLUMN farm_rules.completeness_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.completeness_alert_pm IS 'Completeness alert threshold in force, per mille short of expected.';
+
+-- Name: farm_window_part; Type: TABLE; Schema: public
+
+CREATE TABLE public.farm_window_part (
+    farm_id text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    shard_name text NOT NULL,
+    window_end timestamp with time zone NOT NULL,
+    day date NOT NULL,
+    expected bigint NOT NULL,
+    received bigint NOT NULL,
+    available bigint NOT NULL,
+    late bigint NOT NULL,
+    readings bigint NOT NULL,
+    shard_xid bigint NOT NULL,
+    computed_at timestamp with time zone NOT NULL
+)
+WITH (fillfactor='70');
+
+-- Name: TABLE farm_window_part; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.farm_window_part IS 'One shard''s share of a farm''s window (its turbines of the farm). Written by the fast path and rollup_day jobs; a final farm_window row is the sum over the farm''s shards.';
+
+-- Name: COLUMN farm_window_part.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN farm_window_part.window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.window_start IS 'Window start.';
+
+-- Name: COLUMN farm_window_part.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.shard_name IS 'The shard whose turbines of the farm this part sums.';
+
+-- Name: COLUMN farm_window_part.window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.window_end IS 'Window end.';
+
+-- Name: COLUMN farm_window_part.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.day IS 'The farm-local day holding the window.';
+
+-- Name: COLUMN farm_window_part.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.expected IS 'Cadence slots starting in the window, this shard''s turbines of the farm.';
+
+-- Name: COLUMN farm_window_part.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.received IS 'Of those, slots with a reading.';
+
+-- Name: COLUMN farm_window_part.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.available IS 'Of those, slots reported available.';
+
+-- Name: COLUMN farm_window_part.late; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.late IS 'Readings of the window that came in the backfill lane.';
+
+-- Name: COLUMN farm_window_part.readings; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.readings IS 'Readings of the window counted.';
+
+-- Name: COLUMN farm_window_part.shard_xid; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.shard_xid IS 'The shard transaction that computed it (pg_current_xact_id): writes of one farm-day on a shard are serialised, so a larger id is a newer snapshot.';
+
+-- Name: COLUMN farm_window_part.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_part.computed_at IS 'Clock of the computation that wrote the part.';
+
+-- Name: goose_db_version; Type: TABLE; Schema: public
+
+CREATE TABLE public.goose_db_version (
+    id integer NOT NULL,
+    version_id bigint NOT NULL,
+    is_applied boolean NOT NULL,
+    tstamp timestamp without time zone DEFAULT now() NOT NULL
+);
+
+-- Name: goose_db_version_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.goose_db_version ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.goose_db_version_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: ingest_reject; Type: TABLE; Schema: public
+
+CREATE TABLE public.ingest_reject (
+    id bigint NOT NULL,
+    source text NOT NULL,
+    line bigint NOT NULL,
+    raw text NOT NULL,
+    reason text NOT NULL,
+    rejected_at timestamp with time zone DEFAULT now() NOT NULL,
+    raw_escaped boolean DEFAULT false NOT NULL,
+    raw_bytes bytea,
+    raw_length integer,
+    kind text
+);
+
+-- Name: TABLE ingest_reject; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.ingest_reject IS 'Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.';
+
+-- Name: COLUMN ingest_reject.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.id IS 'Row id, in order of rejection.';
+
+-- Name: COLUMN ingest_reject.source; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.source IS 'Where the line came from: a file path, "-" for stdin, or "http:<remote address>".';
+
+-- Name: COLUMN ingest_reject.line; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.line IS 'Line number in the source (1-based; a CSV header is line 1).';
+
+-- Name: COLUMN ingest_reject.raw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.raw IS 'The line as received, cut to its first 4 KiB on a character boundary. Bytes that are not UTF-8 text (invalid sequences, NUL) are written as \xNN; raw_escaped says so.';
+
+-- Name: COLUMN ingest_reject.reason; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.reason IS 'What was wrong, naming the field and value.';
+
+-- Name: COLUMN ingest_reject.rejected_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.rejected_at IS 'When ingest refused the line (the ingest clock).';
+
+-- Name: COLUMN ingest_reject.raw_escaped; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.raw_escaped IS 'True when raw had bytes written as \xNN; raw_bytes then holds the exact bytes.';
+
+-- Name: COLUMN ingest_reject.raw_bytes; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.raw_bytes IS 'The exact bytes of the line (first 4 KiB) when they are not storable as text; NULL otherwise.';
+
+-- Name: COLUMN ingest_reject.raw_length; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.raw_length IS 'Length of the whole line in bytes (raw keeps at most 4 KiB of it). NULL for rows rejected before this column existed.';
+
+-- Name: COLUMN ingest_reject.kind; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject.kind IS 'The kind of reason (invalid, unknown_turbine, future, too_old, retention, out_of_service): what ingest_reject_summary counts by. NULL for rows refused before this column existed.';
+
+-- Name: ingest_reject_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.ingest_reject ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.ingest_reject_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: ingest_reject_summary; Type: TABLE; Schema: public
+
+CREATE TABLE public.ingest_reject_summary (
+    id bigint NOT NULL,
+    source text NOT NULL,
+    kept bigint NOT NULL,
+    not_kept bigint NOT NULL,
+    not_kept_by_kind jsonb NOT NULL,
+    first_line_not_kept bigint NOT NULL,
+    last_line_not_kept bigint NOT NULL,
+    rows_kept_limit integer NOT NULL,
+    rejected_at timestamp with time zone NOT NULL,
+    CONSTRAINT ingest_reject_summary_kept_check CHECK ((kept >= 0)),
+    CONSTRAINT ingest_reject_summary_not_kept_check CHECK ((not_kept > 0))
+);
+
+-- Name: TABLE ingest_reject_summary; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.ingest_reject_summary IS 'One row per body or file that refused more lines than fleet_rules.reject_rows_kept: the lines not kept in ingest_reject, counted per kind of reason. Every refused line is a row of ingest_reject or counted here.';
+
+-- Name: COLUMN ingest_reject_summary.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.id IS 'Row id, in order of writing.';
+
+-- Name: COLUMN ingest_reject_summary.source; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.source IS 'Where the lines came from, as ingest_reject.source: a file path, "-" for stdin, or "http:<remote address>".';
+
+-- Name: COLUMN ingest_reject_summary.kept; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.kept IS 'Refused lines of the body or file stored verbatim in ingest_reject (the first ones).';
+
+-- Name: COLUMN ingest_reject_summary.not_kept; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.not_kept IS 'Refused lines of the body or file beyond the cap: counted here, not stored.';
+
+-- Name: COLUMN ingest_reject_summary.not_kept_by_kind; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.not_kept_by_kind IS 'not_kept per kind of reason (ingest_reject.kind), e.g. {"invalid": 3200, "unknown_turbine": 800}.';
+
+-- Name: COLUMN ingest_reject_summary.first_line_not_kept; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.first_line_not_kept IS 'Line number of the first refused line not kept.';
+
+-- Name: COLUMN ingest_reject_summary.last_line_not_kept; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.last_line_not_kept IS 'Line number of the last refused line not kept.';
+
+-- Name: COLUMN ingest_reject_summary.rows_kept_limit; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.rows_kept_limit IS 'fleet_rules.reject_rows_kept in force for this ingest.';
+
+-- Name: COLUMN ingest_reject_summary.rejected_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.ingest_reject_summary.rejected_at IS 'When the ingest of the body or file ended (the ingest clock); retention goes by it.';
+
+-- Name: ingest_reject_summary_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.ingest_reject_summary ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.ingest_reject_summary_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: publish_lag; Type: VIEW; Schema: public
+
+CREATE VIEW public.publish_lag AS
+ SELECT fw.farm_id,
+    fw.window_start,
+    fw.window_end,
+    fw.computed_at AS published_at,
+    (EXTRACT(epoch FROM (fw.computed_at - fw.complete_through)))::integer AS allowed_lateness_s,
+    ((EXTRACT(epoch FROM (fw.complete_through - fw.window_end)) * (1000)::numeric))::bigint AS lag_ms
+   FROM public.farm_window fw
+  WHERE (fw.path = 'fast'::text);
+
+-- Name: VIEW publish_lag; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.publish_lag IS 'Per published window: published_at - (window_end + allowed lateness), the delay of the fast path beyond its watermark.';
+
+-- Name: COLUMN publish_lag.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.publish_lag.farm_id IS 'The farm.';
+
+-- Name: COLUMN publish_lag.window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.publish_lag.window_start IS 'Window start.';
+
+-- Name: COLUMN publish_lag.window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.publish_lag.window_end IS 'Window end.';
+
+-- Name: COLUMN publish_lag.published_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.publish_lag.published_at IS 'When the fast row was written.';
+
+-- Name: COLUMN publish_lag.allowed_lateness_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.publish_lag.allowed_lateness_s IS 'The allowed lateness it was published with.';
+
+-- Name: COLUMN publish_lag.lag_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.publish_lag.lag_ms IS 'How long after end + allowed lateness it was published, ms.';
+
+-- Name: reconciliation; Type: TABLE; Schema: public
+
+CREATE TABLE public.reconciliation (
+    farm_id text NOT NULL,
+    scope text NOT NULL,
+    period_start timestamp with time zone NOT NULL,
+    day date NOT NULL,
+    fast_expected bigint NOT NULL,
+    fast_received bigint NOT NULL,
+    fast_available bigint NOT NULL,
+    final_expected bigint NOT NULL,
+    final_received bigint NOT NULL,
+    final_available bigint NOT NULL,
+    windows integer NOT NULL,
+    final_revision integer NOT NULL,
+    measured_at timestamp with time zone NOT NULL,
+    CONSTRAINT reconciliation_scope_check CHECK ((scope = ANY (ARRAY['window'::text, 'day'::text])))
+);
+
+-- Name: TABLE reconciliation; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.reconciliation IS 'The fast number against the final one, per window and per farm-day, as last measured (each final write re-measures). Per mille in reconciliation_pm.';
+
+-- Name: COLUMN reconciliation.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN reconciliation.scope; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.scope IS 'window: one window (period_start = its start). day: the farm-local day''s windows that have both a fast and a final row (period_start = the day''s start).';
+
+-- Name: COLUMN reconciliation.period_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.period_start IS 'Window start (scope window) or the farm-local day''s start (scope day).';
+
+-- Name: COLUMN reconciliation.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.day IS 'The farm-local day.';
+
+-- Name: COLUMN reconciliation.fast_expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.fast_expected IS 'Expected slots in the fast row(s).';
+
+-- Name: COLUMN reconciliation.fast_received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.fast_received IS 'Received slots in the fast row(s).';
+
+-- Name: COLUMN reconciliation.fast_available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.fast_available IS 'Available slots in the fast row(s).';
+
+-- Name: COLUMN reconciliation.final_expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.final_expected IS 'Expected slots in the final row(s).';
+
+-- Name: COLUMN reconciliation.final_received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.final_received IS 'Received slots in the final row(s).';
+
+-- Name: COLUMN reconciliation.final_available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.final_available IS 'Available slots in the final row(s).';
+
+-- Name: COLUMN reconciliation.windows; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.windows IS 'Windows compared (1 for scope window).';
+
+-- Name: COLUMN reconciliation.final_revision; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.final_revision IS 'The final row''s revision measured (for a day: the sum of its windows'' revisions).';
+
+-- Name: COLUMN reconciliation.measured_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation.measured_at IS 'When this comparison was made (the final write that triggered it).';
+
+-- Name: reconciliation_pm; Type: VIEW; Schema: public
+
+CREATE VIEW public.reconciliation_pm AS
+ SELECT r.farm_id,
+    r.scope,
+    r.period_start,
+    r.day,
+    r.fast_expected,
+    r.fast_received,
+    r.fast_available,
+    r.final_expected,
+    r.final_received,
+    r.final_available,
+    r.windows,
+    r.final_revision,
+    r.measured_at,
+        CASE
+            WHEN (r.final_received = 0) THEN (0)::numeric
+            ELSE round(((1000.0 * ((r.final_received - r.fast_received))::numeric) / (r.final_received)::numeric), 3)
+        END AS received_divergence_pm,
+        CASE
+            WHEN (r.final_available = 0) THEN (0)::numeric
+            ELSE round(((1000.0 * ((r.final_available - r.fast_available))::numeric) / (r.final_available)::numeric), 3)
+        END AS available_divergence_pm
+   FROM public.reconciliation r;
+
+-- Name: VIEW reconciliation_pm; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.reconciliation_pm IS 'reconciliation with the divergence (final - fast) / final in per mille, computed at read time.';
+
+-- Name: COLUMN reconciliation_pm.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.farm_id IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.scope; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.scope IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.period_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.period_start IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.day IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.fast_expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.fast_expected IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.fast_received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.fast_received IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.fast_available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.fast_available IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.final_expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.final_expected IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.final_received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.final_received IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.final_available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.final_available IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.windows; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.windows IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.final_revision; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.final_revision IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.measured_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.measured_at IS 'See reconciliation.';
+
+-- Name: COLUMN reconciliation_pm.received_divergence_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.received_divergence_pm IS '(final_received - fast_received) / final_received, per mille (0 when final_received is 0).';
+
+-- Name: COLUMN reconciliation_pm.available_divergence_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.reconciliation_pm.available_divergence_pm IS '(final_available - fast_available) / final_available, per mille (0 when final_available is 0).';
+
+-- Name: river_job; Type: TABLE; Schema: public
+
+CREATE TABLE public.river_job (
+    id bigint NOT NULL,
+    state public.river_job_state DEFAULT 'available'::public.river_job_state NOT NULL,
+    attempt smallint DEFAULT 0 NOT NULL,
+    max_attempts smallint DEFAULT 25 NOT NULL,
+    attempted_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    finalized_at timestamp with time zone,
+    scheduled_at timestamp with time zone DEFAULT now() NOT NULL,
+    priority smallint DEFAULT 1 NOT NULL,
+    args jsonb NOT NULL,
+    attempted_by text[],
+    errors jsonb[],
+    kind text NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    queue text DEFAULT 'default'::text NOT NULL,
+    tags character varying(255)[] DEFAULT '{}'::character varying[] NOT NULL,
+    unique_key bytea,
+    unique_states bit(8),
+    CONSTRAINT finalized_or_finalized_at_null CHECK ((((finalized_at IS NULL) AND (state <> ALL (ARRAY['cancelled'::public.river_job_state, 'completed'::public.river_job_state, 'discarded'::public.river_job_state]))) OR ((finalized_at IS NOT NULL) AND (state = ANY (ARRAY['cancelled'::public.river_job_state, 'completed'::public.river_job_state, 'discarded'::public.river_job_state]))))),
+    CONSTRAINT kind_length CHECK (((char_length(kind) > 0) AND (char_length(kind) < 128))),
+    CONSTRAINT max_attempts_is_positive CHECK ((max_attempts > 0)),
+    CONSTRAINT priority_in_range CHECK (((priority >= 1) AND (priority <= 4))),
+    CONSTRAINT queue_length CHECK (((char_length(queue) > 0) AND (char_length(queue) < 128)))
+);
+
+-- Name: river_job_id_seq; Type: SEQUENCE; Schema: public
+
+CREATE SEQUENCE public.river_job_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+-- Name: river_job_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+
+ALTER SEQUENCE public.river_job_id_seq OWNED BY public.river_job.id;
+
+-- Name: river_leader; Type: TABLE; Schema: public
+
+CREATE UNLOGGED TABLE public.river_leader (
+    elected_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    leader_id text NOT NULL,
+    name text DEFAULT 'default'::text NOT NULL,
+    CONSTRAINT leader_id_length CHECK (((char_length(leader_id) > 0) AND (char_length(leader_id) < 128))),
+    CONSTRAINT name_length CHECK ((name = 'default'::text))
+);
+
+-- Name: river_migration; Type: TABLE; Schema: public
+
+CREATE TABLE public.river_migration (
+    line text NOT NULL,
+    version bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT line_length CHECK (((char_length(line) > 0) AND (char_length(line) < 128))),
+    CONSTRAINT version_gte_1 CHECK ((version >= 1))
+);
+
+-- Name: river_notification; Type: TABLE; Schema: public
+
+CREATE TABLE public.river_notification (
+    id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    payload text NOT NULL,
+    topic text NOT NULL,
+    CONSTRAINT topic_length CHECK (((length(topic) > 0) AND (length(topic) < 128)))
+);
+
+-- Name: river_notification_id_seq; Type: SEQUENCE; Schema: public
+
+CREATE SEQUENCE public.river_notification_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+-- Name: river_notification_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+
+ALTER SEQUENCE public.river_notification_id_seq OWNED BY public.river_notification.id;
+
+-- Name: river_queue; Type: TABLE; Schema: public
+
+CREATE TABLE public.river_queue (
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    paused_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL
+);
+
+-- Name: rollup_pending; Type: TABLE; Schema: public
+
+CREATE TABLE public.rollup_pending (
+    farm_id text NOT NULL,
+    day date NOT NULL,
+    shard_name text NOT NULL,
+    turbine_ids text[],
+    job_id bigint NOT NULL,
+    requested_at timestamp with time zone NOT NULL
+);
+
+-- Name: TABLE rollup_pending; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.rollup_pending IS 'Farm-day-shards dirtied by late readings whose recompute job is queued but has not started. The job claims (deletes) the row before reading the shard.';
+
+-- Name: COLUMN rollup_pending.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.rollup_pending.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN rollup_pending.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.rollup_pending.day IS 'The farm-local day to recompute.';
+
+-- Name: COLUMN rollup_pending.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.rollup_pending.shard_name IS 'The shard whose turbines of the farm are recomputed.';
+
+-- Name: COLUMN rollup_pending.turbine_ids; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.rollup_pending.turbine_ids IS 'Turbines to recompute; NULL = every turbine of the farm on that shard.';
+
+-- Name: COLUMN rollup_pending.job_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.rollup_pending.job_id IS 'The queued rollup_day job that will claim this request.';
+
+-- Name: COLUMN rollup_pending.requested_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.rollup_pending.requested_at IS 'When the latest dirty mark was folded into this request.';
+
+-- Name: shard; Type: TABLE; Schema: public
+
+CREATE TABLE public.shard (
+    name text NOT NULL,
+    dsn text,
+    database text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: TABLE shard; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.shard IS 'A readings shard. Each holds the readings of the turbines routed to it.';
+
+-- Name: COLUMN shard.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard.name IS 'Shard name as written in the fleet file (s1, s2, ...).';
+
+-- Name: COLUMN shard.dsn; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard.dsn IS 'Connection string of the shard database without a password (passwords come from the environment or a pgpass file); NULL means a database of the control server (the embedded default).';
+
+-- Name: COLUMN shard.database; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard.database IS 'Database name on the control server when dsn is NULL; informational otherwise.';
+
+-- Name: COLUMN shard.created_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard.created_at IS 'When the shard was first registered.';
+
+-- Name: COLUMN shard.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard.updated_at IS 'When a fleet apply last changed the shard.';
+
+-- Name: shard_drain; Type: TABLE; Schema: public
+
+CREATE TABLE public.shard_drain (
+    shard_name text NOT NULL,
+    drained_through timestamp with time zone NOT NULL,
+    shard_clock_at timestamp with time zone NOT NULL,
+    marks_read integer NOT NULL
+);
+
+-- Name: TABLE shard_drain; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.shard_drain IS 'Per shard, when the drain last read its dirty marks and recorded them all (in rollup_pending or dirty_mark_settling), passing the announced marks whose transactions had finished (dirty_mark_announced). A shard with no row was never drained: the monthly report holds back its farms'' days (shard not drained).';
+
+-- Name: COLUMN shard_drain.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard_drain.shard_name IS 'The shard (shard.name).';
+
+-- Name: COLUMN shard_drain.drained_through; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard_drain.drained_through IS 'The drainer''s clock taken before it opened the read of the shard''s marks: every mark committed before it was read. Advanced only by a drain that read every mark and recorded them all. Shown, not judged by: finality follows dirty_mark_announced.';
+
+-- Name: COLUMN shard_drain.shard_clock_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard_drain.shard_clock_at IS 'The shard''s own clock (now()) in the transaction that read the marks; beside drained_through it shows the skew between the two clocks.';
+
+-- Name: COLUMN shard_drain.marks_read; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.shard_drain.marks_read IS 'How many marks that drain read.';
+
+-- Name: turbine; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine (
+    id text NOT NULL,
+    farm_id text NOT NULL,
+    shard_name text NOT NULL,
+    cadence_seconds integer DEFAULT 2 NOT NULL,
+    commissioned_at timestamp with time zone,
+    decommissioned_at timestamp with time zone,
+    in_fleet_file boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT turbine_cadence_seconds_check CHECK ((cadence_seconds > 0)),
+    CONSTRAINT turbine_check CHECK (((decommissioned_at IS NULL) OR (commissioned_at IS NULL) OR (decommissioned_at > commissioned_at)))
+);
+
+-- Name: TABLE turbine; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine IS 'A turbine, the farm it belongs to and the shard that holds its readings.';
+
+-- Name: COLUMN turbine.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.id IS 'Turbine id as it appears in readings (AP-001).';
+
+-- Name: COLUMN turbine.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN turbine.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.shard_name IS 'The shard holding the turbine''s readings (shard.name). Never changes: history stays where it was written.';
+
+-- Name: COLUMN turbine.cadence_seconds; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.cadence_seconds IS 'Seconds between readings; expected readings per day = seconds in service that day / cadence.';
+
+-- Name: COLUMN turbine.commissioned_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.commissioned_at IS 'Start of service; NULL = always. Expected counts are clipped to [commissioned_at, decommissioned_at).';
+
+-- Name: COLUMN turbine.decommissioned_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.decommissioned_at IS 'End of service; NULL = in service. Set automatically when a turbine disappears from the fleet file.';
+
+-- Name: COLUMN turbine.in_fleet_file; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.in_fleet_file IS 'False once the turbine was removed from the fleet file (its history is kept).';
+
+-- Name: COLUMN turbine.created_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.created_at IS 'When the turbine was first registered.';
+
+-- Name: COLUMN turbine.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine.updated_at IS 'When a fleet apply last changed the turbine.';
+
+-- Name: river_job id; Type: DEFAULT; Schema: public
+
+ALTER TABLE ONLY public.river_job ALTER COLUMN id SET DEFAULT nextval('public.river_job_id_seq'::regclass);
+
+-- Name: river_notification id; Type: DEFAULT; Schema: public
+
+ALTER TABLE ONLY public.river_notification ALTER COLUMN id SET DEFAULT nextval('public.river_notification_id_seq'::regclass);
+
+-- Name: alert_count alert_count_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.alert_count
+    ADD CONSTRAINT alert_count_pkey PRIMARY KEY (farm_id, kind);
+
+-- Name: alert alert_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.alert
+    ADD CONSTRAINT alert_pkey PRIMARY KEY (kind, farm_id, scope, period_start);
+
+-- Name: dirty_mark_announced dirty_mark_announced_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.dirty_mark_announced
+    ADD CONSTRAINT dirty_mark_announced_pkey PRIMARY KEY (farm_id, day, shard_name, xact);
+
+-- Name: dirty_mark_settling dirty_mark_settling_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.dirty_mark_settling
+    ADD CONSTRAINT dirty_mark_settling_pkey PRIMARY KEY (farm_id, day, shard_name);
+
+-- Name: farm farm_id_bounded; Type: CHECK CONSTRAINT; Schema: public
+
+ALTER TABLE public.farm
+    ADD CONSTRAINT farm_id_bounded CHECK (((char_length(id) <= 111) AND (id ~ '^[A-Za-z0-9][A-Za-z0-9._-]*$'::text))) NOT VALID;
+
+-- Name: CONSTRAINT farm_id_bounded ON farm; Type: COMMENT; Schema: public
+
+COMMENT ON CONSTRAINT farm_id_bounded ON public.farm IS 'At most 111 characters (River periodic job id rollup_schedule_<id>, under 128), letters, digits, . _ - (internal/fleet MaxFarmID).';
+
+-- Name: farm farm_name_bounded; Type: CHECK CONSTRAINT; Schema: public
+
+ALTER TABLE public.farm
+    ADD CONSTRAINT farm_name_bounded CHECK (((name = id) OR (((char_length(name) >= 1) AND (char_length(name) <= 100)) AND (name !~ '[\u0001-\u001f\u007f-\u009f]'::text)))) NOT VALID;
+
+-- Name: CONSTRAINT farm_name_bounded ON farm; Type: COMMENT; Schema: public
+
+COMMENT ON CONSTRAINT farm_name_bounded ON public.farm IS 'A display name of 1 to 100 characters without control characters (internal/fleet MaxFarmName), or the farm id when the fleet file gives no name.';
+
+-- Name: farm farm_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm
+    ADD CONSTRAINT farm_pkey PRIMARY KEY (id);
+
+-- Name: farm_window_part farm_window_part_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_window_part
+    ADD CONSTRAINT farm_window_part_pkey PRIMARY KEY (farm_id, window_start, shard_name);
+
+-- Name: farm_window farm_window_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_window
+    ADD CONSTRAINT farm_window_pkey PRIMARY KEY (farm_id, window_start, path);
+
+-- Name: fleet_rules fleet_rules_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.fleet_rules
+    ADD CONSTRAINT fleet_rules_pkey PRIMARY KEY (id);
+
+-- Name: goose_db_version goose_db_version_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.goose_db_version
+    ADD CONSTRAINT goose_db_version_pkey PRIMARY KEY (id);
+
+-- Name: ingest_reject ingest_reject_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.ingest_reject
+    ADD CONSTRAINT ingest_reject_pkey PRIMARY KEY (id);
+
+-- Name: ingest_reject_summary ingest_reject_summary_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.ingest_reject_summary
+    ADD CONSTRAINT ingest_reject_summary_pkey PRIMARY KEY (id);
+
+-- Name: reconciliation reconciliation_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.reconciliation
+    ADD CONSTRAINT reconciliation_pkey PRIMARY KEY (farm_id, scope, period_start);
+
+-- Name: river_job river_job_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.river_job
+    ADD CONSTRAINT river_job_pkey PRIMARY KEY (id);
+
+-- Name: river_leader river_leader_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.river_leader
+    ADD CONSTRAINT river_leader_pkey PRIMARY KEY (name);
+
+-- Name: river_migration river_migration_pkey1; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.river_migration
+    ADD CONSTRAINT river_migration_pkey1 PRIMARY KEY (line, version);
+
+-- Name: river_notification river_notification_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.river_notification
+    ADD CONSTRAINT river_notification_pkey PRIMARY KEY (id);
+
+-- Name: river_queue river_queue_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.river_queue
+    ADD CONSTRAINT river_queue_pkey PRIMARY KEY (name);
+
+-- Name: rollup_pending rollup_pending_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.rollup_pending
+    ADD CONSTRAINT rollup_pending_pkey PRIMARY KEY (farm_id, day, shard_name);
+
+-- Name: shard_drain shard_drain_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.shard_drain
+    ADD CONSTRAINT shard_drain_pkey PRIMARY KEY (shard_name);
+
+-- Name: shard shard_name_bounded; Type: CHECK CONSTRAINT; Schema: public
+
+ALTER TABLE public.shard
+    ADD CONSTRAINT shard_name_bounded CHECK (((char_length(name) <= 57) AND (name ~ '^[a-z0-9]+([_-][a-z0-9]+)*$'::text))) NOT VALID;
+
+-- Name: CONSTRAINT shard_name_bounded ON shard; Type: COMMENT; Schema: public
+
+COMMENT ON CONSTRAINT shard_name_bounded ON public.shard IS 'At most 57 characters (River queue rollup_<name>, 64), lower-case letters and digits separated by single _ or - (internal/fleet MaxShardName).';
+
+-- Name: shard shard_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.shard
+    ADD CONSTRAINT shard_pkey PRIMARY KEY (name);
+
+-- Name: turbine_day turbine_day_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_day
+    ADD CONSTRAINT turbine_day_pkey PRIMARY KEY (turbine_id, day);
+
+-- Name: turbine turbine_id_bounded; Type: CHECK CONSTRAINT; Schema: public
+
+ALTER TABLE public.turbine
+    ADD CONSTRAINT turbine_id_bounded CHECK (((NOT in_fleet_file) OR ((char_length(id) <= 111) AND (id ~ '^[A-Za-z0-9][A-Za-z0-9._-]*$'::text)))) NOT VALID;
+
+-- Name: CONSTRAINT turbine_id_bounded ON turbine; Type: COMMENT; Schema: public
+
+COMMENT ON CONSTRAINT turbine_id_bounded ON public.turbine IS 'A turbine in the fleet file has an id of at most 111 characters, letters, digits, . _ - (internal/fleet MaxTurbineID); a retired one may keep an older id.';
+
+-- Name: turbine turbine_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine
+    ADD CONSTRAINT turbine_pkey PRIMARY KEY (id);
+
+-- Name: alert_farm_day_idx; Type: INDEX; Schema: public
+
+CREATE INDEX alert_farm_day_idx ON public.alert USING btree (farm_id, day);
+
+-- Name: alert_farm_kind_raised_idx; Type: INDEX; Schema: public
+
+CREATE INDEX alert_farm_kind_raised_idx ON public.alert USING btree (farm_id, kind, raised_at);
+
+-- Name: alert_raised_idx; Type: INDEX; Schema: public
+
+CREATE INDEX alert_raised_idx ON public.alert USING btree (raised_at);
+
+-- Name: dirty_mark_announced_shard; Type: INDEX; Schema: public
+
+CREATE INDEX dirty_mark_announced_shard ON public.dirty_mark_announced USING btree (shard_name, xact);
+
+-- Name: farm_window_day_idx; Type: INDEX; Schema: public
+
+CREATE INDEX farm_window_day_idx ON public.farm_window USING btree (farm_id, day);
+
+-- Name: farm_window_part_day_idx; Type: INDEX; Schema: public
+
+CREATE INDEX farm_window_part_day_idx ON public.farm_window_part USING btree (farm_id, day);
+
+-- Name: ingest_reject_rejected_at_idx; Type: INDEX; Schema: public
+
+CREATE INDEX ingest_reject_rejected_at_idx ON public.ingest_reject USING btree (rejected_at);
+
+-- Name: ingest_reject_summary_rejected_at_idx; Type: INDEX; Schema: public
+
+CREATE INDEX ingest_reject_summary_rejected_at_idx ON public.ingest_reject_summary USING btree (rejected_at);
+
+-- Name: reconciliation_day_idx; Type: INDEX; Schema: public
+
+CREATE INDEX reconciliation_day_idx ON public.reconciliation USING btree (farm_id, day);
+
+-- Name: river_job_args_index; Type: INDEX; Schema: public
+
+CREATE INDEX river_job_args_index ON public.river_job USING gin (args);
+
+-- Name: river_job_kind; Type: INDEX; Schema: public
+
+CREATE INDEX river_job_kind ON public.river_job USING btree (kind);
+
+-- Name: river_job_metadata_index; Type: INDEX; Schema: public
+
+CREATE INDEX river_job_metadata_index ON public.river_job USING gin (metadata);
+
+-- Name: river_job_prioritized_fetching_index; Type: INDEX; Schema: public
+
+CREATE INDEX river_job_prioritized_fetching_index ON public.river_job USING btree (state, queue, priority, scheduled_at, id);
+
+-- Name: river_job_state_and_finalized_at_index; Type: INDEX; Schema: public
+
+CREATE INDEX river_job_state_and_finalized_at_index ON public.river_job USING btree (state, finalized_at) WHERE (finalized_at IS NOT NULL);
+
+-- Name: river_job_unique_idx; Type: INDEX; Schema: public
+
+CREATE UNIQUE INDEX river_job_unique_idx ON public.river_job USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (unique_states IS NOT NULL) AND public.river_job_state_in_bitmask(unique_states, state));
+
+-- Name: river_notification_created_at_idx; Type: INDEX; Schema: public
+
+CREATE INDEX river_notification_created_at_idx ON public.river_notification USING btree (created_at);
+
+-- Name: river_notification_topic_id_idx; Type: INDEX; Schema: public
+
+CREATE INDEX river_notification_topic_id_idx ON public.river_notification USING btree (topic, id);
+
+-- Name: turbine_day_farm_day_idx; Type: INDEX; Schema: public
+
+CREATE INDEX turbine_day_farm_day_idx ON public.turbine_day USING btree (farm_id, day);
+
+-- Name: turbine_farm_idx; Type: INDEX; Schema: public
+
+CREATE INDEX turbine_farm_idx ON public.turbine USING btree (farm_id, shard_name, id);
+
+-- Name: alert alert_count_deleted; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER alert_count_deleted AFTER DELETE ON public.alert REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public.alert_count_deleted();
+
+-- Name: alert alert_count_inserted; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER alert_count_inserted AFTER INSERT ON public.alert REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.alert_count_inserted();
+
+-- Name: alert alert_count_truncated; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER alert_count_truncated AFTER TRUNCATE ON public.alert FOR EACH STATEMENT EXECUTE FUNCTION public.alert_count_truncated();
+
+-- Name: turbine_day turbine_day_closed_at; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER turbine_day_closed_at BEFORE INSERT ON public.turbine_day FOR EACH ROW EXECUTE FUNCTION public.turbine_day_closed_at_default();
+
+-- Name: alert alert_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.alert
+    ADD CONSTRAINT alert_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: dirty_mark_announced dirty_mark_announced_shard_name_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.dirty_mark_announced
+    ADD CONSTRAINT dirty_mark_announced_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name) ON DELETE CASCADE;
+
+-- Name: dirty_mark_settling dirty_mark_settling_shard_name_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.dirty_mark_settling
+    ADD CONSTRAINT dirty_mark_settling_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name) ON DELETE CASCADE;
+
+-- Name: farm_window farm_window_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_window
+    ADD CONSTRAINT farm_window_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: farm_window_part farm_window_part_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_window_part
+    ADD CONSTRAINT farm_window_part_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: reconciliation reconciliation_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.reconciliation
+    ADD CONSTRAINT reconciliation_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: shard_drain shard_drain_shard_name_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.shard_drain
+    ADD CONSTRAINT shard_drain_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name) ON DELETE CASCADE;
+
+-- Name: turbine turbine_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine
+    ADD CONSTRAINT turbine_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: turbine turbine_shard_name_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine
+    ADD CONSTRAINT turbine_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name);
+
+-- Name: FUNCTION pg_advisory_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock_all(); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_all() FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone); Type: ACL; Schema: public
+
+GRANT ALL ON FUNCTION public.report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone) TO galewatch_reporting;
+
+-- Name: FUNCTION river_job_not_started(p_job_id bigint); Type: ACL; Schema: public
+
+REVOKE ALL ON FUNCTION public.river_job_not_started(p_job_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.river_job_not_started(p_job_id bigint) TO galewatch_reporting;
+
+-- Name: FUNCTION river_job_rescue_abandoned(p_now timestamp with time zone, p_running_for_s integer); Type: ACL; Schema: public
+
+REVOKE ALL ON FUNCTION public.river_job_rescue_abandoned(p_now timestamp with time zone, p_running_for_s integer) FROM PUBLIC;
+
+-- Name: FUNCTION river_job_unfinished(p_job_id bigint); Type: ACL; Schema: public
+
+REVOKE ALL ON FUNCTION public.river_job_unfinished(p_job_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.river_job_unfinished(p_job_id bigint) TO galewatch_reporting;
+
+-- Name: FUNCTION rollup_day_unfinished(p_farm text, p_day date); Type: ACL; Schema: public
+
+REVOKE ALL ON FUNCTION public.rollup_day_unfinished(p_farm text, p_day date) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.rollup_day_unfinished(p_farm text, p_day date) TO galewatch_reporting;
+
+-- Name: TABLE alert; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.alert TO galewatch_reporting;
+
+-- Name: TABLE alert_count; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.alert_count TO galewatch_reporting;
+
+-- Name: TABLE farm_window; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_window TO galewatch_reporting;
+
+-- Name: TABLE window_provenance; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.window_provenance TO galewatch_reporting;
+
+-- Name: TABLE day_provenance; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.day_provenance TO galewatch_reporting;
+
+-- Name: TABLE dirty_mark_announced; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.dirty_mark_announced TO galewatch_reporting;
+
+-- Name: TABLE dirty_mark_settling; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.dirty_mark_settling TO galewatch_reporting;
+
+-- Name: TABLE farm; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm TO galewatch_reporting;
+
+-- Name: TABLE turbine_day; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_day TO galewatch_reporting;
+
+-- Name: TABLE farm_day; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_day TO galewatch_reporting;
+
+-- Name: TABLE farm_freshness; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_freshness TO galewatch_reporting;
+
+-- Name: TABLE farm_month; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_month TO galewatch_reporting;
+
+-- Name: TABLE fleet_rules; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.fleet_rules TO galewatch_reporting;
+
+-- Name: TABLE farm_rules; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_rules TO galewatch_reporting;
+
+-- Name: TABLE farm_window_part; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_window_part TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.id; Type: ACL; Schema: public
+
+GRANT SELECT(id) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.source; Type: ACL; Schema: public
+
+GRANT SELECT(source) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.line; Type: ACL; Schema: public
+
+GRANT SELECT(line) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.reason; Type: ACL; Schema: public
+
+GRANT SELECT(reason) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.rejected_at; Type: ACL; Schema: public
+
+GRANT SELECT(rejected_at) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.raw_escaped; Type: ACL; Schema: public
+
+GRANT SELECT(raw_escaped) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.raw_length; Type: ACL; Schema: public
+
+GRANT SELECT(raw_length) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: COLUMN ingest_reject.kind; Type: ACL; Schema: public
+
+GRANT SELECT(kind) ON TABLE public.ingest_reject TO galewatch_reporting;
+
+-- Name: TABLE ingest_reject_summary; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.ingest_reject_summary TO galewatch_reporting;
+
+-- Name: TABLE publish_lag; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.publish_lag TO galewatch_reporting;
+
+-- Name: TABLE reconciliation; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.reconciliation TO galewatch_reporting;
+
+-- Name: TABLE reconciliation_pm; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.reconciliation_pm TO galewatch_reporting;
+
+-- Name: TABLE rollup_pending; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.rollup_pending TO galewatch_reporting;
+
+-- Name: COLUMN shard.name; Type: ACL; Schema: public
+
+GRANT SELECT(name) ON TABLE public.shard TO galewatch_reporting;
+
+-- Name: COLUMN shard.database; Type: ACL; Schema: public
+
+GRANT SELECT(database) ON TABLE public.shard TO galewatch_reporting;
+
+-- Name: COLUMN shard.created_at; Type: ACL; Schema: public
+
+GRANT SELECT(created_at) ON TABLE public.shard TO galewatch_reporting;
+
+-- Name: COLUMN shard.updated_at; Type: ACL; Schema: public
+
+GRANT SELECT(updated_at) ON TABLE public.shard TO galewatch_reporting;
+
+-- Name: TABLE shard_drain; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.shard_drain TO galewatch_reporting;
+
+-- Name: TABLE turbine; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine TO galewatch_reporting;

@@ -1,0 +1,558 @@
+-- The shard database's schema as sql/migrations/shard leave it:
+-- pg_dump --schema-only, normalised. Written by `make schema`; do not edit.
+-- `make verify` fails when it differs from what the migrations give.
+
+-- Name: readings_drop_partitions_before(timestamp with time zone); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.readings_drop_partitions_before(p_before timestamp with time zone) RETURNS integer
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    part record;
+    dropped integer := 0;
+    part_end timestamptz;
+    cut timestamptz := date_trunc('day', p_before AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
+BEGIN
+    -- DROP takes an ACCESS EXCLUSIVE lock on readings: give up (and try at
+    -- the next upkeep) rather than hold live writes behind it.
+    PERFORM set_config('lock_timeout', '5s', true);
+    FOR part IN
+        SELECT c.relname, to_date(substr(c.relname, 11), 'YYYYMMDD') AS day
+        FROM pg_inherits i
+        JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'readings'::regclass
+          AND c.relname ~ '^readings_p[0-9]{8}$'
+        ORDER BY c.relname
+    LOOP
+        part_end := (part.day + 1)::timestamp AT TIME ZONE 'UTC';
+        CONTINUE WHEN part_end > cut;
+        EXECUTE format('DROP TABLE %I', part.relname);
+        dropped := dropped + 1;
+    END LOOP;
+    INSERT INTO readings_retention (dropped_before) VALUES (cut)
+    ON CONFLICT (id) DO UPDATE
+    SET dropped_before = greatest(readings_retention.dropped_before, EXCLUDED.dropped_before),
+        updated_at = CASE WHEN EXCLUDED.dropped_before > readings_retention.dropped_before THEN now() ELSE readings_retention.updated_at END;
+    RETURN dropped;
+END
+$_$;
+
+-- Name: readings_ensure_partition(date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.readings_ensure_partition(p_day date) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    part text := 'readings_p' || to_char(p_day, 'YYYYMMDD');
+BEGIN
+    IF to_regclass(part) IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('galewatch.readings_ensure_partition'));
+    IF to_regclass(part) IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    -- CREATE ... PARTITION OF would take an ACCESS EXCLUSIVE lock on
+    -- readings and queue every live COPY behind any running rollup. Creating
+    -- the table, then attaching it, takes only SHARE UPDATE EXCLUSIVE on the
+    -- parent. lock_timeout turns a long wait into an error the writer reports.
+    PERFORM set_config('lock_timeout', '10s', true);
+    BEGIN
+        EXECUTE format('CREATE TABLE %I (LIKE readings INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part);
+    EXCEPTION WHEN duplicate_table THEN
+        -- Created by a writer that committed while this one waited.
+        RETURN false;
+    END;
+    EXECUTE format('ALTER TABLE readings ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+                   part,
+                   (p_day::timestamp AT TIME ZONE 'UTC'),
+                   ((p_day + 1)::timestamp AT TIME ZONE 'UTC'));
+    RETURN true;
+END
+$$;
+
+-- Name: dirty_mark; Type: TABLE; Schema: public
+
+CREATE TABLE public.dirty_mark (
+    id bigint NOT NULL,
+    farm_id text NOT NULL,
+    day date NOT NULL,
+    turbine_ids text[] NOT NULL,
+    first_recorded_at timestamp with time zone NOT NULL,
+    last_recorded_at timestamp with time zone NOT NULL,
+    readings bigint NOT NULL,
+    version bigint DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: TABLE dirty_mark; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.dirty_mark IS 'Farm-days touched by late inserts on this shard, waiting to be recomputed. Written in the same transaction as the readings; deleted only after the recompute job is committed.';
+
+-- Name: COLUMN dirty_mark.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.id IS 'Row id.';
+
+-- Name: COLUMN dirty_mark.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.farm_id IS 'The farm (farm.id in the control database).';
+
+-- Name: COLUMN dirty_mark.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.day IS 'The farm-local day dirtied.';
+
+-- Name: COLUMN dirty_mark.turbine_ids; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.turbine_ids IS 'Turbines whose readings landed (sorted, distinct).';
+
+-- Name: COLUMN dirty_mark.first_recorded_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.first_recorded_at IS 'Earliest event time touched.';
+
+-- Name: COLUMN dirty_mark.last_recorded_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.last_recorded_at IS 'Latest event time touched.';
+
+-- Name: COLUMN dirty_mark.readings; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.readings IS 'Readings inserted under this mark (duplicates excluded).';
+
+-- Name: COLUMN dirty_mark.version; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.version IS 'Bumped on every merge; the drainer deletes a mark only at the version it enqueued.';
+
+-- Name: COLUMN dirty_mark.created_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.created_at IS 'When the first reading of this mark landed.';
+
+-- Name: COLUMN dirty_mark.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_mark.updated_at IS 'When the mark was last widened.';
+
+-- Name: dirty_mark_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.dirty_mark ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.dirty_mark_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: dirty_window; Type: TABLE; Schema: public
+
+CREATE TABLE public.dirty_window (
+    farm_id text NOT NULL,
+    day date NOT NULL,
+    turbine_id text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    window_end timestamp with time zone NOT NULL,
+    marked_at timestamp with time zone NOT NULL,
+    windows integer DEFAULT 1 NOT NULL,
+    CONSTRAINT dirty_window_windows_check CHECK ((windows > 0))
+);
+
+-- Name: TABLE dirty_window; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.dirty_window IS 'Turbine-windows touched by late inserts, waiting for their correction: one row per writer''s run of consecutive windows of one turbine, in the same transaction as its readings (append-only: a window may be in several rows); taken by the computation that reads them, which takes the rows its snapshot sees and writes back the part of a run it does not recompute.';
+
+-- Name: COLUMN dirty_window.window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_window.window_start IS 'Start of the first window of the run (on the farm''s window grid).';
+
+-- Name: COLUMN dirty_window.window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_window.window_end IS 'End of the last window of the run (the day''s end for its last window).';
+
+-- Name: COLUMN dirty_window.marked_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_window.marked_at IS 'Writer''s clock of the insert that wrote this mark.';
+
+-- Name: COLUMN dirty_window.windows; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.dirty_window.windows IS 'How many windows the run covers.';
+
+-- Name: farm_window_sum; Type: TABLE; Schema: public
+
+CREATE TABLE public.farm_window_sum (
+    farm_id text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    window_end timestamp with time zone NOT NULL,
+    day date NOT NULL,
+    turbines integer NOT NULL,
+    expected bigint NOT NULL,
+    received bigint NOT NULL,
+    available bigint NOT NULL,
+    late bigint NOT NULL,
+    readings bigint NOT NULL,
+    span_s bigint DEFAULT 0 NOT NULL
+)
+WITH (fillfactor='70');
+
+-- Name: TABLE farm_window_sum; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.farm_window_sum IS 'Per farm window, the sums of this shard''s turbine_window rows (its part of the farm window), maintained by every write of turbine_window in the same statement. Rebuilt for a farm-day when the day is closed; a difference found then is a bug (window_sum alert).';
+
+-- Name: COLUMN farm_window_sum.turbines; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_sum.turbines IS 'turbine_window rows summed (0: none left; the row is ignored).';
+
+-- Name: COLUMN farm_window_sum.readings; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_sum.readings IS 'Readings counted: received + beyond_cadence + out_of_service.';
+
+-- Name: COLUMN farm_window_sum.span_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_window_sum.span_s IS 'The summed turbine_window rows'' lengths, in seconds, added up: the window is whole on its grid when span_s = turbines x (window_end - window_start).';
+
+-- Name: goose_db_version; Type: TABLE; Schema: public
+
+CREATE TABLE public.goose_db_version (
+    id integer NOT NULL,
+    version_id bigint NOT NULL,
+    is_applied boolean NOT NULL,
+    tstamp timestamp without time zone DEFAULT now() NOT NULL
+);
+
+-- Name: goose_db_version_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.goose_db_version ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.goose_db_version_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: readings; Type: TABLE; Schema: public
+
+CREATE TABLE public.readings (
+    turbine_id text NOT NULL COLLATE pg_catalog."C",
+    recorded_at timestamp with time zone NOT NULL,
+    received_at timestamp with time zone NOT NULL,
+    available boolean NOT NULL,
+    power_kw real NOT NULL,
+    wind_ms real NOT NULL
+)
+PARTITION BY RANGE (recorded_at);
+
+-- Name: TABLE readings; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.readings IS 'Raw readings, partitioned by UTC day of recorded_at (readings_pYYYYMMDD).';
+
+-- Name: COLUMN readings.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.turbine_id IS 'The turbine (turbine.id in the control database).';
+
+-- Name: COLUMN readings.recorded_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.recorded_at IS 'Event time: the turbine''s own, possibly wrong, clock.';
+
+-- Name: COLUMN readings.received_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.received_at IS 'Processing time: stamped by the ingest box (or by our ingest when absent).';
+
+-- Name: COLUMN readings.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.available IS 'The turbine reported itself available.';
+
+-- Name: COLUMN readings.power_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.power_kw IS 'Active power, kW.';
+
+-- Name: COLUMN readings.wind_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.wind_ms IS 'Wind speed, m/s.';
+
+-- Name: readings_retention; Type: TABLE; Schema: public
+
+CREATE TABLE public.readings_retention (
+    id boolean DEFAULT true NOT NULL,
+    dropped_before timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT readings_retention_id_check CHECK (id)
+);
+
+-- Name: TABLE readings_retention; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.readings_retention IS 'One row once retention has dropped a partition: readings recorded before dropped_before may be gone, so a day that starts before it can no longer be recomputed.';
+
+-- Name: COLUMN readings_retention.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings_retention.id IS 'Always true: the table holds at most one row.';
+
+-- Name: COLUMN readings_retention.dropped_before; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings_retention.dropped_before IS 'The UTC midnight before which retention has dropped every readings partition: readings before it are gone, and a day that starts before it is neither recomputed nor kept in turbine_window, farm_window_sum or the dirty marks.';
+
+-- Name: COLUMN readings_retention.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings_retention.updated_at IS 'When retention last moved dropped_before.';
+
+-- Name: readings_staging; Type: TABLE; Schema: public
+
+CREATE TABLE public.readings_staging (
+    turbine_id text NOT NULL COLLATE pg_catalog."C",
+    recorded_at timestamp with time zone NOT NULL,
+    received_at timestamp with time zone NOT NULL,
+    available boolean NOT NULL,
+    power_kw real NOT NULL,
+    wind_ms real NOT NULL,
+    CONSTRAINT readings_staging_is_a_template CHECK (false) NO INHERIT
+);
+
+-- Name: TABLE readings_staging; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.readings_staging IS 'Template of the per-session temporary staging table used when a batch hits duplicate keys. Always empty.';
+
+-- Name: turbine_window; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_window (
+    turbine_id text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    window_end timestamp with time zone NOT NULL,
+    farm_id text NOT NULL,
+    day date NOT NULL,
+    expected integer NOT NULL,
+    received integer NOT NULL,
+    available integer NOT NULL,
+    beyond_cadence integer NOT NULL,
+    out_of_service integer NOT NULL,
+    late integer NOT NULL,
+    early integer NOT NULL,
+    min_lag_ms bigint,
+    max_lag_ms bigint,
+    last_received_at timestamp with time zone,
+    computed_at timestamp with time zone NOT NULL
+)
+WITH (fillfactor='70');
+
+-- Name: TABLE turbine_window; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_window IS 'One row per turbine per event-time window: the counts of the slot rule (as turbine_day) for the slots that start in the window. A day''s windows add up to its turbine_day row.';
+
+-- Name: COLUMN turbine_window.window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.window_start IS 'Window start: farm-local midnight + k * window_s.';
+
+-- Name: COLUMN turbine_window.window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.window_end IS 'Window end (the day''s end for a last window cut short).';
+
+-- Name: COLUMN turbine_window.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.day IS 'The farm-local day holding the window.';
+
+-- Name: COLUMN turbine_window.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.expected IS 'Cadence slots of the turbine''s service time that start in the window.';
+
+-- Name: COLUMN turbine_window.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.received IS 'Of those slots, the ones with a reading.';
+
+-- Name: COLUMN turbine_window.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.available IS 'Of those slots, the ones none of whose readings says unavailable.';
+
+-- Name: COLUMN turbine_window.beyond_cadence; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.beyond_cadence IS 'Readings in a slot already counted.';
+
+-- Name: COLUMN turbine_window.out_of_service; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.out_of_service IS 'Readings in the window (by recorded_at) outside the turbine''s service interval.';
+
+-- Name: COLUMN turbine_window.computed_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.computed_at IS 'Clock of the computation that wrote the row.';
+
+-- Name: dirty_mark dirty_mark_farm_id_day_key; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.dirty_mark
+    ADD CONSTRAINT dirty_mark_farm_id_day_key UNIQUE (farm_id, day);
+
+-- Name: dirty_mark dirty_mark_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.dirty_mark
+    ADD CONSTRAINT dirty_mark_pkey PRIMARY KEY (id);
+
+-- Name: farm_window_sum farm_window_sum_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_window_sum
+    ADD CONSTRAINT farm_window_sum_pkey PRIMARY KEY (farm_id, window_start);
+
+-- Name: goose_db_version goose_db_version_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.goose_db_version
+    ADD CONSTRAINT goose_db_version_pkey PRIMARY KEY (id);
+
+-- Name: readings readings_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.readings
+    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available);
+
+-- Name: readings_retention readings_retention_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.readings_retention
+    ADD CONSTRAINT readings_retention_pkey PRIMARY KEY (id);
+
+-- Name: turbine_window turbine_window_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_window
+    ADD CONSTRAINT turbine_window_pkey PRIMARY KEY (turbine_id, window_start);
+
+-- Name: dirty_window_claim_idx; Type: INDEX; Schema: public
+
+CREATE INDEX dirty_window_claim_idx ON public.dirty_window USING btree (farm_id, day, window_start, turbine_id);
+
+-- Name: dirty_window_farm_marked_idx; Type: INDEX; Schema: public
+
+CREATE INDEX dirty_window_farm_marked_idx ON public.dirty_window USING btree (farm_id, marked_at);
+
+-- Name: turbine_window_farm_idx; Type: INDEX; Schema: public
+
+CREATE INDEX turbine_window_farm_idx ON public.turbine_window USING btree (farm_id, window_start);
+
+-- Name: FUNCTION pg_advisory_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock_all(); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_all() FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_unlock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(integer, integer) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
+
+-- Name: TABLE dirty_mark; Type: ACL; Schema: public
+
+GRANT INSERT ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.farm_id; Type: ACL; Schema: public
+
+GRANT SELECT(farm_id) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.day; Type: ACL; Schema: public
+
+GRANT SELECT(day) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.turbine_ids; Type: ACL; Schema: public
+
+GRANT SELECT(turbine_ids),UPDATE(turbine_ids) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.first_recorded_at; Type: ACL; Schema: public
+
+GRANT SELECT(first_recorded_at),UPDATE(first_recorded_at) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.last_recorded_at; Type: ACL; Schema: public
+
+GRANT SELECT(last_recorded_at),UPDATE(last_recorded_at) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.readings; Type: ACL; Schema: public
+
+GRANT SELECT(readings),UPDATE(readings) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.version; Type: ACL; Schema: public
+
+GRANT SELECT(version),UPDATE(version) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: COLUMN dirty_mark.updated_at; Type: ACL; Schema: public
+
+GRANT SELECT(updated_at),UPDATE(updated_at) ON TABLE public.dirty_mark TO galewatch_ingest;
+
+-- Name: TABLE dirty_window; Type: ACL; Schema: public
+
+GRANT INSERT ON TABLE public.dirty_window TO galewatch_ingest;
+
+-- Name: TABLE readings; Type: ACL; Schema: public
+
+GRANT INSERT ON TABLE public.readings TO galewatch_ingest;
+
+-- Name: COLUMN readings.turbine_id; Type: ACL; Schema: public
+
+GRANT SELECT(turbine_id) ON TABLE public.readings TO galewatch_ingest;
+
+-- Name: COLUMN readings.recorded_at; Type: ACL; Schema: public
+
+GRANT SELECT(recorded_at) ON TABLE public.readings TO galewatch_ingest;
+
+-- Name: TABLE readings_staging; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.readings_staging TO galewatch_ingest;
