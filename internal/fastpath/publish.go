@@ -176,7 +176,7 @@ type Summary struct {
 // and in the error; the others are not held back. With Detach, it returns
 // after Detach at the latest (see Publisher.Detach).
 func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
-	farms, err := controldb.New(p.Control).FarmsForPublication(ctx)
+	farms, err := controldb.New(p.Control).FarmPublicationList(ctx)
 	if err != nil {
 		return Summary{}, fmt.Errorf("fast path: farms: %w", err)
 	}
@@ -364,7 +364,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	turbines := make([][]rollup.Turbine, len(shards))
 	most := 1
 	for i, shard := range shards {
-		rows, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: farm, ShardName: shard})
+		rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: farm, ShardName: shard})
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("turbines on shard %s: %w", shard, err)
 		}

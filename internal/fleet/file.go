@@ -73,7 +73,7 @@ type Plan struct {
 	Rules Rules
 	// Rejects are the fleet-wide reject rules (the file's over
 	// DefaultRejectRules).
-	Rejects  RejectRules
+	Rejects  FleetRulesRejects
 	Shards   []ShardSpec
 	Farms    []FarmSpec
 	Turbines []Turbine

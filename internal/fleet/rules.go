@@ -78,15 +78,15 @@ type RulesSpec struct {
 	DivergenceAlertPM   *int      `yaml:"divergence_alert_per_mille"`
 	CompletenessAlertPM *int      `yaml:"completeness_alert_per_mille"`
 
-	// Fleet-wide only (RejectRules): refused under a farm's rules.
+	// Fleet-wide only (FleetRulesRejects): refused under a farm's rules.
 	RejectRowsKept  *int      `yaml:"reject_rows_kept"`
 	RejectRetention *Duration `yaml:"reject_retention"`
 }
 
-// RejectRules bound what is stored of refused lines. Fleet-wide only (a
+// FleetRulesRejects bound what is stored of refused lines. Fleet-wide only (a
 // refused line may name no farm), in fleet_rules beside the per-farm
 // defaults, from the fleet file's top-level rules:.
-type RejectRules struct {
+type FleetRulesRejects struct {
 	// RowsKept: the first this many refused lines of a body or file are
 	// stored verbatim in ingest_reject; the rest are counted per kind of
 	// reason in one ingest_reject_summary row.
@@ -98,20 +98,20 @@ type RejectRules struct {
 
 // DefaultRejectRules are the built-in defaults (the fleet_rules column
 // defaults say the same; a test keeps them equal).
-func DefaultRejectRules() RejectRules {
-	return RejectRules{RowsKept: 1000, Retention: 30 * 24 * time.Hour}
+func DefaultRejectRules() FleetRulesRejects {
+	return FleetRulesRejects{RowsKept: 1000, Retention: 30 * 24 * time.Hour}
 }
 
 // MaxRejectRowsKept bounds reject_rows_kept (the database's CHECK says the same).
 const MaxRejectRowsKept = 1_000_000
 
 // RejectRulesFromRow converts the control database's fleet_rules columns.
-func RejectRulesFromRow(r controldb.RejectRulesRow) RejectRules {
-	return RejectRules{RowsKept: int(r.RejectRowsKept), Retention: time.Duration(r.RejectRetentionDays) * 24 * time.Hour}
+func RejectRulesFromRow(r controldb.FleetRulesRejectsRow) FleetRulesRejects {
+	return FleetRulesRejects{RowsKept: int(r.RejectRowsKept), Retention: time.Duration(r.RejectRetentionDays) * 24 * time.Hour}
 }
 
 // rejects returns r with the spec's reject rules applied.
-func (spec RulesSpec) rejects(r RejectRules) RejectRules {
+func (spec RulesSpec) rejects(r FleetRulesRejects) FleetRulesRejects {
 	if spec.RejectRowsKept != nil {
 		r.RowsKept = *spec.RejectRowsKept
 	}
@@ -122,7 +122,7 @@ func (spec RulesSpec) rejects(r RejectRules) RejectRules {
 }
 
 // validate reports what is wrong with the reject rules at `at`.
-func (r RejectRules) validate(at string, bad func(string, ...any)) {
+func (r FleetRulesRejects) validate(at string, bad func(string, ...any)) {
 	if r.RowsKept < 0 || r.RowsKept > MaxRejectRowsKept {
 		bad("%s.reject_rows_kept: %d must be between 0 and %d", at, r.RowsKept, MaxRejectRowsKept)
 	}
@@ -262,8 +262,8 @@ func RulesFromRow(r controldb.FarmRule) Rules {
 	}
 }
 
-func (r Rules) fleetParams(rej RejectRules) controldb.FleetRulesPutParams {
-	if rej == (RejectRules{}) {
+func (r Rules) fleetParams(rej FleetRulesRejects) controldb.FleetRulesPutParams {
+	if rej == (FleetRulesRejects{}) {
 		rej = DefaultRejectRules() // a Plan built in code, not parsed
 	}
 	return controldb.FleetRulesPutParams{

@@ -38,7 +38,7 @@ type Routes struct {
 	LoadedAt time.Time
 	// Rejects say how many refused lines of an input are stored verbatim
 	// (fleet_rules, control database).
-	Rejects fleet.RejectRules
+	Rejects fleet.FleetRulesRejects
 }
 
 // LoadRoutes reads the registry from the control database, with each
@@ -52,7 +52,7 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, reten
 	if err != nil {
 		return nil, err
 	}
-	rej, err := controldb.New(control).RejectRules(ctx)
+	rej, err := controldb.New(control).FleetRulesRejects(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load reject rules: %w", err)
 	}

@@ -94,10 +94,10 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 // controlRead is what one scrape read from the control database.
 type controlRead struct {
 	state       readState
-	farmShards  []controldb.MetricsFarmShardsRow
-	pending     []controldb.MetricsRollupPendingRow
-	publication []controldb.MetricsPublicationRow
-	divergence  []controldb.MetricsDivergenceRow
+	farmShards  []controldb.TurbineFarmShardsRow
+	pending     []controldb.RollupPendingMetricsRow
+	publication []controldb.FarmWindowPublicationMetricsRow
+	divergence  []controldb.ReconciliationMetricsRow
 	alerts      []controldb.AlertCount
 }
 
@@ -163,9 +163,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if ctl.state != readOK {
 		return
 	}
-	pending := map[key]controldb.MetricsRollupPendingRow{}
+	pending := map[key]controldb.RollupPendingMetricsRow{}
 	for _, fs := range ctl.farmShards {
-		pending[key{fs.ShardName, fs.FarmID}] = controldb.MetricsRollupPendingRow{}
+		pending[key{fs.ShardName, fs.FarmID}] = controldb.RollupPendingMetricsRow{}
 	}
 	for _, p := range ctl.pending {
 		pending[key{p.ShardName, p.FarmID}] = p
@@ -205,11 +205,11 @@ func (c *collector) readControl(ctx context.Context, now time.Time) controlRead 
 	q := controldb.New(conn)
 	r := controlRead{state: readOK}
 	for _, read := range []func() error{
-		func() (err error) { r.farmShards, err = q.MetricsFarmShards(ctx); return err },
-		func() (err error) { r.pending, err = q.MetricsRollupPending(ctx, now); return err },
-		func() (err error) { r.publication, err = q.MetricsPublication(ctx, now); return err },
-		func() (err error) { r.divergence, err = q.MetricsDivergence(ctx); return err },
-		func() (err error) { r.alerts, err = q.MetricsAlerts(ctx); return err },
+		func() (err error) { r.farmShards, err = q.TurbineFarmShards(ctx); return err },
+		func() (err error) { r.pending, err = q.RollupPendingMetrics(ctx, now); return err },
+		func() (err error) { r.publication, err = q.FarmWindowPublicationMetrics(ctx, now); return err },
+		func() (err error) { r.divergence, err = q.ReconciliationMetrics(ctx); return err },
+		func() (err error) { r.alerts, err = q.AlertMetrics(ctx); return err },
 	} {
 		if err := read(); err != nil {
 			c.log.Warn("metrics: control database", "err", err)

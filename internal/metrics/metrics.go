@@ -6,7 +6,7 @@
 //     where it happens: ingest (through ingest.Observer) and River job runs
 //     (through jobs.Observer, a worker middleware);
 //   - gauges of what the databases hold, read at scrape time by a
-//     collector whose queries are sqlc queries (sql/queries/*/metrics.sql),
+//     collector whose queries are sqlc queries (the *Metrics ones in sql/queries/),
 //     within a short timeout. A database that does not answer makes its
 //     up gauge 0 and leaves out its other gauges; the scrape never fails
 //     as a whole.

@@ -92,7 +92,7 @@ func TrimShardWindows(ctx context.Context, pool *pgxpool.Pool, shard string, cut
 				return done, nil
 			}
 		}
-		if _, err := q.DirtyTrim(ctx, sharddb.DirtyTrimParams{FarmID: c.FarmID, KeepDay: c.KeepDay}); err != nil {
+		if _, err := q.DirtyWindowTrim(ctx, sharddb.DirtyWindowTrimParams{FarmID: c.FarmID, KeepDay: c.KeepDay}); err != nil {
 			return done, fmt.Errorf("farm %s: dirty marks: %w", c.FarmID, err)
 		}
 		done[c.FarmID] = true
@@ -139,7 +139,7 @@ func TrimControlWindows(ctx context.Context, control *pgxpool.Pool, cuts []Windo
 // has passed.
 func TrimRejects(ctx context.Context, control *pgxpool.Pool, now, deadline time.Time) error {
 	q := controldb.New(control)
-	rules, err := q.RejectRules(ctx)
+	rules, err := q.FleetRulesRejects(ctx)
 	if err != nil {
 		return fmt.Errorf("reject rules: %w", err)
 	}

@@ -213,7 +213,7 @@ func history(b *testing.B, tb *bundle, shards []string, report func(string, ...a
 
 // turbinesOn lists the farm's turbines on shard s.
 func (tb *bundle) turbinesOn(b *testing.B, s string) []string {
-	ts, err := controldb.New(tb.env.Control).RollupTurbines(context.Background(), controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: s})
+	ts, err := controldb.New(tb.env.Control).TurbineRollupList(context.Background(), controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s})
 	testdb.Must(b, err, "turbines of %s", s)
 	ids := make([]string, len(ts))
 	for i, t := range ts {
@@ -234,7 +234,7 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesFromRow(farm.FarmRule)
 	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
-	ts, err := controldb.New(tb.env.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: "s1"})
+	ts, err := controldb.New(tb.env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1"})
 	testdb.Must(b, err, "turbines")
 	turbines := rollup.TurbinesOf(ts)
 	const w = 720 // 12:00 local
@@ -373,7 +373,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	}
 	args := map[string]shardArgs{}
 	for _, s := range shards {
-		ts, err := controldb.New(tb.env.Control).RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
+		ts, err := controldb.New(tb.env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
 		testdb.Must(b, err, "turbines")
 		a := shardArgs{turbines: rollup.TurbinesOf(ts), pairs: rollup.Pairs{}}
 		a.pairs.AddRange(a.turbines, 0, g.Len())

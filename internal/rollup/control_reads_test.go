@@ -45,7 +45,7 @@ func TestControlWritesReadTheirWindows(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts, WithDays: true, MeasuredAt: time.Now()}); err != nil {
+			if err := q.ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: "f", WindowStarts: starts, WithDays: true, MeasuredAt: time.Now()}); err != nil {
 				return err
 			}
 			seqParts, idxParts, err := testdb.TableReads(ctx, tx, "farm_window_part")
@@ -187,7 +187,7 @@ func TestARangeReconcilesItsWindowsOnly(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts(0, 100), MeasuredAt: time.Now()}); err != nil {
+		if err := q.ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: "f", WindowStarts: starts(0, 100), MeasuredAt: time.Now()}); err != nil {
 			return err
 		}
 		_, idx, err := testdb.TableReads(ctx, tx, "farm_window")
@@ -205,7 +205,7 @@ func TestARangeReconcilesItsWindowsOnly(t *testing.T) {
 			t.Fatalf("100 windows without the day: %d window rows, %d day rows, %d index entries of farm_window; want 100, 0, <= 800", windows, days, idx-idx0)
 		}
 		t.Logf("100 windows without the day: %d index entries of farm_window", idx-idx0)
-		if err := q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts(100, 40), WithDays: true, MeasuredAt: time.Now()}); err != nil {
+		if err := q.ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: "f", WindowStarts: starts(100, 40), WithDays: true, MeasuredAt: time.Now()}); err != nil {
 			return err
 		}
 		if err := count(); err != nil {
@@ -224,7 +224,7 @@ func TestARangeReconcilesItsWindowsOnly(t *testing.T) {
 }
 
 // TestOffGridDeleteReadsItsDay: what closing a day deletes of another grid
-// on the control database (FarmWindowOffGridDelete) reads the day's key
+// on the control database (FarmWindowPartOffGridDelete) reads the day's key
 // range (a day either side), never the farm's 30 days of history (windows,
 // parts and measurements), analysed or not; on the day's own grid it deletes nothing, and on a grid of 10
 // minutes it deletes the shard's 1,440 parts of 1 minute, the day's 1,440
@@ -242,7 +242,7 @@ func TestOffGridDeleteReadsItsDay(t *testing.T) {
 	for i := range starts {
 		starts[i] = first.Add(time.Duration(i) * time.Minute)
 	}
-	testdb.Must(t, controldb.New(pool).ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: "f", WindowStarts: starts, WithDays: true, MeasuredAt: time.Now()}), "measure the month")
+	testdb.Must(t, controldb.New(pool).ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: "f", WindowStarts: starts, WithDays: true, MeasuredAt: time.Now()}), "measure the month")
 	testdb.Exec(t, pool, `ANALYZE reconciliation`)
 
 	for _, c := range []struct {
@@ -255,7 +255,7 @@ func TestOffGridDeleteReadsItsDay(t *testing.T) {
 			if unanalysed {
 				testdb.Must(t, testdb.ForgetStatistics(ctx, tx, "farm_window", "farm_window_part", "reconciliation"), "forget statistics")
 			}
-			del, err := controldb.New(tx).FarmWindowOffGridDelete(ctx, controldb.FarmWindowOffGridDeleteParams{
+			del, err := controldb.New(tx).FarmWindowPartOffGridDelete(ctx, controldb.FarmWindowPartOffGridDeleteParams{
 				FarmID: "f", ShardName: "s1", Day: day, DayStart: dayStart, DayEnd: dayStart.Add(24 * time.Hour), WindowS: c.windowS,
 			})
 			testdb.Must(t, err, "off-grid delete")

@@ -195,7 +195,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		return Result{}, fmt.Errorf("farm: %w", err)
 	}
 	rules := fleet.RulesFromRow(farm.FarmRule)
-	rows, err := q.RollupTurbines(ctx, controldb.RollupTurbinesParams{FarmID: req.FarmID, ShardName: req.Shard})
+	rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: req.FarmID, ShardName: req.Shard})
 	if err != nil {
 		return Result{}, fmt.Errorf("turbines: %w", err)
 	}
@@ -668,7 +668,7 @@ func (c *Computer) checkDay(ctx context.Context, q *controldb.Queries, req Reque
 		return nil, nil
 	}
 	var alarms []string
-	sum, err := q.WindowSumCheck(ctx, controldb.WindowSumCheckParams{FarmID: req.FarmID, Day: req.Day, ShardName: req.Shard})
+	sum, err := q.FarmWindowPartSumCheck(ctx, controldb.FarmWindowPartSumCheckParams{FarmID: req.FarmID, Day: req.Day, ShardName: req.Shard})
 	if err != nil {
 		return nil, fmt.Errorf("window sum check: %w", err)
 	}

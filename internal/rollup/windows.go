@@ -81,7 +81,7 @@ type Turbine struct {
 }
 
 // TurbinesOf converts the control database's rows.
-func TurbinesOf(rows []controldb.RollupTurbinesRow) []Turbine {
+func TurbinesOf(rows []controldb.TurbineRollupListRow) []Turbine {
 	out := make([]Turbine, 0, len(rows))
 	for _, t := range rows {
 		tt := Turbine{ID: t.ID, Cadence: t.CadenceSeconds, ServiceFrom: serviceStart, ServiceTo: serviceEnd}
@@ -606,7 +606,7 @@ func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsR
 		ws[i] = x.WindowStart
 	}
 	w.lastFinal = ws
-	if err := w.q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: w.farm, WindowStarts: ws, WithDays: last, MeasuredAt: w.now}); err != nil {
+	if err := w.q.ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: w.farm, WindowStarts: ws, WithDays: last, MeasuredAt: w.now}); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	w.dayMeasured = last
@@ -614,16 +614,16 @@ func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsR
 }
 
 // offGrid deletes the control database's rows of the day on another grid
-// than g's (FarmWindowOffGridDelete): this shard's parts, the final rows
+// than g's (FarmWindowPartOffGridDelete): this shard's parts, the final rows
 // and their window reconciliation. Run before the day's writes, or after
 // them (the rows they wrote are on the grid), never beside them; a day
 // measured before a final row or a measurement of it was deleted is
 // measured again by finish.
-func (w *windowWriter) offGrid(ctx context.Context, g Grid) (controldb.FarmWindowOffGridDeleteRow, error) {
+func (w *windowWriter) offGrid(ctx context.Context, g Grid) (controldb.FarmWindowPartOffGridDeleteRow, error) {
 	if err := w.lock(ctx); err != nil {
-		return controldb.FarmWindowOffGridDeleteRow{}, err
+		return controldb.FarmWindowPartOffGridDeleteRow{}, err
 	}
-	del, err := w.q.FarmWindowOffGridDelete(ctx, controldb.FarmWindowOffGridDeleteParams{
+	del, err := w.q.FarmWindowPartOffGridDelete(ctx, controldb.FarmWindowPartOffGridDeleteParams{
 		FarmID: w.farm, ShardName: w.shard, Day: w.day, DayStart: g.Start, DayEnd: g.End, WindowS: int32(g.Window / time.Second),
 	})
 	if err != nil {
@@ -651,11 +651,11 @@ func (w *windowWriter) finish(ctx context.Context) error {
 		return nil
 	}
 	if !w.dayMeasured {
-		if err := w.q.ReconcileWindows(ctx, controldb.ReconcileWindowsParams{FarmID: w.farm, WindowStarts: w.lastFinal, WithDays: true, MeasuredAt: w.now}); err != nil {
+		if err := w.q.ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: w.farm, WindowStarts: w.lastFinal, WithDays: true, MeasuredAt: w.now}); err != nil {
 			return fmt.Errorf("reconcile the day: %w", err)
 		}
 	}
-	if _, err := w.q.DivergenceAlertsRaise(ctx, controldb.DivergenceAlertsRaiseParams{FarmID: w.farm, Days: []time.Time{w.day}, RaisedAt: w.now}); err != nil {
+	if _, err := w.q.AlertDivergenceRaise(ctx, controldb.AlertDivergenceRaiseParams{FarmID: w.farm, Days: []time.Time{w.day}, RaisedAt: w.now}); err != nil {
 		return fmt.Errorf("divergence alerts: %w", err)
 	}
 	return nil

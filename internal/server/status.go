@@ -45,7 +45,7 @@ var errUnknownFarm = errors.New("unknown farm")
 
 // farms lists every farm, or the one named by id (errUnknownFarm if none).
 func (s *Server) farms(ctx context.Context, id *string) ([]Farm, error) {
-	rows, err := controldb.New(s.Control).StatusFarms(ctx, controldb.StatusFarmsParams{Now: s.Now(), FarmID: id})
+	rows, err := controldb.New(s.Control).FarmStatusList(ctx, controldb.FarmStatusListParams{Now: s.Now(), FarmID: id})
 	if err != nil {
 		return nil, fmt.Errorf("farms: %w", err)
 	}
@@ -163,11 +163,11 @@ func monthsOf(from, to localday.Date) []string {
 // rows with a source), and the reports of the months they fall in; marked
 // are the days with late readings waiting on a shard (Backlog.days).
 func (s *Server) days(ctx context.Context, f Farm, from, to localday.Date, marked []time.Time) ([]Day, []report.Month, error) {
-	extras, err := controldb.New(s.Control).StatusDayExtras(ctx, controldb.StatusDayExtrasParams{FarmID: f.ID, FromDay: from.UTC(), ToDay: to.UTC()})
+	extras, err := controldb.New(s.Control).FarmDayStatusExtras(ctx, controldb.FarmDayStatusExtrasParams{FarmID: f.ID, FromDay: from.UTC(), ToDay: to.UTC()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("farm %s days %s..%s: %w", f.ID, from, to, err)
 	}
-	byDay := make(map[string]controldb.StatusDayExtrasRow, len(extras))
+	byDay := make(map[string]controldb.FarmDayStatusExtrasRow, len(extras))
 	for _, e := range extras {
 		byDay[e.Day.Format(time.DateOnly)] = e
 	}
@@ -245,7 +245,7 @@ type Turbine struct {
 
 // turbines lists the farm-day's turbines.
 func (s *Server) turbines(ctx context.Context, f Farm, day localday.Date) ([]Turbine, error) {
-	rows, err := controldb.New(s.Control).StatusTurbines(ctx, controldb.StatusTurbinesParams{FarmID: f.ID, Day: day.UTC()})
+	rows, err := controldb.New(s.Control).TurbineStatusList(ctx, controldb.TurbineStatusListParams{FarmID: f.ID, Day: day.UTC()})
 	if err != nil {
 		return nil, fmt.Errorf("farm %s day %s turbines: %w", f.ID, day, err)
 	}
@@ -308,7 +308,7 @@ func (s *Server) backlogs(ctx context.Context, farms []Farm, farm *string) (map[
 	for _, f := range farms {
 		out[f.ID] = &Backlog{MarkedDays: []string{}, ShardsFailed: []string{}}
 	}
-	reqs, err := controldb.New(s.Control).StatusRollupRequests(ctx)
+	reqs, err := controldb.New(s.Control).RollupPendingStatus(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("rollup requests: %w", err)
 	}

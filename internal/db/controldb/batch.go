@@ -18,6 +18,7 @@ var (
 )
 
 const turbineUpsert = `-- name: TurbineUpsert :batchexec
+
 INSERT INTO turbine (id, farm_id, shard_name, cadence_seconds, commissioned_at, decommissioned_at, in_fleet_file)
 VALUES ($1, $2, $3, $4, $5, $6, true)
 ON CONFLICT (id) DO UPDATE
@@ -47,6 +48,7 @@ type TurbineUpsertParams struct {
 	DecommissionedAt *time.Time
 }
 
+// turbine: the registry of turbines, their farm, shard, cadence and service interval.
 func (q *Queries) TurbineUpsert(ctx context.Context, arg []TurbineUpsertParams) *TurbineUpsertBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {

@@ -45,6 +45,8 @@ func (r iteratorForIngestRejectInsert) Err() error {
 	return nil
 }
 
+// ingest_reject and ingest_reject_summary: refused lines, kept up to fleet_rules.reject_rows_kept per
+// body, the rest counted; trimmed by age (fleet_rules).
 func (q *Queries) IngestRejectInsert(ctx context.Context, arg []IngestRejectInsertParams) (int64, error) {
 	return q.db.CopyFrom(ctx, []string{"ingest_reject"}, []string{"source", "line", "raw", "raw_escaped", "raw_bytes", "raw_length", "reason", "kind", "rejected_at"}, &iteratorForIngestRejectInsert{rows: arg})
 }

@@ -54,3 +54,44 @@ func (q *Queries) IngestRejectSummaryInsert(ctx context.Context, arg IngestRejec
 	)
 	return err
 }
+
+const ingestRejectSummaryTrim = `-- name: IngestRejectSummaryTrim :execrows
+DELETE FROM ingest_reject_summary
+WHERE id = ANY (ARRAY(SELECT s.id FROM ingest_reject_summary s WHERE s.rejected_at < $1::timestamptz
+                      ORDER BY s.rejected_at LIMIT $2::integer))
+`
+
+type IngestRejectSummaryTrimParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// IngestRejectSummaryTrim does the same for the summaries of lines not kept.
+func (q *Queries) IngestRejectSummaryTrim(ctx context.Context, arg IngestRejectSummaryTrimParams) (int64, error) {
+	result, err := q.db.Exec(ctx, ingestRejectSummaryTrim, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const ingestRejectTrim = `-- name: IngestRejectTrim :execrows
+DELETE FROM ingest_reject
+WHERE id = ANY (ARRAY(SELECT r.id FROM ingest_reject r WHERE r.rejected_at < $1::timestamptz
+                      ORDER BY r.rejected_at LIMIT $2::integer))
+`
+
+type IngestRejectTrimParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// IngestRejectTrim deletes up to @max_rows refused lines rejected before
+// @before (oldest first, by ingest_reject_rejected_at_idx), returning how many.
+func (q *Queries) IngestRejectTrim(ctx context.Context, arg IngestRejectTrimParams) (int64, error) {
+	result, err := q.db.Exec(ctx, ingestRejectTrim, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -10,50 +10,6 @@ import (
 	"time"
 )
 
-const farmFreshness = `-- name: FarmFreshness :many
-SELECT farm_id, (published_through IS NOT NULL)::boolean AS published,
-       coalesce(published_through, 'epoch')::timestamptz AS published_through,
-       coalesce(complete_through, 'epoch')::timestamptz AS complete_through,
-       coalesce(last_published_at, 'epoch')::timestamptz AS last_published_at
-FROM farm_freshness ORDER BY farm_id
-`
-
-type FarmFreshnessRow struct {
-	FarmID           string
-	Published        bool
-	PublishedThrough time.Time
-	CompleteThrough  time.Time
-	LastPublishedAt  time.Time
-}
-
-// FarmFreshness is every farm's freshness; published is false for a farm
-// the fast path has not published yet (its times are then 'epoch').
-func (q *Queries) FarmFreshness(ctx context.Context) ([]FarmFreshnessRow, error) {
-	rows, err := q.db.Query(ctx, farmFreshness)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []FarmFreshnessRow
-	for rows.Next() {
-		var i FarmFreshnessRow
-		if err := rows.Scan(
-			&i.FarmID,
-			&i.Published,
-			&i.PublishedThrough,
-			&i.CompleteThrough,
-			&i.LastPublishedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const provenanceDay = `-- name: ProvenanceDay :one
 SELECT farm_id, day, first_window_start, last_window_end, windows, final_windows, path, expected, received, available, computed_at, complete_through, revision, pending FROM day_provenance
 WHERE farm_id = $1 AND day = $2
@@ -88,11 +44,14 @@ func (q *Queries) ProvenanceDay(ctx context.Context, arg ProvenanceDayParams) (D
 }
 
 const provenanceTile = `-- name: ProvenanceTile :one
+
 SELECT wp.farm_id, wp.window_start, wp.window_end, wp.day, wp.path, wp.expected, wp.received, wp.available, wp.late, wp.computed_at, wp.complete_through, wp.revision, wp.pending FROM window_provenance wp
 WHERE wp.farm_id = $1::text
   AND wp.window_start = (SELECT max(fw.window_start) FROM farm_window fw WHERE fw.farm_id = $1::text)
 `
 
+// The provenance views: which path wrote a window or a day and what it is complete through
+// (window_provenance, day_provenance).
 // ProvenanceTile is a farm's latest window as shown (window_provenance):
 // the latest start among its rows of either path, found through
 // farm_window's key instead of sorting every window the farm ever had.

@@ -10,6 +10,34 @@ import (
 	"time"
 )
 
+const readingsDayLost = `-- name: ReadingsDayLost :one
+
+SELECT coalesce(rr.dropped_before > $1::timestamptz, false)::boolean AS lost,
+       coalesce(rr.dropped_before, 'epoch')::timestamptz AS dropped_before
+FROM (SELECT 1) AS one
+LEFT JOIN readings_retention rr ON true
+`
+
+type ReadingsDayLostRow struct {
+	Lost          bool
+	DroppedBefore time.Time
+}
+
+// The writer's COPY into readings (and into the staging table after a batch
+// hit the key) is not generated here: sqlc's :copyfrom boxes six values per
+// row into a fresh slice, and that garbage cost a tenth of ingest speed. It
+// lives in internal/ingest/copysource.go, with a test that checks its column
+// list against this schema.
+// ReadingsDayLost says whether retention has dropped readings of a
+// farm-local day: a recompute of such a day would overwrite a good row with
+// a partial one, so it is refused.
+func (q *Queries) ReadingsDayLost(ctx context.Context, dayStart time.Time) (ReadingsDayLostRow, error) {
+	row := q.db.QueryRow(ctx, readingsDayLost, dayStart)
+	var i ReadingsDayLostRow
+	err := row.Scan(&i.Lost, &i.DroppedBefore)
+	return i, err
+}
+
 const readingsDropPartitionsBefore = `-- name: ReadingsDropPartitionsBefore :one
 SELECT readings_drop_partitions_before($1::timestamptz) AS dropped
 `
@@ -24,9 +52,11 @@ func (q *Queries) ReadingsDropPartitionsBefore(ctx context.Context, before time.
 }
 
 const readingsEnsurePartition = `-- name: ReadingsEnsurePartition :one
+
 SELECT readings_ensure_partition($1::date) AS created
 `
 
+// readings: the telemetry, partitioned by UTC day, and readings_retention (what retention dropped).
 func (q *Queries) ReadingsEnsurePartition(ctx context.Context, day time.Time) (bool, error) {
 	row := q.db.QueryRow(ctx, readingsEnsurePartition, day)
 	var created bool
@@ -78,22 +108,5 @@ CREATE TEMP TABLE IF NOT EXISTS readings_staging (LIKE public.readings_staging) 
 // the queries below read and write the session's own rows.
 func (q *Queries) ReadingsStagingCreate(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, readingsStagingCreate)
-	return err
-}
-
-const writeTimeoutSet = `-- name: WriteTimeoutSet :exec
-
-SELECT set_config('statement_timeout', $1::text, true)
-`
-
-// The writer's COPY into readings (and into the staging table after a batch
-// hit the key) is not generated here: sqlc's :copyfrom boxes six values per
-// row into a fresh slice, and that garbage cost a tenth of ingest speed. It
-// lives in internal/ingest/copysource.go, with a test that checks its column
-// list against this schema.
-// WriteTimeoutSet bounds each statement of the current write transaction on
-// the server side too (the client's deadline alone cannot stop the server).
-func (q *Queries) WriteTimeoutSet(ctx context.Context, timeout string) error {
-	_, err := q.db.Exec(ctx, writeTimeoutSet, timeout)
 	return err
 }

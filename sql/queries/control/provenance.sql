@@ -1,3 +1,6 @@
+-- The provenance views: which path wrote a window or a day and what it is complete through
+-- (window_provenance, day_provenance).
+
 -- ProvenanceTile is a farm's latest window as shown (window_provenance):
 -- the latest start among its rows of either path, found through
 -- farm_window's key instead of sorting every window the farm ever had.
@@ -15,12 +18,3 @@ WHERE farm_id = sqlc.arg(farm_id) AND window_start = sqlc.arg(window_start);
 -- name: ProvenanceDay :one
 SELECT * FROM day_provenance
 WHERE farm_id = sqlc.arg(farm_id) AND day = sqlc.arg(day);
-
--- FarmFreshness is every farm's freshness; published is false for a farm
--- the fast path has not published yet (its times are then 'epoch').
--- name: FarmFreshness :many
-SELECT farm_id, (published_through IS NOT NULL)::boolean AS published,
-       coalesce(published_through, 'epoch')::timestamptz AS published_through,
-       coalesce(complete_through, 'epoch')::timestamptz AS complete_through,
-       coalesce(last_published_at, 'epoch')::timestamptz AS last_published_at
-FROM farm_freshness ORDER BY farm_id;

@@ -1,3 +1,5 @@
+-- readings: the telemetry, partitioned by UTC day, and readings_retention (what retention dropped).
+
 -- name: ReadingsEnsurePartition :one
 SELECT readings_ensure_partition(@day::date) AS created;
 
@@ -27,7 +29,11 @@ RETURNING turbine_id, recorded_at;
 -- lives in internal/ingest/copysource.go, with a test that checks its column
 -- list against this schema.
 
--- WriteTimeoutSet bounds each statement of the current write transaction on
--- the server side too (the client's deadline alone cannot stop the server).
--- name: WriteTimeoutSet :exec
-SELECT set_config('statement_timeout', @timeout::text, true);
+-- ReadingsDayLost says whether retention has dropped readings of a
+-- farm-local day: a recompute of such a day would overwrite a good row with
+-- a partial one, so it is refused.
+-- name: ReadingsDayLost :one
+SELECT coalesce(rr.dropped_before > sqlc.arg(day_start)::timestamptz, false)::boolean AS lost,
+       coalesce(rr.dropped_before, 'epoch')::timestamptz AS dropped_before
+FROM (SELECT 1) AS one
+LEFT JOIN readings_retention rr ON true;

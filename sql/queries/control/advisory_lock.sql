@@ -1,12 +1,13 @@
+-- Advisory locks: session locks that serialise migrations across processes, and keyed locks
+-- (hashtextextended of a name) that serialise publication, drains and rollups. Only the pipeline roles
+-- may take them (pg_advisory_* is revoked from PUBLIC).
+
 -- Session-level advisory locks that serialise migrations across processes.
 -- name: AdvisoryLock :exec
 SELECT pg_advisory_lock(@key::bigint);
 
 -- name: AdvisoryUnlock :exec
 SELECT pg_advisory_unlock(@key::bigint);
-
--- name: DatabaseExists :one
-SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_database WHERE datname = @name::text) AS present;
 
 -- Transaction-level advisory lock keyed by text, serialising recomputes of
 -- one farm-day-shard: taken before the shard snapshot opens, released by

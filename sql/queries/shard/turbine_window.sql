@@ -1,7 +1,6 @@
--- Windows: the event-time windows of a farm-local day (the farm's window
--- rule, counted from local midnight; the last one cut at the day's end)
--- and the per-turbine counts of each (turbine_window). One rule, one
--- query (TurbineWindowUpsert) for the fast path and for the final path.
+-- turbine_window: one row per turbine and window, counted from readings by the slot rule
+-- (TurbineWindowUpsert); turbine_day is added up from it (TurbineDayFromWindows), so a day and its
+-- windows never disagree.
 
 -- WindowLock serialises, on this shard, every writer of one farm-day's
 -- turbine_window rows (fast path and rollup_day jobs) until its
@@ -9,101 +8,6 @@
 -- writer that takes it later reads a newer snapshot and writes last.
 -- name: WindowLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('turbine_window/' || sqlc.arg(farm_id)::text || '/' || to_char(sqlc.arg(day)::date, 'YYYY-MM-DD'), 0));
-
--- PlanGeneric runs the transaction's next statements on generic plans,
--- made once per connection and statement, instead of the shard
--- connections' custom plans (plan_cache_mode = force_custom_plan), made at
--- each execution, until PlanCustom. For a large correction's ranges: the
--- window statement's plan has one shape whatever its arguments and
--- statistics (a key range per turbine, OFFSET 0 fences), and it runs once
--- a range (4 for one turbine's day), each planned again for 0.75-0.9 ms
--- otherwise (TestAGenericCorrectionReadsItsKeyRanges). The window statement's
--- readings are pruned to the day's partitions when it starts (the day's
--- bounds are arguments), and what it compares each reading with is
--- computed once a turbine, not from the arguments a reading at a time.
--- name: PlanGeneric :exec
-SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
-
--- PlanCustom goes back to the shard connections' custom plans for the rest
--- of the transaction (a large correction's statements after its ranges:
--- their plans depend on the statistics, and a generic plan made while a
--- table is unanalysed would stay with the connection).
--- name: PlanCustom :exec
-SELECT set_config('plan_cache_mode', 'force_custom_plan', true);
-
--- DirtyWindowInsert records the turbine-windows an inserted batch may have
--- changed after their publication (the mark rule, docs/dirty-marks.md), as
--- runs of consecutive windows of one turbine ([window_start, window_end),
--- `windows` windows). Append-only: the batch's marks are rows of their own,
--- even for windows an earlier batch marked, so a writer never waits on a
--- claim and a claim never takes a mark whose readings it cannot see (it
--- takes only the rows its snapshot sees; this batch's commit together with
--- its readings).
--- name: DirtyWindowInsert :exec
-INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
-SELECT sqlc.arg(farm_id)::text, u.day, u.turbine_id, u.window_start, u.window_end, u.windows, sqlc.arg(marked_at)::timestamptz
-FROM (SELECT unnest(sqlc.arg(days)::date[]) AS day, unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id,
-             unnest(sqlc.arg(window_starts)::timestamptz[]) AS window_start, unnest(sqlc.arg(window_ends)::timestamptz[]) AS window_end,
-             unnest(sqlc.arg(windows)::integer[]) AS windows) AS u;
-
--- DirtyWindowClaim takes the farm-day's dirty turbine-windows that start
--- before @before (the windows already published; on the window grid, or
--- the day's end), returning each claimed run as its turbine and its first
--- and last window index in the day (runs may overlap: the caller adds them
--- to a set). Run after WindowLock, in the transaction that recomputes
--- them: it deletes the runs its snapshot sees that start before @before,
--- whose readings committed with them and so are visible to the reads that
--- follow, and writes back the part of a run from @before on (a row of its
--- own, same marked_at); runs committed later, or not yet, stay for the
--- next recompute. It never waits on a writer (writers only insert).
--- name: DirtyWindowClaim :many
-WITH claimed AS (
-    DELETE FROM dirty_window d
-    WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day) AND d.window_start < sqlc.arg(before)::timestamptz
-    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
-), rest AS (
-    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
-    SELECT c.farm_id, c.day, c.turbine_id, sqlc.arg(before)::timestamptz, c.window_end,
-           c.windows - (extract(epoch FROM sqlc.arg(before)::timestamptz - c.window_start) / sqlc.arg(window_s)::integer)::integer, c.marked_at
-    FROM claimed c
-    WHERE c.window_end > sqlc.arg(before)::timestamptz
-    RETURNING 1
-)
-SELECT c.turbine_id,
-       floor(extract(epoch FROM c.window_start - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer AS first_window,
-       ceil(extract(epoch FROM least(c.window_end, sqlc.arg(before)::timestamptz) - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer - 1 AS last_window
-FROM claimed c
-ORDER BY 1, 2;
-
--- DirtyWindowClaimRange takes the farm-day's dirty turbine-windows in
--- [@from_t, @to_t) (window bounds; @to_t may be the day's end): what the
--- fast path absorbs when it computes those windows (its snapshot holds the
--- readings that marked them; runs committed later stay, as in
--- DirtyWindowClaim). The parts of a run outside the range are written back
--- as rows of their own. Returns how many runs it took.
--- name: DirtyWindowClaimRange :one
-WITH claimed AS (
-    DELETE FROM dirty_window d
-    WHERE d.farm_id = sqlc.arg(farm_id) AND d.day = sqlc.arg(day)
-      AND d.window_start < sqlc.arg(to_t)::timestamptz AND d.window_end > sqlc.arg(from_t)::timestamptz
-    RETURNING d.farm_id, d.day, d.turbine_id, d.window_start, d.window_end, d.windows, d.marked_at
-), split AS (
-    SELECT c.*,
-           CASE WHEN c.window_start < sqlc.arg(from_t)::timestamptz
-                THEN (extract(epoch FROM sqlc.arg(from_t)::timestamptz - c.window_start) / sqlc.arg(window_s)::integer)::integer ELSE 0 END AS before_n,
-           ceil(extract(epoch FROM least(c.window_end, sqlc.arg(to_t)::timestamptz) - greatest(c.window_start, sqlc.arg(from_t)::timestamptz))
-                / sqlc.arg(window_s)::integer)::integer AS inside_n
-    FROM claimed c
-), rest AS (
-    INSERT INTO dirty_window (farm_id, day, turbine_id, window_start, window_end, windows, marked_at)
-    SELECT s.farm_id, s.day, s.turbine_id, s.window_start, sqlc.arg(from_t)::timestamptz, s.before_n, s.marked_at
-    FROM split s WHERE s.before_n > 0
-    UNION ALL
-    SELECT s.farm_id, s.day, s.turbine_id, sqlc.arg(to_t)::timestamptz, s.window_end, s.windows - s.before_n - s.inside_n, s.marked_at
-    FROM split s WHERE s.window_end > sqlc.arg(to_t)::timestamptz
-    RETURNING 1
-)
-SELECT count(*)::bigint AS runs FROM claimed;
 
 -- TurbineWindowMissing lists, for the given turbines, the windows of the
 -- day in [first_window, last_window] (on the farm's current window grid)
@@ -360,71 +264,6 @@ FROM written w
 CROSS JOIN sums AS x
 ORDER BY x.window_start;
 
--- FarmWindowSums returns this shard's part of the given farm windows (its
--- farm_window_sum rows, kept in step with turbine_window, and how many
--- turbine_window rows each sums). shard_xid is
--- this transaction's id (after WindowLock: a later writer has a larger one).
--- name: FarmWindowSums :many
-SELECT fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings,
-       fs.span_s, (pg_current_xact_id()::text)::bigint AS shard_xid
-FROM farm_window_sum fs
-WHERE fs.farm_id = sqlc.arg(farm_id) AND fs.window_start = ANY (sqlc.arg(window_starts)::timestamptz[]) AND fs.turbines > 0
-ORDER BY fs.window_start;
-
--- FarmWindowSumRebuild rebuilds the farm-day's farm_window_sum rows from
--- turbine_window (run when a day is closed) and returns how many windows
--- differed, and the first of them: anything but 0 is a bug in the upkeep.
--- Both tables are read in the day's key range [day_start, day_end), the
--- range TurbineDayFromWindows adds up, not by the day column: that was a
--- scan of every row the shard holds (30 days of one farm: 4.46 M rows,
--- 336-548 ms instead of 100, growing with retention;
--- TestDayCloseReadsItsDay).
--- name: FarmWindowSumRebuild :one
-WITH truth AS (
-    SELECT tw.farm_id, tw.window_start, max(tw.window_end) AS window_end, max(tw.day) AS day, count(*)::integer AS turbines,
-           sum(tw.expected)::bigint AS expected, sum(tw.received)::bigint AS received, sum(tw.available)::bigint AS available,
-           sum(tw.late)::bigint AS late, sum(tw.received + tw.beyond_cadence + tw.out_of_service)::bigint AS readings,
-           sum(extract(epoch FROM tw.window_end - tw.window_start))::bigint AS span_s
-    FROM turbine_window tw
-    WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.day = sqlc.arg(day)
-      AND tw.window_start >= sqlc.arg(day_start)::timestamptz AND tw.window_start < sqlc.arg(day_end)::timestamptz
-    GROUP BY tw.farm_id, tw.window_start
-), kept AS (
-    SELECT fs.* FROM farm_window_sum fs
-    WHERE fs.farm_id = sqlc.arg(farm_id) AND fs.day = sqlc.arg(day)
-      AND fs.window_start >= sqlc.arg(day_start)::timestamptz AND fs.window_start < sqlc.arg(day_end)::timestamptz
-), cmp AS (
-    -- One hash join of the two; the writes below take their rows from it
-    -- (a NOT EXISTS or IN over the CTEs was planned, without statistics,
-    -- as a loop of 1,440 x 1,440 comparisons: 172 ms).
-    SELECT coalesce(t.window_start, k.window_start) AS window_start, t.window_start IS NULL AS gone,
-           (t.window_start IS NULL AND k.turbines <> 0)
-           OR (t.window_start IS NOT NULL AND (t.window_end, t.turbines, t.expected, t.received, t.available, t.late, t.readings, t.span_s)
-               IS DISTINCT FROM (k.window_end, k.turbines, k.expected, k.received, k.available, k.late, k.readings, k.span_s)) AS differs,
-           t.farm_id, t.window_end, t.day, t.turbines, t.expected, t.received, t.available, t.late, t.readings, t.span_s
-    FROM truth t
-    FULL JOIN kept k ON k.window_start = t.window_start
-), diff AS (
-    SELECT c.window_start FROM cmp c WHERE c.differs
-), fix AS (
-    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings, span_s)
-    SELECT c.farm_id, c.window_start, c.window_end, c.day, c.turbines, c.expected, c.received, c.available, c.late, c.readings, c.span_s
-    FROM cmp c
-    WHERE c.differs AND NOT c.gone
-    ON CONFLICT (farm_id, window_start) DO UPDATE
-    SET window_end = EXCLUDED.window_end, day = EXCLUDED.day, turbines = EXCLUDED.turbines, expected = EXCLUDED.expected,
-        received = EXCLUDED.received, available = EXCLUDED.available, late = EXCLUDED.late, readings = EXCLUDED.readings,
-        span_s = EXCLUDED.span_s
-    RETURNING 1
-), zero AS (
-    -- sums of windows with no row left (drifted, or kept at 0 turbines)
-    DELETE FROM farm_window_sum fs
-    USING cmp c
-    WHERE c.gone AND fs.farm_id = sqlc.arg(farm_id) AND fs.window_start = c.window_start
-    RETURNING 1
-)
-SELECT count(*)::bigint AS differed, coalesce(min(diff.window_start), 'epoch')::timestamptz AS first_window FROM diff;
-
 -- TurbineDayFromWindows adds up the given turbines' windows of the day (on
 -- the farm's current grid) into their turbine_day counts, with the local
 -- hours (0 = the first hour of the day) in which a turbine expected
@@ -471,3 +310,24 @@ SELECT EXISTS (SELECT 1 FROM turbine_window tw
                                    WHERE r.turbine_id = t.turbine_id
                                      AND r.recorded_at >= sqlc.arg(day_start)::timestamptz AND r.recorded_at < sqlc.arg(day_end)::timestamptz
                                    LIMIT 1) AS x) AS has_rows;
+
+-- Retention (TurbineWindowTrim here, FarmWindowSumTrim, DirtyWindowTrim):
+-- a farm-local day that starts before readings_retention.dropped_before has
+-- lost readings, its rollup is refused (ReadingsDayLost), and its derived
+-- rows go too. The caller gives each farm's cut: the start (@keep_from) and
+-- date (@keep_day) of its first day that starts at or after dropped_before.
+-- Big tables go in batches of @max_rows (each its own transaction), by the
+-- farm's key ranges; a day cut is never read again, so a pass cut short
+-- leaves nothing a reader sees half-done and the next pass goes on.
+--
+-- TurbineWindowTrim deletes up to @max_rows of the farm's turbine_window
+-- rows before @keep_from, oldest first, returning how many. The order is
+-- turbine_window_farm_idx's, so the farm's range is read by that index
+-- even when old rows are most of the table (retention just switched on),
+-- where a LIMIT alone could be planned as a scan of the whole table.
+-- name: TurbineWindowTrim :execrows
+DELETE FROM turbine_window
+WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
+                        WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.window_start < sqlc.arg(keep_from)::timestamptz
+                        ORDER BY tw.farm_id, tw.window_start
+                        LIMIT sqlc.arg(max_rows)::integer));

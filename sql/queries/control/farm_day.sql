@@ -1,0 +1,54 @@
+-- farm_day (the view over turbine_day) and what the status page shows beside a day.
+
+-- name: FarmDayList :many
+SELECT farm_id, day, turbines, expected, received, available,
+       coalesce(availability, 0)::float8 AS availability, coalesce(completeness, 0)::float8 AS completeness,
+       computed_at::timestamptz AS computed_at, computed_after_day_end::boolean AS computed_after_day_end, pending::boolean AS pending
+FROM farm_day
+WHERE farm_id = ANY (@farm_ids::text[]) AND day BETWEEN @from_day AND @to_day
+ORDER BY farm_id, day;
+
+-- FarmDayStatusExtras is what the status page and the API show beside a day
+-- of the monthly report (report_monthly_availability, control 00011, the
+-- one home of a day's counts, rates, provenance and final/provisional
+-- rule): its windows as published (day_provenance: how many, how many
+-- final, the sum of their revisions), its fast-vs-final divergence as last
+-- measured (reconciliation_pm) and the alerts raised for it. One row per
+-- day of [@from_day, @to_day] that has any of them.
+-- name: FarmDayStatusExtras :many
+WITH dp AS (
+    SELECT * FROM day_provenance
+    WHERE farm_id = sqlc.arg(farm_id)::text AND day BETWEEN sqlc.arg(from_day)::date AND sqlc.arg(to_day)::date
+), rc AS (
+    SELECT * FROM reconciliation_pm
+    WHERE farm_id = sqlc.arg(farm_id)::text AND scope = 'day' AND day BETWEEN sqlc.arg(from_day)::date AND sqlc.arg(to_day)::date
+), al AS (
+    SELECT a.day,
+           bool_or(a.kind = 'divergence' AND a.scope = 'day') AS divergence_alert,
+           bool_or(a.kind = 'completeness') AS completeness_alert
+    FROM alert a
+    WHERE a.farm_id = sqlc.arg(farm_id)::text AND a.day BETWEEN sqlc.arg(from_day)::date AND sqlc.arg(to_day)::date
+    GROUP BY a.day
+), d AS (
+    SELECT coalesce(dp.day, rc.day) AS day, dp.windows, dp.final_windows, dp.revision,
+           rc.farm_id AS rc_farm, rc.windows AS rc_windows, rc.fast_received, rc.final_received, rc.fast_available, rc.final_available,
+           rc.received_divergence_pm, rc.available_divergence_pm, rc.measured_at
+    FROM dp FULL JOIN rc ON rc.day = dp.day
+)
+SELECT coalesce(d.day, al.day)::date AS day,
+       coalesce(d.windows, 0)::integer AS windows,
+       coalesce(d.final_windows, 0)::integer AS final_windows,
+       coalesce(d.revision, 0)::bigint AS revision,
+       (d.rc_farm IS NOT NULL)::boolean AS reconciled,
+       coalesce(d.rc_windows, 0)::integer AS reconciled_windows,
+       coalesce(d.fast_received, 0)::bigint AS fast_received,
+       coalesce(d.final_received, 0)::bigint AS final_received,
+       coalesce(d.fast_available, 0)::bigint AS fast_available,
+       coalesce(d.final_available, 0)::bigint AS final_available,
+       coalesce(d.received_divergence_pm, 0)::double precision AS received_divergence_pm,
+       coalesce(d.available_divergence_pm, 0)::double precision AS available_divergence_pm,
+       coalesce(d.measured_at, 'epoch')::timestamptz AS reconciled_at,
+       coalesce(al.divergence_alert, false)::boolean AS divergence_alert,
+       coalesce(al.completeness_alert, false)::boolean AS completeness_alert
+FROM d FULL JOIN al ON al.day = d.day
+ORDER BY 1;

@@ -1,0 +1,96 @@
+-- turbine: the registry of turbines, their farm, shard, cadence and service interval.
+
+-- name: TurbineUpsert :batchexec
+INSERT INTO turbine (id, farm_id, shard_name, cadence_seconds, commissioned_at, decommissioned_at, in_fleet_file)
+VALUES (@id, @farm_id, @shard_name, @cadence_seconds, sqlc.narg(commissioned_at), sqlc.narg(decommissioned_at), true)
+ON CONFLICT (id) DO UPDATE
+SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
+    cadence_seconds = EXCLUDED.cadence_seconds,
+    commissioned_at = EXCLUDED.commissioned_at,
+    decommissioned_at = EXCLUDED.decommissioned_at,
+    in_fleet_file = true, updated_at = now()
+WHERE (turbine.farm_id, turbine.shard_name, turbine.cadence_seconds, turbine.commissioned_at,
+       turbine.decommissioned_at, turbine.in_fleet_file)
+      IS DISTINCT FROM (EXCLUDED.farm_id, EXCLUDED.shard_name, EXCLUDED.cadence_seconds,
+       EXCLUDED.commissioned_at, EXCLUDED.decommissioned_at, true);
+
+-- TurbineRetire marks turbines that are no longer in the fleet file as
+-- decommissioned (at @now unless they already carry a date); rows are kept.
+-- name: TurbineRetire :execrows
+UPDATE turbine
+SET in_fleet_file = false,
+    decommissioned_at = coalesce(decommissioned_at, @now::timestamptz),
+    updated_at = now()
+WHERE in_fleet_file AND NOT (id = ANY (@keep_ids::text[]));
+
+-- TurbinePlacements is where each registered turbine's history lives: its
+-- farm and its shard (neither may change).
+-- name: TurbinePlacements :many
+SELECT id, farm_id, shard_name FROM turbine;
+
+-- TurbineRoutes is everything ingest needs to route and validate a reading,
+-- the farm's rules in force included.
+-- name: TurbineRoutes :many
+SELECT t.id, t.farm_id, t.shard_name, t.cadence_seconds, t.commissioned_at, t.decommissioned_at,
+       f.timezone, sqlc.embed(r)
+FROM turbine t
+JOIN farm f ON f.id = t.farm_id
+JOIN farm_rules r ON r.farm_id = t.farm_id
+ORDER BY t.id;
+
+-- TurbineRollupList lists the turbines a rollup of one farm on one shard
+-- covers (retired ones included: their history still counts), optionally
+-- only some of them.
+-- name: TurbineRollupList :many
+SELECT t.id, t.cadence_seconds, t.commissioned_at, t.decommissioned_at
+FROM turbine t
+WHERE t.farm_id = @farm_id
+  AND t.shard_name = @shard_name
+  AND (sqlc.narg(only_ids)::text[] IS NULL OR t.id = ANY (sqlc.narg(only_ids)::text[]))
+ORDER BY t.id;
+
+-- TurbineStatusList is one farm-day per turbine: every turbine in service
+-- that day and every turbine_day row of it (a turbine in service without a
+-- row: its shard's rows are missing, or the day is not closed).
+-- min_lag_ms is the day's smallest received_at - recorded_at: minus the
+-- turbine's clock offset plus the fastest delivery (the plain-minimum
+-- estimate; `orchestrator lateness` has the robust one).
+-- name: TurbineStatusList :many
+WITH b AS (
+    SELECT f.id,
+           (sqlc.arg(day)::date::timestamp AT TIME ZONE f.timezone) AS day_start,
+           ((sqlc.arg(day)::date + 1)::timestamp AT TIME ZONE f.timezone) AS day_end
+    FROM farm f WHERE f.id = sqlc.arg(farm_id)::text
+), reg AS (
+    SELECT t.id, t.shard_name
+    FROM turbine t, b
+    WHERE t.farm_id = b.id
+      AND (t.commissioned_at IS NULL OR t.commissioned_at < b.day_end)
+      AND (t.decommissioned_at IS NULL OR t.decommissioned_at > b.day_start)
+), td AS (
+    SELECT * FROM turbine_day WHERE farm_id = sqlc.arg(farm_id)::text AND day = sqlc.arg(day)::date
+)
+SELECT coalesce(td.turbine_id, reg.id)::text AS turbine_id,
+       coalesce(td.shard_name, reg.shard_name)::text AS shard_name,
+       (td.turbine_id IS NOT NULL)::boolean AS rolled_up,
+       (reg.id IS NOT NULL)::boolean AS in_service,
+       coalesce(td.expected, 0)::bigint AS expected,
+       coalesce(td.received, 0)::bigint AS received,
+       coalesce(td.available, 0)::bigint AS available,
+       coalesce(td.late, 0)::bigint AS late,
+       coalesce(td.early, 0)::bigint AS early,
+       coalesce(td.beyond_cadence, 0)::bigint AS beyond_cadence,
+       coalesce(td.out_of_service, 0)::bigint AS out_of_service,
+       td.min_lag_ms,
+       td.max_lag_ms,
+       coalesce(td.silent_hours, '{}')::integer[] AS silent_hours,
+       td.last_received_at,
+       td.computed_at
+FROM reg FULL JOIN td ON td.turbine_id = reg.id
+ORDER BY 1;
+
+-- TurbineFarmShards lists every farm and shard that holds turbines of it
+-- (retired ones included: their history is there), so a backlog gauge can
+-- say 0 rather than be absent.
+-- name: TurbineFarmShards :many
+SELECT DISTINCT farm_id, shard_name FROM turbine ORDER BY farm_id, shard_name;

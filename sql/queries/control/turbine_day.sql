@@ -1,0 +1,57 @@
+-- turbine_day: the per-turbine, per-day counts (expected, received, available), written by the farm-
+-- day rollup.
+
+-- TurbineDayUpsert writes a farm-day-shard's rows. Each records when its
+-- day counted as closed by the rules in force at the write
+-- (farm_day_closes_at: its end + the farm's allowed lateness), which the
+-- final rule compares computed_at with (farm_day_status).
+-- name: TurbineDayUpsert :execrows
+INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
+                         beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id,
+                         closed_at)
+SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, u.received, u.available, u.late, u.early,
+       u.beyond_cadence, u.out_of_service,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.max_lag_ms END,
+       CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
+       u.silent_hours::integer[],
+       @computed_at::timestamptz, sqlc.narg(job_id)::bigint,
+       c.closed_at
+FROM (SELECT farm_day_closes_at(@farm_id::text, @day::date) AS closed_at) AS c,
+     (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
+             unnest(@expected::integer[]) AS expected,
+             unnest(@received::integer[]) AS received,
+             unnest(@available::integer[]) AS available,
+             unnest(@late::integer[]) AS late,
+             unnest(@early::integer[]) AS early,
+             unnest(@beyond_cadence::integer[]) AS beyond_cadence,
+             unnest(@out_of_service::integer[]) AS out_of_service,
+             unnest(@min_lag_ms::bigint[]) AS min_lag_ms,
+             unnest(@max_lag_ms::bigint[]) AS max_lag_ms,
+             unnest(@last_received_at::timestamptz[]) AS last_received_at,
+             -- one '{h,h,...}' literal per turbine (arrays of arrays must be rectangular)
+             unnest(@silent_hours::text[]) AS silent_hours) AS u
+ON CONFLICT (turbine_id, day) DO UPDATE
+SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
+    expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
+    late = EXCLUDED.late, early = EXCLUDED.early,
+    beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
+    min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
+    last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
+    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at;
+
+-- CompletenessCheck: a closed farm-day's received against its expected
+-- (turbines in service, every shard), the farm's threshold, and its
+-- silent turbines with their silent local hours.
+-- name: CompletenessCheck :one
+SELECT coalesce(sum(td.expected), 0)::bigint AS expected,
+       coalesce(sum(td.received), 0)::bigint AS received,
+       fr.completeness_alert_pm::integer AS threshold_pm,
+       coalesce(jsonb_agg(jsonb_build_object('turbine_id', td.turbine_id, 'silent_hours', td.silent_hours, 'expected', td.expected, 'received', td.received)
+                          ORDER BY td.turbine_id) FILTER (WHERE cardinality(td.silent_hours) > 0), '[]')::jsonb AS silent,
+       local_day_start(f.timezone, sqlc.arg(day)::date)::timestamptz AS day_start
+FROM farm f
+JOIN farm_rules fr ON fr.farm_id = f.id
+LEFT JOIN turbine_day td ON td.farm_id = f.id AND td.day = sqlc.arg(day)
+WHERE f.id = sqlc.arg(farm_id)
+GROUP BY fr.completeness_alert_pm, f.timezone;
