@@ -71,6 +71,26 @@ BEGIN
 END
 $$;
 
+-- Name: slot_count(numeric, numeric, numeric, integer, integer); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.slot_count(from_s numeric, to_s numeric, origin_s numeric, cadence_s integer, slots integer) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (GREATEST((0)::numeric, (LEAST((slots)::numeric, ceil(((to_s - origin_s) / (cadence_s)::numeric))) - GREATEST((0)::numeric, ceil(((from_s - origin_s) / (cadence_s)::numeric))))))::integer;
+
+-- Name: FUNCTION slot_count(from_s numeric, to_s numeric, origin_s numeric, cadence_s integer, slots integer); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.slot_count(from_s numeric, to_s numeric, origin_s numeric, cadence_s integer, slots integer) IS 'Expected readings of a window under the slot rule: how many of a turbine''s slots (the k-th starting at origin_s + k * cadence_s, 0 <= k < slots) start in [from_s, to_s). All in seconds from the day''s start. A slot belongs to the window in which it starts, so a day''s windows add up to its slots. Example: origin 1 s, cadence 2 s, 29 slots: the window [0, 60) expects 29 (slots at 1, 3, ..., 57); with 43,200 slots from 0, every one-minute window of the day expects 30.';
+
+-- Name: slot_start(timestamp with time zone, timestamp with time zone, timestamp with time zone, interval, timestamp with time zone); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.slot_start(recorded_at timestamp with time zone, origin timestamp with time zone, stop timestamp with time zone, cadence interval, last_slot timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN ((recorded_at >= origin) AND (recorded_at < stop) AND (last_slot IS NOT NULL)) THEN LEAST(date_bin(cadence, recorded_at, origin), last_slot) ELSE NULL::timestamp with time zone END;
+
+-- Name: FUNCTION slot_start(recorded_at timestamp with time zone, origin timestamp with time zone, stop timestamp with time zone, cadence interval, last_slot timestamp with time zone); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.slot_start(recorded_at timestamp with time zone, origin timestamp with time zone, stop timestamp with time zone, cadence interval, last_slot timestamp with time zone) IS 'The slot rule for one reading. A turbine in service over [origin, stop) of a day (the later of the farm-local day start and its commissioning, the earlier of the day end and its decommissioning) owes one reading per slot: slots start at origin and every cadence after it, and the day has floor((stop - origin) / cadence) of them; last_slot is the last one''s start (NULL when there is none). A reading counts in the slot it falls in (date_bin from origin); one after last_slot, in the slot the day''s or the service''s end cut short, counts in the last. Outside [origin, stop): NULL (counted as out of service). received = distinct slots with a reading, so a second reading in a slot counts once (beyond_cadence). Example: origin 00:00:01, cadence 2 s, stop 00:01:00 (29 slots, last_slot 00:00:57): 00:00:04.7 counts in 00:00:03, 00:00:59.5 in 00:00:57, 00:00:00.5 is out of service.';
+
 -- Name: dirty_mark; Type: TABLE; Schema: public
 
 CREATE TABLE public.dirty_mark (

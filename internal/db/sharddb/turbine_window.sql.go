@@ -345,7 +345,7 @@ WITH run AS (
            $11::float8 * interval '1 second' AS tolerance,
            -- the start of the last slot (a reading after it, in a slot the
            -- day's or the service's end cut short, counts in it)
-           r.origin + greatest(r.e - 1, 0) * r.c * interval '1 second' AS last_slot,
+           CASE WHEN r.e > 0 THEN r.origin + (r.e - 1) * r.c * interval '1 second' END AS last_slot,
            -- the start of the window after the run's last
            $1::timestamptz + (r.w1 + 1) * $9::integer * interval '1 second' AS lo_next,
            least($2::timestamptz, greatest(r.we1,
@@ -355,8 +355,7 @@ WITH run AS (
     SELECT s.turbine_id, w.i,
            $1::timestamptz + w.i * $9::integer * interval '1 second' AS window_start,
            least($1::timestamptz + (w.i + 1) * $9::integer * interval '1 second', $2::timestamptz) AS window_end,
-           greatest(0, least(s.e, ceil(((w.i + 1) * $9::integer - s.off) / s.c))
-                       - greatest(0, ceil((w.i * $9::integer - s.off) / s.c)))::integer AS expected
+           slot_count(w.i * $9::integer, (w.i + 1) * $9::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
     SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at
@@ -383,9 +382,7 @@ WITH run AS (
               -- comparisons, cost 2.7 ms more a turbine-day (43,200 readings).
               FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
                            -- the start of the reading's cadence slot
-                           CASE WHEN rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AND s.e > 0
-                                THEN least(date_bin(s.cadence, rd.recorded_at, s.origin), s.last_slot)
-                           END AS slot,
+                           slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
                            rd.recorded_at, rd.available,
                            rd.received_at - rd.recorded_at AS lag,
                            rd.received_at > rd.recorded_at + s.lane AS late,

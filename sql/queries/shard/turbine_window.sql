@@ -133,7 +133,7 @@ WITH run AS (
            sqlc.arg(early_tolerance_seconds)::float8 * interval '1 second' AS tolerance,
            -- the start of the last slot (a reading after it, in a slot the
            -- day's or the service's end cut short, counts in it)
-           r.origin + greatest(r.e - 1, 0) * r.c * interval '1 second' AS last_slot,
+           CASE WHEN r.e > 0 THEN r.origin + (r.e - 1) * r.c * interval '1 second' END AS last_slot,
            -- the start of the window after the run's last
            sqlc.arg(day_start)::timestamptz + (r.w1 + 1) * sqlc.arg(window_s)::integer * interval '1 second' AS lo_next,
            least(sqlc.arg(day_end)::timestamptz, greatest(r.we1,
@@ -143,8 +143,7 @@ WITH run AS (
     SELECT s.turbine_id, w.i,
            sqlc.arg(day_start)::timestamptz + w.i * sqlc.arg(window_s)::integer * interval '1 second' AS window_start,
            least(sqlc.arg(day_start)::timestamptz + (w.i + 1) * sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz) AS window_end,
-           greatest(0, least(s.e, ceil(((w.i + 1) * sqlc.arg(window_s)::integer - s.off) / s.c))
-                       - greatest(0, ceil((w.i * sqlc.arg(window_s)::integer - s.off) / s.c)))::integer AS expected
+           slot_count(w.i * sqlc.arg(window_s)::integer, (w.i + 1) * sqlc.arg(window_s)::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
     SELECT s.turbine_id, a.*
@@ -171,9 +170,7 @@ WITH run AS (
               -- comparisons, cost 2.7 ms more a turbine-day (43,200 readings).
               FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
                            -- the start of the reading's cadence slot
-                           CASE WHEN rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AND s.e > 0
-                                THEN least(date_bin(s.cadence, rd.recorded_at, s.origin), s.last_slot)
-                           END AS slot,
+                           slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
                            rd.recorded_at, rd.available,
                            rd.received_at - rd.recorded_at AS lag,
                            rd.received_at > rd.recorded_at + s.lane AS late,
