@@ -27,7 +27,7 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-// BenchmarkLanes (make bench-lanes; issue 27, item 10): does the live lane
+// BenchmarkLanes (make bench-lanes): does the live lane
 // wait? A live sender posts a 300-reading body of fresh readings (75 on each
 // of the four shards, received_at stamped on arrival) every second to
 // serve's ingest handler (its defaults: ingest.DefaultConfig, --max-ingest

@@ -16,8 +16,8 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-// TestReportIsNotFinalWhileAnIngestedReadingIsNotCounted (issue 27, item
-// 11): north's September, every hour of both turbines but N-001's 10:00 on
+// TestReportIsNotFinalWhileAnIngestedReadingIsNotCounted: north's September,
+// every hour of both turbines but N-001's 10:00 on
 // the 10th, ingested, rolled up and drained by `work --until-idle`: final.
 // Then that reading, replayed by `orchestrator ingest` (its mark written on
 // the shard), and `report monthly` in the same second, as JSON from the CLI

@@ -1,6 +1,6 @@
 //go:build soak
 
-// The bounded soak (make soak, issue 11 item 8): the real `orchestrator
+// The bounded soak (make soak): the real `orchestrator
 // serve` on a control server and four shard servers (one postmaster each),
 // fed over HTTP at seed 002's peak (31,250 readings/s, one body per farm
 // per second, for SOAK_LIVE, 10 minutes by default) while `orchestrator

@@ -23,7 +23,7 @@ farms:
       - {prefix: F-, from: 1, to: 200, shard: s1}
 `
 
-// TestFeedDoesNotWaitForItsLateReadings (issue 27, item 10): a tick of the
+// TestFeedDoesNotWaitForItsLateReadings: a tick of the
 // live feed delivers its prompt readings and returns while its late ones
 // (more than the lane threshold behind their recorded_at: the backfill
 // lane) are held in the backfill writer, as they were behind the story's

@@ -66,17 +66,9 @@ const BulkBatch = 50_000
 // it: both lanes write BulkBatch-row batches (the live lane at the backfill
 // lane's size). A file's rows are mostly live (their received_at is close
 // to their recorded_at), and 20,000-row live batches paid a fixed cost per
-// transaction: its marks computed and written, the commit, the next BEGIN,
-// about 5 ms a batch, 2 s of an 18 s farm-day file. Measured with the
-// command on the benchmark's farm-day files, runs alternating, 2026-12-01:
-//
-//	rows a batch               20,000       50,000       100,000
-//	Kilmore, 6.05 M, 1 shard   18.2-19.2 s  16.5-17.8 s  15.9-16.7 s
-//	  peak RSS                 75 MB        100 MB       140 MB
-//	Ardnave, 12.96 M, 3 shards 28.8-29.9 s  26.5-26.8 s  25.6-26.1 s
-//	  peak RSS                 115 MB       240 MB       370 MB
-//
-// 50,000 takes most of the gain for two thirds of the memory of 100,000.
+// transaction (its marks, the commit, the next BEGIN); 50,000 takes most
+// of 100,000's gain for two thirds of its memory (BENCHMARKS.md, "File
+// ingest").
 // A live stream on stdin is not held back by the size: a live batch still
 // goes out FlushInterval after it was started, when the next reading
 // arrives. serve keeps the defaults: its bodies are small and many.
@@ -392,7 +384,7 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	case now.Sub(r.ReceivedAt) > route.Rules.LaneThreshold:
 		// Live by its lag, but delivered long after it was received (a day
 		// replayed with its own stamps): written as a replay, so it never
-		// holds the live writer (the demo's story day did, issue 27).
+		// holds the live writer (the demo's story day did).
 		q = lateLiveQueue
 		s.live++
 	default:

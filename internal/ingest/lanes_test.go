@@ -11,7 +11,7 @@ import (
 	"github.com/galewatch/galewatch/internal/reading"
 )
 
-// TestLiveDoesNotWaitBehindALateDelivery (issue 27, item 10): a past day
+// TestLiveDoesNotWaitBehindALateDelivery: a past day
 // delivered days later with its own received_at stamps (the demo's story
 // day: each reading 1 s behind its received_at, so live by its lag) is
 // written as a replay. While its first batch is held before its commit, a

@@ -10,7 +10,7 @@ import (
 	"github.com/galewatch/galewatch/internal/ingest"
 )
 
-// TestSlowBodyIsCut (issue 27, item 4): a body that falls below the
+// TestSlowBodyIsCut: a body that falls below the
 // handler's MinRate (here 64 bytes a second, small enough to cut it in
 // about a second) is cut with 408: its two lines read whole are stored and
 // accounted for, read_through names the last of them, and the third line,

@@ -102,7 +102,7 @@ func do(req *http.Request) postAnswer {
 	return a
 }
 
-// TestSlowSendersDoNotHoldIngest (issue 27, item 4): four uploads sending a
+// TestSlowSendersDoNotHoldIngest: four uploads sending a
 // byte a second, each being read by the handler, at serve's default
 // --max-ingest of 4, do not delay a normal POST: it is answered 200 and its
 // readings are stored while all four are still open (none answered yet).

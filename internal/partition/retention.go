@@ -12,8 +12,8 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 )
 
-// Retention of what the readings' retention leaves behind (issue 27, item
-// 3): the windows of a day whose readings are gone, and old refused lines.
+// Retention of what the readings' retention leaves behind:
+// the windows of a day whose readings are gone, and old refused lines.
 //
 // Windows are cut by key range, not partitioned: a farm-local day is two UTC
 // days' worth of any table partitioned like readings, so a day could not

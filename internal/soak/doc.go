@@ -1,4 +1,4 @@
-// Package soak is the bounded soak of issue 11 (make soak): the fleet it
+// Package soak is the bounded soak (make soak): the fleet it
 // runs (a fleet of seed 002's peak rate, 62,500 turbines at a 2-s cadence,
 // and one Ardnave-sized farm whose 7.5-hour backlog is replayed), the live
 // sender that posts one-second batches per farm over HTTP and counts what
