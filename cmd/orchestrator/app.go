@@ -11,11 +11,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/provision"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/schema"
 )
 
@@ -98,7 +98,7 @@ func (m *Main) Control(ctx context.Context) (*pgxpool.Pool, error) {
 	}
 	// River, the drains, ingest's routes and the API share 24 connections;
 	// the fast path holds one for each farm it publishes at once.
-	cfg.MaxConns = 24 + fastpath.DefaultParallel
+	cfg.MaxConns = 24 + publish.DefaultParallel
 	// The control database answers small queries (a farm's due windows, a
 	// month of days) whose row estimates, built on generate_series, look
 	// large enough to JIT-compile: FarmWindowsDue, which the fast path asks

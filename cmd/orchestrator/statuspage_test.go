@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/server"
@@ -132,7 +132,7 @@ func runMiniStory(t *testing.T, m *Main, clock *simClock, in *ingest.Ingestor) {
 	t.Cleanup(stop)
 	control, shards := m.control, m.shards
 	storyStart := at(loc, 1, 0)
-	publisher := &fastpath.Publisher{Control: control, Shards: shards, Now: clock.Now}
+	publisher := &publish.Publisher{Control: control, Shards: shards, Now: clock.Now}
 	drainer := &jobs.Drainer{Control: control, Shards: shards, Now: clock.Now}
 
 	pending := miniReadings(loc)

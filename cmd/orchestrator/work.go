@@ -14,8 +14,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
@@ -36,7 +36,7 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 		// publication of the other shards' farms: each waits at most one
 		// period for it, then lets it finish in the background.
 		Drainer:   &jobs.Drainer{Control: control, Shards: shards, Now: m.Now, Detach: cfg.DrainEvery},
-		Publisher: &fastpath.Publisher{Control: control, Shards: shards, Now: m.Now, Detach: cfg.PublishEvery},
+		Publisher: &publish.Publisher{Control: control, Shards: shards, Now: m.Now, Detach: cfg.PublishEvery},
 		Partitions: func(ctx context.Context) error {
 			return m.maintainPartitions(ctx, shards)
 		},

@@ -13,9 +13,9 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/galewatch/galewatch/internal/demo"
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -86,7 +86,7 @@ func startPipeline(t *testing.T, fleetYAML string, clock *demo.ScaledClock) *pip
 		Control: env.Control, Shards: env.Shards, Now: clock.Now,
 		Computer:  &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: clock.Now},
 		Drainer:   &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: clock.Now},
-		Publisher: &fastpath.Publisher{Control: env.Control, Shards: env.Shards, Now: clock.Now},
+		Publisher: &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: clock.Now},
 	}
 	client, err := jobs.NewClient(ctx, cfg, deps)
 	testdb.Must(t, err, "river client")

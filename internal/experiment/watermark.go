@@ -35,11 +35,11 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/provenance"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -267,8 +267,8 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 	// and none of the empty windows before it (a fixed 48 h computed and
 	// published 2,880 of them a farm on the first run: 3-4 s of a 2-window
 	// run with five farms that now takes 4.4 s).
-	pub := &fastpath.Publisher{Control: env.Control, Shards: env.Shards, Now: clk.Now, MaxWindows: 100_000,
-		OnPublish: func(p fastpath.Published) {
+	pub := &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: clk.Now, MaxWindows: 100_000,
+		OnPublish: func(p publish.Published) {
 			work[p.FarmID].FastRowsRead += p.RowsRead
 			published[p.FarmID][p.WindowStart.Unix()] = p.PublishedAt
 		}}

@@ -18,8 +18,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
@@ -62,7 +62,7 @@ type Deps struct {
 	// Partitions, when set, keeps partitions ahead on every shard.
 	Partitions func(context.Context) error
 	// Publisher, when set, is the fast path.
-	Publisher *fastpath.Publisher
+	Publisher *publish.Publisher
 }
 
 // NewClient builds the River client with every worker, a queue per shard and

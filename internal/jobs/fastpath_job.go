@@ -7,7 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
+	"github.com/galewatch/galewatch/internal/publish"
 )
 
 // PublishWindowsArgs publishes every farm's windows whose watermark has
@@ -28,7 +28,7 @@ func (PublishWindowsArgs) InsertOpts() river.InsertOpts {
 // PublishWindowsWorker runs publish_windows jobs.
 type PublishWindowsWorker struct {
 	river.WorkerDefaults[PublishWindowsArgs]
-	Publisher *fastpath.Publisher
+	Publisher *publish.Publisher
 }
 
 // Timeout bounds one round; each shard has its own, shorter, timeout.

@@ -12,9 +12,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -41,7 +41,7 @@ type Pipeline struct {
 	Env       *testdb.Env
 	Clock     *Clock
 	In        *ingest.Ingestor
-	Publisher *fastpath.Publisher
+	Publisher *publish.Publisher
 	Drainer   *jobs.Drainer
 	Computer  *rollup.Computer
 	Client    *river.Client[pgx.Tx]
@@ -56,7 +56,7 @@ func New(t testing.TB, env *testdb.Env) *Pipeline {
 	p.In = p.NewIngestor(t)
 	p.Computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
 	p.Drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
-	p.Publisher = &fastpath.Publisher{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
+	p.Publisher = &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
 	cfg := jobs.DefaultConfig()
 	cfg.Periodic = false
 	cfg.RetryPolicy = fixedRetry(100 * time.Millisecond)

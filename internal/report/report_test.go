@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/report"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -489,7 +489,7 @@ func TestMonthInProgress(t *testing.T) {
 	b.readings(t, time.Date(2026, 11, 30, 0, 0, 0, 0, london), 0, 11, always, time.Time{}, "N-001", "N-002", "N-003")
 	// At 12:05 the windows up to 12:00 are past the watermark (end + 60 s).
 	b.clock.Set(time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC))
-	p := &fastpath.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: 24 * time.Hour}
+	p := &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: 24 * time.Hour}
 	_, err := p.PublishDue(context.Background())
 	testdb.Must(t, err, "publish")
 

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/db/sharddb"
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/provenance"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -33,8 +33,8 @@ farms:
 
 var noon = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
-func (b *bundle) publisher(catchUp time.Duration) *fastpath.Publisher {
-	return &fastpath.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: catchUp}
+func (b *bundle) publisher(catchUp time.Duration) *publish.Publisher {
+	return &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: catchUp}
 }
 
 // readingsAt ingests one reading per turbine id, recorded at `at`, received
@@ -262,7 +262,7 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 }
 
 // TestARoundPublishesEightFarmsAtOnce: a round works on
-// fastpath.DefaultParallel (8) farms at once, no more: with ten farms held
+// publish.DefaultParallel (8) farms at once, no more: with ten farms held
 // after their computation, 8 are held and the other 2 have not started
 // (their clock not read); released, all ten are published once.
 func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
@@ -300,7 +300,7 @@ func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	done := make(chan fastpath.Summary, 1)
+	done := make(chan publish.Summary, 1)
 	go func() {
 		sum, err := p.PublishDue(ctx)
 		if err != nil {
@@ -314,9 +314,9 @@ func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
 		return held, started
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for h, _ := look(); h < fastpath.DefaultParallel; h, _ = look() {
+	for h, _ := look(); h < publish.DefaultParallel; h, _ = look() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d farms held after 30 s, want %d", h, fastpath.DefaultParallel)
+			t.Fatalf("%d farms held after 30 s, want %d", h, publish.DefaultParallel)
 		}
 		time.Sleep(10 * time.Millisecond) // polling the hook's count
 	}
@@ -606,7 +606,7 @@ func TestCatchUpIsPublishedInSlices(t *testing.T) {
 	t.Parallel()
 	b := setup(t, windowFleet, options{})
 	b.clock.Set(noon.Add(11 * time.Minute)) // windows 12:00 to 12:09 are due
-	p := &fastpath.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: 11 * time.Minute, MaxTurbineWindows: 6}
+	p := &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: 11 * time.Minute, MaxTurbineWindows: 6}
 	count := func(farm string) int64 {
 		return testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = $1 AND path = 'fast'`, farm)
 	}

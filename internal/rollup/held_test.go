@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -59,7 +59,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			ctx := context.Background()
 			late := noon.Add(2 * time.Second)
 			var b *bundle
-			var p *fastpath.Publisher
+			var p *publish.Publisher
 			var sent, published atomic.Int32
 			var hookErr atomic.Value
 			hooks := &ingest.Hooks{BeforeCommit: func(shard string, _ ingest.Lane) error {
@@ -85,7 +85,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 					return b.sendAt("N-002", late)
 				}
 			case "AfterPublication":
-				p.OnPublish = func(w fastpath.Published) {
+				p.OnPublish = func(w publish.Published) {
 					if w.FarmID == "north" && w.WindowStart.Equal(noon) && sent.CompareAndSwap(0, 1) {
 						if err := b.sendAt("N-002", late); err != nil {
 							hookErr.Store(err)
@@ -180,7 +180,7 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 		}
 	}
 	var publications atomic.Int32
-	count := func(fastpath.Published) { publications.Add(1) }
+	count := func(publish.Published) { publications.Add(1) }
 	pa, pb := b.publisher(2*time.Minute), b.publisher(2*time.Minute)
 	pa.AfterCompute, pa.OnPublish = hold(aHeld, releaseA), count
 	pb.AfterCompute, pb.OnPublish = hold(bHeld, releaseB), count
@@ -191,7 +191,7 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 	}
 	b.clock.Set(noon.Add(2 * time.Minute))
 	type result struct {
-		sum fastpath.Summary
+		sum publish.Summary
 		err error
 	}
 	aDone, bDone := make(chan result, 1), make(chan result, 1)

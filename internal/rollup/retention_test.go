@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galewatch/galewatch/internal/fastpath"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/provision"
+	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -80,7 +80,7 @@ func TestRetentionTakesAWholeDay(t *testing.T) {
 		}
 	}
 	b.ingestText(t, text.String())
-	p := &fastpath.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: d3.Add(30 * time.Minute).Sub(d1)}
+	p := &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: d3.Add(30 * time.Minute).Sub(d1)}
 	for i := 0; i < 10 && testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`) < 48; i++ {
 		if _, err := p.PublishDue(ctx); err != nil {
 			t.Fatal(err)

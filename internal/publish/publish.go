@@ -1,4 +1,4 @@
-// Package fastpath publishes each farm's windows as soon as their
+// Package publish publishes each farm's windows as soon as their
 // watermark passes: a window [start, end) is published once end + the
 // farm's allowed lateness has passed on the clock, as a farm_window row
 // with path 'fast', read from that window's readings only, never
@@ -11,7 +11,7 @@
 // (windows with received 0: silence is information), and a farm whose
 // shard cannot be reached is retried next round without holding back any
 // other farm.
-package fastpath
+package publish
 
 import (
 	"cmp"
