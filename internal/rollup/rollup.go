@@ -497,7 +497,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 			return Result{}, err
 		}
 		res.Turbines = n
-		alarms, err := c.checkDay(ctx, q, req, now, closeDay)
+		alarms, err := c.checkDay(ctx, q, req, farm.DayStart, now, closeDay)
 		if err != nil {
 			return Result{}, err
 		}
@@ -662,7 +662,7 @@ func intArrayLiteral(v []int32) string {
 // two groupings of the same windows) and, when closing the day, the
 // completeness alert (received short of expected by more than the farm's
 // threshold, naming the silent turbines and hours).
-func (c *Computer) checkDay(ctx context.Context, q *controldb.Queries, req Request, now time.Time, closeDay bool) ([]string, error) {
+func (c *Computer) checkDay(ctx context.Context, q *controldb.Queries, req Request, dayStart, now time.Time, closeDay bool) ([]string, error) {
 	if !closeDay {
 		// A correction of an ended day: the checks belong to its close.
 		return nil, nil
@@ -672,31 +672,21 @@ func (c *Computer) checkDay(ctx context.Context, q *controldb.Queries, req Reque
 	if err != nil {
 		return nil, fmt.Errorf("window sum check: %w", err)
 	}
-	farm, err := q.CompletenessCheck(ctx, controldb.CompletenessCheckParams{FarmID: req.FarmID, Day: req.Day})
-	if err != nil {
-		return nil, fmt.Errorf("completeness check: %w", err)
-	}
 	if sum.WindowsExpected != sum.DaysExpected || sum.WindowsReceived != sum.DaysReceived || sum.WindowsAvailable != sum.DaysAvailable {
 		msg := fmt.Sprintf("BUG: %s shard %s: the day's final windows add up to expected/received/available %d/%d/%d but its turbine_day rows to %d/%d/%d",
 			req.key(), req.Shard, sum.WindowsExpected, sum.WindowsReceived, sum.WindowsAvailable, sum.DaysExpected, sum.DaysReceived, sum.DaysAvailable)
 		alarms = append(alarms, msg)
 		detail, _ := json.Marshal(sum)
 		if err := q.AlertRaise(ctx, controldb.AlertRaiseParams{
-			Kind: "window_sum", FarmID: req.FarmID, Scope: "day", PeriodStart: farm.DayStart, Day: req.Day, RaisedAt: now,
+			Kind: "window_sum", FarmID: req.FarmID, Scope: "day", PeriodStart: dayStart, Day: req.Day, RaisedAt: now,
 			Detail: detail, Message: msg,
 		}); err != nil {
 			return nil, fmt.Errorf("raise alarm: %w", err)
 		}
 	}
-	if farm.Expected > 0 && (farm.Expected-farm.Received)*1000 > int64(farm.ThresholdPm)*farm.Expected {
-		pm := int32(farm.ThresholdPm)
-		msg := fmt.Sprintf("%s %s: received %d of %d expected readings, short by more than %d per mille", req.FarmID, req.Day.Format(time.DateOnly), farm.Received, farm.Expected, farm.ThresholdPm)
-		if err := q.AlertRaise(ctx, controldb.AlertRaiseParams{
-			Kind: "completeness", FarmID: req.FarmID, Scope: "day", PeriodStart: farm.DayStart, Day: req.Day, RaisedAt: now,
-			ThresholdPm: &pm, Detail: farm.Silent, Message: msg,
-		}); err != nil {
-			return nil, fmt.Errorf("raise completeness alert: %w", err)
-		}
+	// Compared and raised in SQL, as the divergence alert is.
+	if _, err := q.AlertCompletenessRaise(ctx, controldb.AlertCompletenessRaiseParams{FarmID: req.FarmID, Day: req.Day, RaisedAt: now}); err != nil {
+		return nil, fmt.Errorf("raise completeness alert: %w", err)
 	}
 	return alarms, nil
 }

@@ -10,49 +10,6 @@ import (
 	"time"
 )
 
-const completenessCheck = `-- name: CompletenessCheck :one
-SELECT coalesce(sum(td.expected), 0)::bigint AS expected,
-       coalesce(sum(td.received), 0)::bigint AS received,
-       fr.completeness_alert_pm::integer AS threshold_pm,
-       coalesce(jsonb_agg(jsonb_build_object('turbine_id', td.turbine_id, 'silent_hours', td.silent_hours, 'expected', td.expected, 'received', td.received)
-                          ORDER BY td.turbine_id) FILTER (WHERE cardinality(td.silent_hours) > 0), '[]')::jsonb AS silent,
-       local_day_start(f.timezone, $1::date)::timestamptz AS day_start
-FROM farm f
-JOIN farm_rules fr ON fr.farm_id = f.id
-LEFT JOIN turbine_day td ON td.farm_id = f.id AND td.day = $1
-WHERE f.id = $2
-GROUP BY fr.completeness_alert_pm, f.timezone
-`
-
-type CompletenessCheckParams struct {
-	Day    time.Time
-	FarmID string
-}
-
-type CompletenessCheckRow struct {
-	Expected    int64
-	Received    int64
-	ThresholdPm int32
-	Silent      []byte
-	DayStart    time.Time
-}
-
-// CompletenessCheck: a closed farm-day's received against its expected
-// (turbines in service, every shard), the farm's threshold, and its
-// silent turbines with their silent local hours.
-func (q *Queries) CompletenessCheck(ctx context.Context, arg CompletenessCheckParams) (CompletenessCheckRow, error) {
-	row := q.db.QueryRow(ctx, completenessCheck, arg.Day, arg.FarmID)
-	var i CompletenessCheckRow
-	err := row.Scan(
-		&i.Expected,
-		&i.Received,
-		&i.ThresholdPm,
-		&i.Silent,
-		&i.DayStart,
-	)
-	return i, err
-}
-
 const turbineDayUpsert = `-- name: TurbineDayUpsert :execrows
 
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,

@@ -40,18 +40,3 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
     computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at;
 
--- CompletenessCheck: a closed farm-day's received against its expected
--- (turbines in service, every shard), the farm's threshold, and its
--- silent turbines with their silent local hours.
--- name: CompletenessCheck :one
-SELECT coalesce(sum(td.expected), 0)::bigint AS expected,
-       coalesce(sum(td.received), 0)::bigint AS received,
-       fr.completeness_alert_pm::integer AS threshold_pm,
-       coalesce(jsonb_agg(jsonb_build_object('turbine_id', td.turbine_id, 'silent_hours', td.silent_hours, 'expected', td.expected, 'received', td.received)
-                          ORDER BY td.turbine_id) FILTER (WHERE cardinality(td.silent_hours) > 0), '[]')::jsonb AS silent,
-       local_day_start(f.timezone, sqlc.arg(day)::date)::timestamptz AS day_start
-FROM farm f
-JOIN farm_rules fr ON fr.farm_id = f.id
-LEFT JOIN turbine_day td ON td.farm_id = f.id AND td.day = sqlc.arg(day)
-WHERE f.id = sqlc.arg(farm_id)
-GROUP BY fr.completeness_alert_pm, f.timezone;
