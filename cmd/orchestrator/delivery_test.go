@@ -270,14 +270,7 @@ func TestEveryDeliveryThreeTimesAtOnce(t *testing.T) {
 			func() (ingest.Summary, error) { return o.ingestFile(file) },
 			func() (ingest.Summary, error) { return o.post(o.urls[0], d.Body) })
 	}
-	sums := pipelinetest.Play(t, o, sc, false)
-	for k, s := range sums {
-		pipelinetest.CheckDelivered(t, k, sc.Deliveries[k], 3, s)
-	}
-	o.checkJobs(t)
-	if diff := pipelinetest.Read(t, o.env.Control).Diff(want.Outcome, pipelinetest.AllSections...); diff != "" {
-		t.Fatalf("three deliveries at once left a different outcome from the clean run:\n%s", diff)
-	}
+	o.play(t, sc, false, 3, want.Outcome, pipelinetest.AllSections, "three deliveries at once")
 }
 
 // TestSeveralOrchestrators runs two `serve` processes and a `work` process
@@ -305,12 +298,19 @@ func TestSeveralOrchestrators(t *testing.T) {
 		}
 		return all(t, k, senders...)
 	}
-	sums := pipelinetest.Play(t, o, sc, true)
-	for k, s := range sums {
-		pipelinetest.CheckDelivered(t, k, sc.Deliveries[k], 1, s)
+	o.play(t, sc, true, 1, want.Outcome, pipelinetest.Counts, "2 serve and 1 work processes")
+}
+
+// play plays sc through the processes (overlap as pipelinetest.Play's)
+// and fails unless each delivery's copies account for every reading, no
+// River job failed, and the outcome is want over sections.
+func (o *orchestrators) play(t *testing.T, sc pipelinetest.Scenario, overlap bool, copies int, want pipelinetest.Outcome, sections []string, what string) {
+	t.Helper()
+	for k, s := range pipelinetest.Play(t, o, sc, overlap) {
+		pipelinetest.CheckDelivered(t, k, sc.Deliveries[k], copies, s)
 	}
 	o.checkJobs(t)
-	if diff := pipelinetest.Read(t, o.env.Control).Diff(want.Outcome, pipelinetest.Counts...); diff != "" {
-		t.Fatalf("2 serve and 1 work processes left a different outcome from the clean run:\n%s", diff)
+	if diff := pipelinetest.Read(t, o.env.Control).Diff(want, sections...); diff != "" {
+		t.Fatalf("%s left a different outcome from the clean run:\n%s", what, diff)
 	}
 }

@@ -15,12 +15,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -66,14 +66,6 @@ farms:
       - {prefix: AM-, from: 5, to: 6, shard: s2}
 `
 
-type simClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *simClock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *simClock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
-
 // sliceDecoder serves readings to ingest.
 type sliceDecoder struct {
 	rs []reading.Reading
@@ -118,7 +110,7 @@ func miniReadings(loc *time.Location) []reading.Reading {
 // runMiniStory plays the story through the real pipeline; it returns with
 // the clock at 08-04 12:01:10, the last delivery ingested and drained into
 // a recompute request whose job has not run.
-func runMiniStory(t *testing.T, m *Main, clock *simClock, in *ingest.Ingestor) {
+func runMiniStory(t *testing.T, m *Main, clock *pipelinetest.Clock, in *ingest.Ingestor) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
@@ -251,7 +243,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Fatal("headless Chromium is needed for this test: apt-get install chromium (`make test` installs it when it can)")
 	}
 	env := testdb.New(t, miniFleet)
-	clock := &simClock{now: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)}
+	clock := pipelinetest.NewClock(time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC))
 	cfg := ConfigFromEnv()
 	cfg.DatabaseURL = env.ControlDSN
 	m := &Main{Config: cfg, Now: clock.Now}

@@ -9,14 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-
 	"github.com/galewatch/galewatch/internal/demo"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
-	"github.com/galewatch/galewatch/internal/publish"
-	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -57,46 +53,20 @@ const speed = 10
 // rollups are left out: the story's day is never "yesterday"
 // (DefaultSaturday), and their run at start (every farm's yesterday)
 // would only add work.
-type pipeline struct {
-	env    *testdb.Env
-	clock  *demo.ScaledClock
-	in     *ingest.Ingestor
-	client *river.Client[pgx.Tx]
-}
-
-func startPipeline(t *testing.T, fleetYAML string, clock *demo.ScaledClock) *pipeline {
+func startPipeline(t *testing.T, fleetYAML string, clock *demo.ScaledClock) *pipelinetest.Pipeline {
 	t.Helper()
-	ctx := context.Background()
-	env := testdb.New(t, fleetYAML)
-	routes, err := ingest.LoadRoutes(ctx, env.Control, clock.Now(), 0)
-	testdb.Must(t, err, "routes")
-	icfg := ingest.DefaultConfig()
-	// A live batch waits for more readings this long on the ingest clock:
-	// scaled, or every batch would be a few readings.
-	icfg.FlushInterval *= speed
-	in := ingest.New(icfg, env.Control, env.Shards, routes, clock.Now, nil)
-	in.Start(ctx)
-	t.Cleanup(in.Close)
-	cfg := jobs.DefaultConfig()
-	// The drain runs twice as often as serve's (in simulated time): a day
-	// is final only once a drain has read its announced marks, and at 10×
-	// a drain's own wall time is seconds of simulated time.
-	cfg.DrainEvery, cfg.PublishEvery = clock.Wall(2500*time.Millisecond), clock.Wall(2*time.Second)
-	deps := jobs.Deps{
-		Control: env.Control, Shards: env.Shards, Now: clock.Now,
-		Computer:  &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: clock.Now},
-		Drainer:   &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: clock.Now},
-		Publisher: &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: clock.Now},
-	}
-	client, err := jobs.NewClient(ctx, cfg, deps)
-	testdb.Must(t, err, "river client")
-	testdb.Must(t, client.Start(ctx), "river start")
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = client.Stop(sctx)
-	})
-	return &pipeline{env: env, clock: clock, in: in, client: client}
+	return pipelinetest.New(t, testdb.New(t, fleetYAML), pipelinetest.Options{Now: clock.Now,
+		// A live batch waits for more readings this long on the ingest
+		// clock: scaled, or every batch would be a few readings.
+		Ingest: func(c *ingest.Config) { c.FlushInterval *= speed },
+		// The periodic jobs run as serve's, the drain twice as often (in
+		// simulated time): a day is final only once a drain has read its
+		// announced marks, and at 10× a drain's own wall time is seconds
+		// of simulated time.
+		Jobs: func(c *jobs.Config) {
+			c.Periodic = true
+			c.DrainEvery, c.PublishEvery = clock.Wall(2500*time.Millisecond), clock.Wall(2*time.Second)
+		}})
 }
 
 // syncBuffer is the narration, written by the demo's goroutines.
@@ -133,12 +103,12 @@ func TestStoryOnTheClock(t *testing.T) {
 	var out syncBuffer
 	events := make(chan demo.Event, 4)
 	cfg := demo.DefaultConfig()
-	cfg.Plan, cfg.Clock, cfg.Out, cfg.URL = p.env.Plan, clock, &out, "http://127.0.0.1:0"
+	cfg.Plan, cfg.Clock, cfg.Out, cfg.URL = p.Env.Plan, clock, &out, "http://127.0.0.1:0"
 	cfg.OnEvent = func(e demo.Event) { events <- e }
 	// On a busy machine a rollup can take a while; the test's own timeout
 	// below is what fails it.
 	cfg.Patience = 4 * time.Hour
-	d, err := demo.New(cfg, p.env.Control, p.in)
+	d, err := demo.New(cfg, p.Env.Control, p.In)
 	testdb.Must(t, err, "demo")
 	story, begun := d.Story(), d.Start()
 	london, _ := time.LoadLocation("Europe/London")
@@ -256,7 +226,7 @@ func TestStoryOnTheClock(t *testing.T) {
 			due++
 		}
 		got := waitCount(t, p, due, `SELECT count(*) FROM window_provenance WHERE farm_id = $1 AND window_start >= $2`, f.farm, first)
-		fast := testdb.Int(t, p.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = $1 AND path = 'fast' AND window_start >= $2`, f.farm, first)
+		fast := testdb.Int(t, p.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = $1 AND path = 'fast' AND window_start >= $2`, f.farm, first)
 		t.Logf("%s: %d of %d windows due by %s published, %d of them by the fast path", f.farm, got, due, end.Format(time.TimeOnly), fast)
 		if got != due || due < 1 || fast > due {
 			t.Errorf("%s: %d windows published from %s to %s (%s of feed), %d by the fast path; want %d (at least 1), at most that many fast",
@@ -269,11 +239,11 @@ func TestStoryOnTheClock(t *testing.T) {
 	// and a window published before its readings arrived waits for its
 	// correction, so the readings are counted on the shard).
 	kilmoreFrom := begun.Truncate(time.Minute).Add(time.Minute)
-	if n := testdb.Int(t, p.env.Control, `SELECT count(*) FROM window_provenance WHERE farm_id = 'kilmore-sands' AND window_start >= $1 AND expected <> 420`, kilmoreFrom); n != 0 {
+	if n := testdb.Int(t, p.Env.Control, `SELECT count(*) FROM window_provenance WHERE farm_id = 'kilmore-sands' AND window_start >= $1 AND expected <> 420`, kilmoreFrom); n != 0 {
 		t.Errorf("%d of Kilmore Sands' windows do not have expected 420 (14 turbines × 30 slots)", n)
 	}
 	fed := d.Feed().Stats().LastStep.Add(-10 * time.Second).Truncate(time.Minute)
-	if n := testdb.Int(t, p.env.Shards.Pool("s3"), `SELECT count(*) FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 minute', interval '1 minute') w
+	if n := testdb.Int(t, p.Env.Shards.Pool("s3"), `SELECT count(*) FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 minute', interval '1 minute') w
 		WHERE NOT EXISTS (SELECT 1 FROM readings r WHERE r.turbine_id LIKE 'KS-%' AND r.recorded_at >= w - interval '45 s' AND r.recorded_at < w + interval '1 minute' + interval '45 s')`, kilmoreFrom, fed); n != 0 || !fed.After(kilmoreFrom) {
 		t.Errorf("%d of Kilmore Sands' windows from %s to %s have no reading stored", n, kilmoreFrom.Format(time.TimeOnly), fed.Format(time.TimeOnly))
 	}
@@ -304,14 +274,14 @@ func TestStoryOnTheClock(t *testing.T) {
 	// delivers nothing.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel2()
-	again, err := story.Phase(ctx2, p.in, simulate.PhaseReplay, clock.Now(), nil)
+	again, err := story.Phase(ctx2, p.In, simulate.PhaseReplay, clock.Now(), nil)
 	if err != nil || again.Accepted != 0 || again.Duplicate != 99_900 || again.DirtyMarks != 0 {
 		t.Fatalf("the replay re-sent: %+v (%v), want 0 accepted, 99,900 duplicates, no mark", again, err)
 	}
 	// (On the frozen clock, once a drain has read the replay's announced
 	// marks, the report no longer holds the day back as "shard not drained".)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		o, err := story.Observe(ctx2, p.env.Control, clock.Now())
+		o, err := story.Observe(ctx2, p.Env.Control, clock.Now())
 		testdb.Must(t, err, "observe")
 		if o.Final() || time.Now().After(deadline) {
 			break
@@ -321,7 +291,7 @@ func TestStoryOnTheClock(t *testing.T) {
 	events2 := make(chan demo.Event, 1)
 	cfg2 := cfg
 	cfg2.NoFeed, cfg2.Out, cfg2.OnEvent = true, &out2, func(e demo.Event) { events2 <- e }
-	d2, err := demo.New(cfg2, p.env.Control, p.in)
+	d2, err := demo.New(cfg2, p.Env.Control, p.In)
 	testdb.Must(t, err, "second demo")
 	go func() { _ = d2.Run(ctx2) }()
 	select {
@@ -345,11 +315,11 @@ func TestStoryOnTheClock(t *testing.T) {
 // waitCount polls a count until it reaches want (the pipeline's periodic
 // jobs catch up with a frozen clock; on a busy machine a farm's shards can
 // time out a round or two) or 2 wall minutes pass.
-func waitCount(t *testing.T, p *pipeline, want int64, sql string, args ...any) int64 {
+func waitCount(t *testing.T, p *pipelinetest.Pipeline, want int64, sql string, args ...any) int64 {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		got := testdb.Int(t, p.env.Control, sql, args...)
+		got := testdb.Int(t, p.Env.Control, sql, args...)
 		if got >= want || time.Now().After(deadline) {
 			return got
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/demo"
 	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -45,11 +46,7 @@ func TestFeedDoesNotWaitForItsLateReadings(t *testing.T) {
 		}
 	}}
 	env := testdb.New(t, feedFleet)
-	routes, err := ingest.LoadRoutes(ctx, env.Control, *now.Load(), 0)
-	testdb.Must(t, err, "routes")
-	in := ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, func() time.Time { return *now.Load() }, hooks)
-	in.Start(ctx)
-	t.Cleanup(in.Close)
+	in := pipelinetest.Ingestor(t, env, func() time.Time { return *now.Load() }, ingest.DefaultConfig(), hooks)
 	released := false
 	t.Cleanup(func() {
 		if !released {
@@ -122,11 +119,7 @@ func TestFeedResendsWhatFailed(t *testing.T) {
 		return nil
 	}}
 	env := testdb.New(t, feedFleet)
-	routes, err := ingest.LoadRoutes(ctx, env.Control, now, 0)
-	testdb.Must(t, err, "routes")
-	in := ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, func() time.Time { return now }, hooks)
-	in.Start(ctx)
-	t.Cleanup(in.Close)
+	in := pipelinetest.Ingestor(t, env, func() time.Time { return now }, ingest.DefaultConfig(), hooks)
 	f, err := demo.NewFeed(env.Plan, 1, start, in)
 	testdb.Must(t, err, "feed")
 

@@ -1,7 +1,6 @@
 package demo_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/localday"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -70,9 +70,7 @@ func TestNewRefusesWhatIngestWouldReject(t *testing.T) {
 	t.Parallel()
 	env := testdb.New(t, storyFleet)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	routes, err := ingest.LoadRoutes(context.Background(), env.Control, now, 0)
-	testdb.Must(t, err, "routes")
-	in := ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, func() time.Time { return now }, nil)
+	in := pipelinetest.Ingestor(t, env, func() time.Time { return now }, ingest.DefaultConfig(), nil)
 	clock := demo.NewScaledClock(now, 1)
 	try := func(day localday.Date, plan *fleet.Plan) error {
 		cfg := demo.DefaultConfig()

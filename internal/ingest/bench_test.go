@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -88,11 +89,7 @@ func benchIngestFarmDay(b *testing.B) {
 	// the benchmark means the same whenever it runs (the maximum age would
 	// refuse August 2026 once it is 400 days old).
 	ingestNow := func() time.Time { return time.Date(2026, 8, 4, 3, 0, 0, 0, time.UTC) }
-	routes, err := ingest.LoadRoutes(ctx, env.Control, ingestNow(), 0)
-	testdb.Must(b, err, "routes")
-	in := ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, ingestNow, nil)
-	in.Start(ctx)
-	defer in.Close()
+	in := pipelinetest.Ingestor(b, env, ingestNow, ingest.DefaultConfig(), nil)
 	run := func(name string) (ingest.Summary, time.Duration, int64) {
 		debug.FreeOSMemory() // the floor's garbage is not the ingest's memory
 		stop := sampleRSS()

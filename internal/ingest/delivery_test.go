@@ -49,7 +49,7 @@ func TestEveryDeliveryThreeTimes(t *testing.T) {
 	t.Parallel()
 	want := pipelinetest.Clean(t)
 	sc := pipelinetest.NewScenario(t)
-	p := pipelinetest.New(t, testdb.New(t, pipelinetest.Fleet))
+	p := pipelinetest.New(t, testdb.New(t, pipelinetest.Fleet), pipelinetest.Options{})
 	sums := pipelinetest.Play(t, &threeTimes{Pipeline: p, second: p.NewIngestor(t)}, sc, false)
 	for k, s := range sums {
 		pipelinetest.CheckDelivered(t, k, sc.Deliveries[k], 3, s)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
-	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -59,15 +59,8 @@ func TestFarmSchedulesAddNewFarms(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	env := testdb.New(t, testdb.ArdnaveFleet)
-	now := func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }
-	cfg := jobs.DefaultConfig()
-	cfg.Periodic = false
-	deps := jobs.Deps{Control: env.Control, Shards: env.Shards, Now: now,
-		Computer: &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: now},
-		Drainer:  &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: now}}
-	client, err := jobs.NewClient(ctx, cfg, deps)
-	testdb.Must(t, err, "client")
-	s := jobs.NewFarmSchedules(cfg, deps, client)
+	p := pipelinetest.New(t, env, pipelinetest.Options{At: time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC), NoStart: true})
+	s := jobs.NewFarmSchedules(p.Config, p.Deps, p.Client)
 	for i, want := range []int{2, 0} {
 		n, err := s.Sync(ctx)
 		testdb.Must(t, err, "sync %d", i)

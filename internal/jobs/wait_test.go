@@ -12,20 +12,16 @@ import (
 
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
+// newClient is a stopped River client of a pipeline on env: another
+// process's, each time it is called.
 func newClient(t *testing.T, env *testdb.Env) *river.Client[pgx.Tx] {
 	t.Helper()
-	now := func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }
-	cfg := jobs.DefaultConfig()
-	cfg.Periodic = false
-	client, err := jobs.NewClient(context.Background(), cfg, jobs.Deps{Control: env.Control, Shards: env.Shards, Now: now,
-		Computer: &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: now},
-		Drainer:  &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: now}})
-	testdb.Must(t, err, "client")
-	return client
+	return pipelinetest.New(t, env, pipelinetest.Options{At: time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC), NoStart: true}).Client
 }
 
 // TestWaitSeesJobsAnotherProcessWorks: the waiting client never starts; a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/lateness"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -56,11 +57,7 @@ var testDelay = []simulate.DelayComponent{
 func load(t *testing.T, env *testdb.Env, now time.Time, dec reading.Decoder) ingest.Summary {
 	t.Helper()
 	ctx := context.Background()
-	routes, err := ingest.LoadRoutes(ctx, env.Control, now, 0)
-	testdb.Must(t, err, "routes")
-	in := ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, func() time.Time { return now }, nil)
-	in.Start(ctx)
-	defer in.Close()
+	in := pipelinetest.Ingestor(t, env, func() time.Time { return now }, ingest.DefaultConfig(), nil)
 	sum, err := in.Ingest(ctx, t.Name(), dec)
 	testdb.Must(t, err, "ingest")
 	return sum

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/metrics"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/server"
@@ -119,19 +119,13 @@ farms:
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel()
-	var clock atomic.Int64 // Unix nanoseconds
-	clock.Store(noon.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
-	m := metrics.New(env.Control, env.Shards, now, 0)
+	clock := pipelinetest.NewClock(noon)
+	m := metrics.New(env.Control, env.Shards, clock.Now, 0)
 	url := serveMetrics(t, env.Control, env.Shards, m)
-
-	routes, err := ingest.LoadRoutes(ctx, env.Control, noon, 0)
-	testdb.Must(t, err, "routes")
-	cfg := ingest.DefaultConfig()
-	cfg.Observer = m.Ingest()
-	in := ingest.New(cfg, env.Control, env.Shards, routes, now, nil)
-	in.Start(ctx)
-	defer in.Close()
+	p := pipelinetest.New(t, env, pipelinetest.Options{Now: clock.Now, NoStart: true,
+		Ingest: func(c *ingest.Config) { c.Observer = m.Ingest() },
+		Jobs:   func(c *jobs.Config) { c.Observer = m.Jobs() }})
+	in := p.In
 	run := func(body string) ingest.Summary {
 		t.Helper()
 		dec, err := reading.NewDecoder(reading.NDJSON, strings.NewReader(body))
@@ -178,7 +172,7 @@ farms:
 		t.Fatalf("second ingest: %+v, want 10 duplicates", sum)
 	}
 
-	clock.Store(noon.Add(5 * time.Minute).UnixNano()) // the marks were written at noon
+	clock.Set(noon.Add(5 * time.Minute)) // the marks were written at noon
 	got := scrape(t, url)
 	expect(t, got, map[string]float64{
 		`galewatch_ingest_rows_total{lane="live",outcome="accepted"}`:     120,
@@ -207,12 +201,7 @@ farms:
 	// Rollups through River: the farm-day on both shards (completed), an
 	// unknown farm (fails; one attempt, so it is discarded) and a day that
 	// does not parse (cancelled).
-	jc := jobs.DefaultConfig()
-	jc.Periodic, jc.Observer = false, m.Jobs()
-	client, err := jobs.NewClient(ctx, jc, jobs.Deps{Control: env.Control, Shards: env.Shards, Now: now,
-		Computer: &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: now},
-		Drainer:  &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: now}})
-	testdb.Must(t, err, "river client")
+	client := p.Client
 	ids, err := jobs.EnqueueFarmDay(ctx, env.Control, client, "f", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 	testdb.Must(t, err, "enqueue")
 	for _, args := range []jobs.RollupDayArgs{
@@ -223,8 +212,7 @@ farms:
 		testdb.Must(t, err, "insert %+v", args)
 		ids = append(ids, res.Job.ID)
 	}
-	testdb.Must(t, client.Start(ctx), "start river")
-	defer func() { _ = client.Stop(context.Background()) }()
+	p.StartJobs(t)
 	gaveUp, err := jobs.Wait(ctx, client, ids, 50*time.Millisecond, nil)
 	testdb.Must(t, err, "wait")
 	if len(ids) != 4 || len(gaveUp) != 2 {

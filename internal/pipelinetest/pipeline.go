@@ -17,20 +17,50 @@ import (
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-// Clock is a test's clock.
+// Clock is a test's clock: time is data, moved by the test.
 type Clock struct {
 	mu  sync.Mutex
 	now time.Time
 }
+
+// NewClock is a clock at at.
+func NewClock(at time.Time) *Clock { return &Clock{now: at} }
 
 // Now is the clock's time.
 func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 
 // Set moves the clock.
 func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
+
+// Options shape a Pipeline; the zero value is the pipeline of the
+// delivery scenario, started, at Clocks[0].
+type Options struct {
+	// At is where the clock starts (default Clocks[0]).
+	At time.Time
+	// Now replaces the Clock (a demo's scaled clock); Pipeline.Clock is
+	// then nil.
+	Now func() time.Time
+	// Ingest and Jobs adjust the configurations before anything starts
+	// (jobs are never periodic unless Jobs says so: a test drains and
+	// publishes explicitly, time being data).
+	Ingest func(*ingest.Config)
+	Jobs   func(*jobs.Config)
+	Hooks  *ingest.Hooks
+	// AfterCompute and OnResult are the recompute's test hooks.
+	AfterCompute func(rollup.Request)
+	OnResult     func(rollup.Request, rollup.Result)
+	// WorkersPerShard overrides jobs.Config's (0: its default).
+	WorkersPerShard int
+	// Retry is the fixed wait before a failed job's next attempt
+	// (default 100 ms).
+	Retry time.Duration
+	// NoStart leaves the River client stopped (StartJobs starts it).
+	NoStart bool
+}
 
 // Pipeline is the orchestrator in this process, on a test clock: an
 // ingestor, the fast path, the drainer and River workers (no periodic
@@ -40,51 +70,105 @@ func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 type Pipeline struct {
 	Env       *testdb.Env
 	Clock     *Clock
+	Now       func() time.Time
 	In        *ingest.Ingestor
 	Publisher *publish.Publisher
 	Drainer   *jobs.Drainer
 	Computer  *rollup.Computer
 	Client    *river.Client[pgx.Tx]
-	events    <-chan *river.Event
+	// Config and Deps are what Client was made of (RunJobs makes another).
+	Config jobs.Config
+	Deps   jobs.Deps
+	Events <-chan *river.Event
+	opts   Options
 }
 
-// New starts a pipeline on env (a control database with the scenario's
-// fleet applied).
-func New(t testing.TB, env *testdb.Env) *Pipeline {
+// New starts a pipeline on env (a control database with a fleet applied).
+func New(t testing.TB, env *testdb.Env, opts Options) *Pipeline {
 	t.Helper()
-	p := &Pipeline{Env: env, Clock: &Clock{now: Clocks[0]}}
+	p := &Pipeline{Env: env, Now: opts.Now, opts: opts}
+	if p.Now == nil {
+		at := opts.At
+		if at.IsZero() {
+			at = Clocks[0]
+		}
+		p.Clock = NewClock(at)
+		p.Now = p.Clock.Now
+	}
 	p.In = p.NewIngestor(t)
-	p.Computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
-	p.Drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
-	p.Publisher = &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: p.Clock.Now}
-	cfg := jobs.DefaultConfig()
-	cfg.Periodic = false
-	cfg.RetryPolicy = fixedRetry(100 * time.Millisecond)
-	client, err := jobs.NewClient(context.Background(), cfg, jobs.Deps{
-		Control: env.Control, Shards: env.Shards, Computer: p.Computer, Drainer: p.Drainer, Publisher: p.Publisher, Now: p.Clock.Now,
-	})
+	p.Computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: p.Now, AfterCompute: opts.AfterCompute, OnResult: opts.OnResult}
+	p.Drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: p.Now}
+	p.Publisher = &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: p.Now}
+	p.Config = jobs.DefaultConfig()
+	p.Config.Periodic = false
+	p.Config.RetryPolicy = fixedRetry(100 * time.Millisecond)
+	if opts.Retry > 0 {
+		p.Config.RetryPolicy = fixedRetry(opts.Retry)
+	}
+	if opts.WorkersPerShard > 0 {
+		p.Config.WorkersPerShard = opts.WorkersPerShard
+	}
+	if opts.Jobs != nil {
+		opts.Jobs(&p.Config)
+	}
+	p.Deps = jobs.Deps{Control: env.Control, Shards: env.Shards, Computer: p.Computer, Drainer: p.Drainer, Publisher: p.Publisher, Now: p.Now}
+	client, err := jobs.NewClient(context.Background(), p.Config, p.Deps)
 	testdb.Must(t, err, "river client")
 	p.Client = client
 	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
 	t.Cleanup(cancel)
-	p.events = events
-	testdb.Must(t, client.Start(context.Background()), "start river")
+	p.Events = events
+	if !opts.NoStart {
+		p.StartJobs(t)
+	}
+	return p
+}
+
+// StartJobs starts the River client (stopped when the test ends).
+func (p *Pipeline) StartJobs(t testing.TB) {
+	t.Helper()
+	testdb.Must(t, p.Client.Start(context.Background()), "start river")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = client.Stop(ctx)
+		_ = p.Client.Stop(ctx)
 	})
-	return p
+}
+
+// RunJobs works every job until nothing is left (marks drained, requests
+// and queued jobs run: jobs.WaitIdle) on a second client of the same
+// configuration, stopped after: what `work --until-idle` does beside a
+// Client that only enqueues (Options.NoStart).
+func (p *Pipeline) RunJobs(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := jobs.NewClient(ctx, p.Config, p.Deps)
+	testdb.Must(t, err, "river client")
+	testdb.Must(t, c.Start(ctx), "start river")
+	defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
+	testdb.Must(t, jobs.WaitIdle(ctx, c, p.Env.Control, p.Env.Shards), "wait idle")
 }
 
 // NewIngestor starts another ingest pipeline on the same databases and
 // clock: what a second process sending readings has.
 func (p *Pipeline) NewIngestor(t testing.TB) *ingest.Ingestor {
 	t.Helper()
+	cfg := ingest.DefaultConfig()
+	if p.opts.Ingest != nil {
+		p.opts.Ingest(&cfg)
+	}
+	return Ingestor(t, p.Env, p.Now, cfg, p.opts.Hooks)
+}
+
+// Ingestor starts an ingestor of cfg on env's databases with the routes
+// as they stand at now(), closed when the test ends.
+func Ingestor(t testing.TB, env *testdb.Env, now func() time.Time, cfg ingest.Config, hooks *ingest.Hooks) *ingest.Ingestor {
+	t.Helper()
 	ctx := context.Background()
-	routes, err := ingest.LoadRoutes(ctx, p.Env.Control, p.Clock.Now(), 0)
+	routes, err := ingest.LoadRoutes(ctx, env.Control, now(), 0)
 	testdb.Must(t, err, "routes")
-	in := ingest.New(ingest.DefaultConfig(), p.Env.Control, p.Env.Shards, routes, p.Clock.Now, nil)
+	in := ingest.New(cfg, env.Control, env.Shards, routes, now, hooks)
 	in.Start(ctx)
 	t.Cleanup(in.Close)
 	return in
@@ -123,8 +207,24 @@ func (p *Pipeline) Settle(t testing.TB, at time.Time) {
 	p.WaitJobs(t)
 }
 
+// DrainNow drains every shard's marks without letting bursts settle.
+func (p *Pipeline) DrainNow(t testing.TB) jobs.DrainResult {
+	t.Helper()
+	res, err := p.Drainer.DrainImmediate(context.Background(), p.Client)
+	testdb.Must(t, err, "drain")
+	return res
+}
+
+// Enqueue enqueues the recompute of a farm-day on each of its shards.
+func (p *Pipeline) Enqueue(t testing.TB, farm, day, reason string, priority int) []int64 {
+	t.Helper()
+	ids, err := jobs.EnqueueFarmDay(context.Background(), p.Env.Control, p.Client, farm, day, reason, priority)
+	testdb.Must(t, err, "enqueue %s %s", farm, day)
+	return ids
+}
+
 // WaitJobs waits, event by event, until no rollup or drain job is queued,
-// running or retrying.
+// running or retrying. Events are River's own; nothing sleeps.
 func (p *Pipeline) WaitJobs(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
@@ -137,11 +237,26 @@ func (p *Pipeline) WaitJobs(t testing.TB) {
 			return
 		}
 		select {
-		case <-p.events:
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("jobs still waiting after 2 minutes: %+v", res.Jobs[0])
+		case <-p.Events:
+		case <-time.After(3 * time.Minute):
+			t.Fatalf("jobs still waiting after 3 minutes: %+v", res.Jobs[0])
 		}
 	}
+}
+
+// Load ingests a simulation and checks it was stored in full.
+func (p *Pipeline) Load(t testing.TB, sc simulate.Config) ingest.Summary {
+	t.Helper()
+	ctx := context.Background()
+	dec, wait := simulate.Stream(ctx, sc)
+	sum, err := p.In.Ingest(ctx, "test", dec)
+	testdb.Must(t, err, "ingest")
+	st, err := wait()
+	testdb.Must(t, err, "simulate")
+	if sum.Accepted+sum.Duplicate != st.Readings {
+		t.Fatalf("ingest %+v does not account for %d simulated readings", sum, st.Readings)
+	}
+	return sum
 }
 
 // Deliver sends the delivery once.
@@ -199,7 +314,7 @@ func Clean(t testing.TB) *CleanRun {
 		return clean.run
 	}
 	sc := NewScenario(t)
-	p := New(t, testdb.New(t, Fleet))
+	p := New(t, testdb.New(t, Fleet), Options{})
 	sums := Play(t, p, sc, false)
 	run := &CleanRun{Outcome: Read(t, p.Env.Control)}
 	for k, s := range sums {

@@ -1,4 +1,10 @@
-// Package pipelinetest plays one small, deterministic scenario through the
+// Package pipelinetest is the test harness of the whole pipeline: one
+// process's ingestor, publisher, drainer, recompute and River workers on
+// one injected clock (Pipeline, Options), and the wiring of a bare
+// ingestor (Ingestor). The tests of rollup, publish, report, metrics, demo
+// and the orchestrator use it; none wires the pipeline itself.
+//
+// It also plays one small, deterministic scenario through the
 // whole pipeline — ingest, the fast path, the drain, corrections and the
 // day's close — on a clock the test moves (time is data), and reads what it
 // leaves behind (turbine_day, farm_window fast and final, reconciliation,

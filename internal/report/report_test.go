@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-
-	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
-	"github.com/galewatch/galewatch/internal/publish"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/report"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -57,62 +52,13 @@ func mustZone(name string) *time.Location {
 	return loc
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
-
-type bundle struct {
-	env   *testdb.Env
-	clock *clock
-	in    *ingest.Ingestor
-	cfg   jobs.Config
-	deps  jobs.Deps
-	// inserter enqueues and drains but never works a job, so a request
-	// stays pending until runJobs.
-	inserter *river.Client[pgx.Tx]
-}
+// bundle is the pipeline harness whose River client only enqueues (a
+// request stays pending until runJobs works it).
+type bundle struct{ *pipelinetest.Pipeline }
 
 func setup(t *testing.T, now time.Time) *bundle {
 	t.Helper()
-	ctx := context.Background()
-	env := testdb.New(t, fleetYAML)
-	b := &bundle{env: env, clock: &clock{now: now}}
-	routes, err := ingest.LoadRoutes(ctx, env.Control, now, 0)
-	testdb.Must(t, err, "routes")
-	b.in = ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, b.clock.Now, nil)
-	b.in.Start(ctx)
-	t.Cleanup(b.in.Close)
-	computer := &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now}
-	drainer := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now}
-	b.cfg = jobs.DefaultConfig()
-	b.cfg.Periodic = false
-	b.deps = jobs.Deps{Control: env.Control, Shards: env.Shards, Computer: computer, Drainer: drainer, Now: b.clock.Now}
-	b.inserter, err = jobs.NewClient(ctx, b.cfg, b.deps)
-	testdb.Must(t, err, "river client")
-	return b
-}
-
-// runJobs works every job until nothing is left: marks drained, requests
-// and queued jobs run (jobs.WaitIdle).
-func (b *bundle) runJobs(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := jobs.NewClient(ctx, b.cfg, b.deps)
-	testdb.Must(t, err, "river client")
-	testdb.Must(t, c.Start(ctx), "start river")
-	defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
-	testdb.Must(t, jobs.WaitIdle(ctx, c, b.env.Control, b.env.Shards), "wait idle")
-}
-
-func (b *bundle) drain(t *testing.T) {
-	t.Helper()
-	_, err := b.deps.Drainer.DrainImmediate(context.Background(), b.inserter)
-	testdb.Must(t, err, "drain")
+	return &bundle{pipelinetest.New(t, testdb.New(t, fleetYAML), pipelinetest.Options{At: now, NoStart: true})}
 }
 
 // readings ingests one reading per turbine and hour [from, to) of the
@@ -139,7 +85,7 @@ func (b *bundle) readings(t *testing.T, day time.Time, from, to int, available f
 	}
 	dec, err := reading.NewDecoder(reading.NDJSON, strings.NewReader(text.String()))
 	testdb.Must(t, err, "decoder")
-	sum, err := b.in.Ingest(context.Background(), "test", dec)
+	sum, err := b.In.Ingest(context.Background(), "test", dec)
 	testdb.Must(t, err, "ingest")
 	if sum.Rejected != 0 || sum.Failed != 0 || sum.Duplicate != 0 {
 		t.Fatalf("ingest %s: %+v, want every reading accepted", day.Format(time.DateOnly), sum)
@@ -153,7 +99,7 @@ func (b *bundle) month(t *testing.T, month string) report.Month {
 
 func (b *bundle) farmMonth(t *testing.T, farm, month string) report.Month {
 	t.Helper()
-	m, err := report.MonthlyAt(context.Background(), b.env.Control, farm, month, b.clock.Now())
+	m, err := report.MonthlyAt(context.Background(), b.Env.Control, farm, month, b.Clock.Now())
 	testdb.Must(t, err, "report %s %s", farm, month)
 	return m
 }
@@ -162,7 +108,7 @@ func (b *bundle) farmMonth(t *testing.T, farm, month string) report.Month {
 // left on its shard until it settles.
 func (b *bundle) drainSettling(t *testing.T) {
 	t.Helper()
-	_, err := b.deps.Drainer.Drain(context.Background(), b.inserter)
+	_, err := b.Drainer.Drain(context.Background(), b.Client)
 	testdb.Must(t, err, "drain")
 }
 
@@ -170,7 +116,7 @@ func (b *bundle) drainSettling(t *testing.T) {
 func (b *bundle) text(t *testing.T, sql string, args ...any) string {
 	t.Helper()
 	var s string
-	testdb.Must(t, b.env.Control.QueryRow(context.Background(), sql, args...).Scan(&s), "%s", sql)
+	testdb.Must(t, b.Env.Control.QueryRow(context.Background(), sql, args...).Scan(&s), "%s", sql)
 	return s
 }
 
@@ -231,7 +177,7 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 
 	// The drain turns the load's marks into rollup_day jobs; once they have
 	// run, every day is rolled up after it closed and nothing is pending.
-	b.runJobs(t)
+	b.RunJobs(t)
 	m = b.month(t, "2026-10")
 	if m.Status != report.StatusFinal || len(m.HeldBack) != 0 || m.Total.Status != report.StatusFinal || m.Total.Why != "" {
 		t.Fatalf("after the rollup: %s, held back %s (%s); want final", m.Status, heldBack(m), m.Total.Why)
@@ -247,8 +193,8 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	}
 	d := m.Days[0]
 	if d.Source != "turbine_day" || d.Path != "final" || d.Pending || *d.Turbines != 2 || *d.RegisteredTurbines != 2 ||
-		!d.ComputedAt.Equal(b.clock.Now()) || !d.CompleteThrough.Equal(b.clock.Now()) {
-		t.Fatalf("1 October: %+v; want turbine_day, final, 2 of 2 turbines, computed and complete through %s", d, b.clock.Now())
+		!d.ComputedAt.Equal(b.Clock.Now()) || !d.CompleteThrough.Equal(b.Clock.Now()) {
+		t.Fatalf("1 October: %+v; want turbine_day, final, 2 of 2 turbines, computed and complete through %s", d, b.Clock.Now())
 	}
 
 	// 31 October rolled up again 90 s after it ended (it closed at its end
@@ -257,12 +203,12 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	// counted as closed when it was written (turbine_day.closed_at). Judged
 	// against today's lateness, it would read "rolled up before the day
 	// closed (computed 2026-11-01 00:01:30 UTC, closed 2026-11-01 01:00:00 UTC)".
-	b.clock.Set(time.Date(2026, 11, 1, 0, 1, 30, 0, time.UTC))
-	_, err := jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.inserter, "north", "2026-10-31", rollup.ReasonManual, jobs.PriorityManual)
+	b.Clock.Set(time.Date(2026, 11, 1, 0, 1, 30, 0, time.UTC))
+	_, err := jobs.EnqueueFarmDay(context.Background(), b.Env.Control, b.Client, "north", "2026-10-31", rollup.ReasonManual, jobs.PriorityManual)
 	testdb.Must(t, err, "enqueue")
-	b.runJobs(t)
-	b.clock.Set(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
-	testdb.Exec(t, b.env.Control, `UPDATE farm SET allowed_lateness_s = 3600 WHERE id = 'north'`)
+	b.RunJobs(t)
+	b.Clock.Set(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	testdb.Exec(t, b.Env.Control, `UPDATE farm SET allowed_lateness_s = 3600 WHERE id = 'north'`)
 	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal || len(m.HeldBack) != 0 || !m.Days[30].ComputedAt.Equal(time.Date(2026, 11, 1, 0, 1, 30, 0, time.UTC)) {
 		t.Fatalf("after raising the allowed lateness: %s, held back %s, 31 October computed %v; want final, computed 2026-11-01 00:01:30",
 			m.Status, heldBack(m), m.Days[30].ComputedAt)
@@ -270,7 +216,7 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	if got := b.text(t, `SELECT min(closed_at)::text FROM turbine_day WHERE farm_id = 'north' AND day = '2026-10-31'`); got != "2026-11-01 00:01:00+00" {
 		t.Errorf("31 October's closed_at: %s, want 2026-11-01 00:01:00+00 (its end + the 60 s then in force)", got)
 	}
-	testdb.Exec(t, b.env.Control, `UPDATE farm SET allowed_lateness_s = NULL WHERE id = 'north'`)
+	testdb.Exec(t, b.Env.Control, `UPDATE farm SET allowed_lateness_s = NULL WHERE id = 'north'`)
 
 	// The replay of 7 October's silent hours, on 5 November at 10:00:05,
 	// after a drain at 10:00:00. Its mark is on the shard, announced on the
@@ -278,13 +224,13 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	// in that same second, no drain has read it: 7 October is held back and
 	// pending, by the report and by the windows as shown (provenance_pending),
 	// and no other day is.
-	b.clock.Set(time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC))
-	b.drain(t)
+	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC))
+	b.DrainNow(t)
 	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal {
 		t.Fatalf("drained at 10:00:00: %s (%s), want final", m.Status, heldBack(m))
 	}
-	b.clock.Set(time.Date(2026, 11, 5, 10, 0, 5, 0, time.UTC))
-	b.readings(t, time.Date(2026, 10, 7, 0, 0, 0, 0, london), 10, 13, available, b.clock.Now(), "N-001")
+	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 5, 0, time.UTC))
+	b.readings(t, time.Date(2026, 10, 7, 0, 0, 0, 0, london), 10, 13, available, b.Clock.Now(), "N-001")
 	m = b.month(t, "2026-10")
 	if m.Status != report.StatusProvisional || len(m.HeldBack) != 1 ||
 		m.HeldBack[0] != (report.HeldBack{Day: "2026-10-07", Reason: "shard not drained (marked on s1 at 2026-11-05 10:00:05 UTC, not drained yet)"}) ||
@@ -302,7 +248,7 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	// at 10:00:05, quiet for under 10 s at 10:00:06): it stays on the shard,
 	// and the control database records it as settling. Only its day is
 	// held back now.
-	b.clock.Set(time.Date(2026, 11, 5, 10, 0, 6, 0, time.UTC))
+	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 6, 0, time.UTC))
 	b.drainSettling(t)
 	m = b.month(t, "2026-10")
 	if m.Status != report.StatusProvisional || len(m.HeldBack) != 1 ||
@@ -311,8 +257,8 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 		t.Fatalf("mark settling: %s, held back %s, 7 October pending %v; want provisional, held back by 7 October only", m.Status, heldBack(m), m.Days[6].Pending)
 	}
 	// Drained: the request waits for its job, and names the day and why.
-	b.clock.Set(time.Date(2026, 11, 5, 10, 0, 20, 0, time.UTC))
-	b.drain(t)
+	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 20, 0, time.UTC))
+	b.DrainNow(t)
 	m = b.month(t, "2026-10")
 	if m.Status != report.StatusProvisional || len(m.HeldBack) != 1 ||
 		m.HeldBack[0] != (report.HeldBack{Day: "2026-10-07", Reason: "readings arrived after the rollup (recompute requested 2026-11-05 10:00:20 UTC)"}) ||
@@ -324,7 +270,7 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 		t.Fatalf("total while the recompute waits %s, want the numbers as they were", got)
 	}
 	// Its job runs: final, with the replayed hours.
-	b.runJobs(t)
+	b.RunJobs(t)
 	m = b.month(t, "2026-10")
 	if m.Status != report.StatusFinal || len(m.HeldBack) != 0 || m.Days[6].Pending {
 		t.Fatalf("after the recompute: %s, held back %s; want final", m.Status, heldBack(m))
@@ -349,18 +295,18 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 
 	// A rollup_day job queued for a day (here a manual one) holds it back
 	// until it has run.
-	_, err = jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.inserter, "north", "2026-10-20", rollup.ReasonManual, jobs.PriorityManual)
+	_, err = jobs.EnqueueFarmDay(context.Background(), b.Env.Control, b.Client, "north", "2026-10-20", rollup.ReasonManual, jobs.PriorityManual)
 	testdb.Must(t, err, "enqueue")
 	if m = b.month(t, "2026-10"); heldBack(m) != "2026-10-20: recompute pending" || !m.Days[19].Pending {
 		t.Fatalf("with a job queued for 20 October: held back %s, want 2026-10-20: recompute pending", heldBack(m))
 	}
-	b.runJobs(t)
+	b.RunJobs(t)
 	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal {
 		t.Fatalf("after the manual recompute: %s (%s), want final", m.Status, heldBack(m))
 	}
 
 	// Judged on 20 October at noon, the days from the 20th have not ended.
-	m, err = report.MonthlyAt(context.Background(), b.env.Control, "north", "2026-10", time.Date(2026, 10, 20, 12, 0, 0, 0, london))
+	m, err = report.MonthlyAt(context.Background(), b.Env.Control, "north", "2026-10", time.Date(2026, 10, 20, 12, 0, 0, 0, london))
 	testdb.Must(t, err, "report on 20 October")
 	if len(m.HeldBack) != 12 || m.HeldBack[0] != (report.HeldBack{Day: "2026-10-20", Reason: "not ended"}) ||
 		m.Total.Why != "not ended: 2026-10-20..2026-10-31" {
@@ -371,8 +317,8 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	// computed before the day closed (its end + the allowed lateness, 60 s:
 	// a reading could still land unmarked), e.g. written when the farm's
 	// allowed lateness was shorter. Hand-made from the stored rows.
-	testdb.Exec(t, b.env.Control, `DELETE FROM turbine_day WHERE turbine_id = 'N-002' AND day = '2026-10-12'`)
-	testdb.Exec(t, b.env.Control, `UPDATE turbine_day SET computed_at = '2026-10-11 23:00:30+00' WHERE turbine_id = 'N-001' AND day = '2026-10-11'`)
+	testdb.Exec(t, b.Env.Control, `DELETE FROM turbine_day WHERE turbine_id = 'N-002' AND day = '2026-10-12'`)
+	testdb.Exec(t, b.Env.Control, `UPDATE turbine_day SET computed_at = '2026-10-11 23:00:30+00' WHERE turbine_id = 'N-001' AND day = '2026-10-11'`)
 	m = b.month(t, "2026-10")
 	want := "2026-10-11: rolled up before the day closed (computed 2026-10-11 23:00:30 UTC, closed 2026-10-11 23:01:00 UTC) | " +
 		"2026-10-12: turbines missing (rolled up 1 of 2)"
@@ -428,7 +374,7 @@ func TestNoTurbinesInService(t *testing.T) {
 	if m.Status != report.StatusProvisional || m.Total.Why != "no rollup: 2026-10-29..2026-10-31; no turbines in service: 2026-10-01..2026-10-28" || len(m.HeldBack) != 3 {
 		t.Fatalf("October before the rollup: %s (%s), held back %s", m.Status, m.Total.Why, heldBack(m))
 	}
-	b.runJobs(t)
+	b.RunJobs(t)
 	m = b.farmMonth(t, "east", "2026-10")
 	if m.Status != report.StatusFinal || len(m.HeldBack) != 0 || m.Total.Why != "no turbines in service: 2026-10-01..2026-10-28" ||
 		counts(m.Total) != "72/72/72 1 1" || m.Total.Source != "turbine_day" || m.Total.Path != "final" ||
@@ -437,7 +383,7 @@ func TestNoTurbinesInService(t *testing.T) {
 			m.Status, m.Total.Why, counts(m.Total), m.Total.Source, m.Total.Path, m.Days[27], counts(m.Days[28]), m.Days[28].Why)
 	}
 	var notes string
-	testdb.Must(t, b.env.Control.QueryRow(ctx, `SELECT status || ' ' || array_to_string(notes, ',') FROM farm_day_status('east', '2026-10-28', '2026-11-02')`).Scan(&notes), "farm_day_status")
+	testdb.Must(t, b.Env.Control.QueryRow(ctx, `SELECT status || ' ' || array_to_string(notes, ',') FROM farm_day_status('east', '2026-10-28', '2026-11-02')`).Scan(&notes), "farm_day_status")
 	if notes != "final no turbines in service" {
 		t.Errorf("farm_day_status of 28 October: %q, want final no turbines in service", notes)
 	}
@@ -457,7 +403,7 @@ func TestSpringForwardDay(t *testing.T) {
 	b.readings(t, time.Date(2026, 3, 28, 0, 0, 0, 0, london), 0, 24, always, time.Time{}, "N-002")
 	b.readings(t, time.Date(2026, 3, 29, 0, 0, 0, 0, london), 0, 5, func(string, time.Time) bool { return false }, time.Time{}, "N-002")
 	b.readings(t, time.Date(2026, 3, 29, 0, 0, 0, 0, london), 5, 25, always, time.Time{}, "N-002")
-	b.runJobs(t)
+	b.RunJobs(t)
 
 	m := b.month(t, "2026-03")
 	sat, sun := m.Days[27], m.Days[28]
@@ -488,15 +434,16 @@ func TestMonthInProgress(t *testing.T) {
 	always := func(string, time.Time) bool { return true }
 	b.readings(t, time.Date(2026, 11, 30, 0, 0, 0, 0, london), 0, 11, always, time.Time{}, "N-001", "N-002", "N-003")
 	// At 12:05 the windows up to 12:00 are past the watermark (end + 60 s).
-	b.clock.Set(time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC))
-	p := &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: 24 * time.Hour}
+	b.Clock.Set(time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC))
+	p := b.Publisher
+	p.CatchUp = 24 * time.Hour
 	_, err := p.PublishDue(context.Background())
 	testdb.Must(t, err, "publish")
 
 	m := b.month(t, "2026-11")
 	today := m.Days[29]
 	if today.Day != "2026-11-30" || today.Source != "farm_window" || today.Path != "fast" || counts(today) != "36/33/33 0.916667 0.916667" ||
-		today.Status != report.StatusProvisional || today.Why != "not ended" || !today.ComputedAt.Equal(b.clock.Now()) ||
+		today.Status != report.StatusProvisional || today.Why != "not ended" || !today.ComputedAt.Equal(b.Clock.Now()) ||
 		!today.CompleteThrough.Equal(time.Date(2026, 11, 30, 12, 4, 0, 0, time.UTC)) {
 		t.Fatalf("30 November: %+v %s; want the 12 windows published (36 slots, 33 received), fast, not ended", today, counts(today))
 	}
@@ -529,7 +476,7 @@ func TestMonthInProgress(t *testing.T) {
 		{"north", "", report.ErrBadMonth, `month ""`},
 		{"north", "\xff\xfe", report.ErrBadMonth, `want a calendar month`},
 	} {
-		_, err := report.MonthlyAt(context.Background(), b.env.Control, tc.farm, tc.month, b.clock.Now())
+		_, err := report.MonthlyAt(context.Background(), b.Env.Control, tc.farm, tc.month, b.Clock.Now())
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.message) {
 			t.Errorf("report %q %q: %v, want %v saying %q", tc.farm, tc.month, err, tc.want, tc.message)
 		}

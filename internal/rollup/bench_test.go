@@ -21,6 +21,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"
@@ -48,8 +49,8 @@ func benchRollupFarmDay(b *testing.B) {
 		fmt.Println(msg)
 		b.Log(msg)
 	}
-	tb := setup(b, testdb.ArdnaveFleet, options{workersPerShard: 2})
-	env := tb.env
+	tb := setup(b, testdb.ArdnaveFleet, pipelinetest.Options{WorkersPerShard: 2})
+	env := tb.Env
 	var version string
 	testdb.Must(b, env.Control.QueryRow(ctx, `SHOW server_version`).Scan(&version), "version")
 	report("machine: %d CPUs, %s, Postgres %s", runtime.NumCPU(), runtime.Version(), version)
@@ -59,9 +60,9 @@ func benchRollupFarmDay(b *testing.B) {
 	sc.ExactClocks = true // every reading inside the local day: exactly 12,960,000 rows to aggregate
 	// Loaded once every simulated arrival has happened (the delay tail
 	// reaches into 3 August; ingest refuses received_at from the future).
-	tb.clock.Set(time.Date(2026, 8, 4, 3, 0, 0, 0, london))
+	tb.Clock.Set(time.Date(2026, 8, 4, 3, 0, 0, 0, london))
 	loadStart := time.Now()
-	tb.load(b, sc)
+	tb.Load(b, sc)
 	report("loaded  12,960,000 readings through ingest in %.1f s", time.Since(loadStart).Seconds())
 	shards := []string{"s1", "s2", "s3"}
 	for _, s := range shards {
@@ -77,13 +78,13 @@ func benchRollupFarmDay(b *testing.B) {
 	bare := func() time.Duration { return bareSQL(b, tb, shards, day, nil) }
 	var farmWork, events, farmTook []time.Duration
 	took := &tookRecorder{}
-	tb.computer.OnResult = took.add
-	defer func() { tb.computer.OnResult = nil }()
+	tb.Computer.OnResult = took.add
+	defer func() { tb.Computer.OnResult = nil }()
 	viaJobs := func() time.Duration {
 		took.take()
 		defer func() { farmTook = append(farmTook, slices.Max(took.take())) }()
 		start := time.Now()
-		ids := tb.enqueue(b, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+		ids := tb.Enqueue(b, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 		work, last := waitJobsDone(b, tb, ids)
 		farmWork = append(farmWork, work)
 		events = append(events, time.Since(start))
@@ -127,7 +128,7 @@ func benchRollupFarmDay(b *testing.B) {
 		report("round   %d: farm-day floor %.2f s, jobs %.2f s; one turbine-day %.3f s (runs %v) = %.2f %% of this round's farm-day",
 			r+1, floors[r].Seconds(), runs[r].Seconds(), median(round).Seconds(), round, paired[r])
 	}
-	tb.computer.OnResult = nil
+	tb.Computer.OnResult = nil
 	floor, job := median(floors), median(runs)
 	const rows = 12_960_000
 	report("floor   same aggregate SQL, bare, 3 shards in parallel: %6.2f s  %9.0f rows/s  (runs %v)", floor.Seconds(), rows/floor.Seconds(), floors)
@@ -169,12 +170,12 @@ func benchRollupFarmDay(b *testing.B) {
 // when, as in production); the shards' month-old rows are.
 func history(b *testing.B, tb *bundle, shards []string, report func(string, ...any)) {
 	first := time.Date(2026, 7, 1, 23, 0, 0, 0, time.UTC) // local midnight of 2 July, Europe/London
-	testdb.Exec(b, tb.env.Control, `
+	testdb.Exec(b, tb.Env.Control, `
 		INSERT INTO farm_window_part (farm_id, window_start, shard_name, window_end, day, expected, received, available, late, readings, shard_xid, computed_at)
 		SELECT 'ardnave-point', $1::timestamptz + m * interval '1 minute', s, $1::timestamptz + (m + 1) * interval '1 minute',
 		       date '2026-07-02' + m / 1440, 3000, 2990, 2980, 0, 2990, 1, $1::timestamptz + interval '31 days'
 		FROM generate_series(0, 30 * 1440 - 1) AS m, unnest(ARRAY['s1', 's2', 's3']) AS s`, first)
-	testdb.Exec(b, tb.env.Control, `
+	testdb.Exec(b, tb.Env.Control, `
 		INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late, readings,
 		                         computed_at, complete_through, revision)
 		SELECT 'ardnave-point', $1::timestamptz + m * interval '1 minute', p, $1::timestamptz + (m + 1) * interval '1 minute',
@@ -186,7 +187,7 @@ func history(b *testing.B, tb *bundle, shards []string, report func(string, ...a
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pool := tb.env.Shards.Pool(s)
+			pool := tb.Env.Shards.Pool(s)
 			testdb.Exec(b, pool, `
 				INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
 				                            beyond_cadence, out_of_service, late, early, computed_at)
@@ -204,16 +205,16 @@ func history(b *testing.B, tb *bundle, shards []string, report func(string, ...a
 	wg.Wait()
 	var windows int64
 	for _, s := range shards {
-		windows += testdb.Int(b, tb.env.Shards.Pool(s), `SELECT count(*) FROM turbine_window WHERE farm_id = 'ardnave-point' AND day < '2026-08-01'`)
+		windows += testdb.Int(b, tb.Env.Shards.Pool(s), `SELECT count(*) FROM turbine_window WHERE farm_id = 'ardnave-point' AND day < '2026-08-01'`)
 	}
 	report("history the farm's previous 30 days: on the control database %d parts, %d fast and final windows; on the shards %d turbine windows",
-		testdb.Int(b, tb.env.Control, `SELECT count(*) FROM farm_window_part WHERE farm_id = 'ardnave-point' AND day < '2026-08-01'`),
-		testdb.Int(b, tb.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'ardnave-point' AND day < '2026-08-01'`), windows)
+		testdb.Int(b, tb.Env.Control, `SELECT count(*) FROM farm_window_part WHERE farm_id = 'ardnave-point' AND day < '2026-08-01'`),
+		testdb.Int(b, tb.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'ardnave-point' AND day < '2026-08-01'`), windows)
 }
 
 // turbinesOn lists the farm's turbines on shard s.
 func (tb *bundle) turbinesOn(b *testing.B, s string) []string {
-	ts, err := controldb.New(tb.env.Control).TurbineRollupList(context.Background(), controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s})
+	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(context.Background(), controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s})
 	testdb.Must(b, err, "turbines of %s", s)
 	ids := make([]string, len(ts))
 	for i, t := range ts {
@@ -230,11 +231,11 @@ func (tb *bundle) turbinesOn(b *testing.B, s string) []string {
 func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	ctx := context.Background()
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
+	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesFromRow(farm.FarmRule)
 	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
-	ts, err := controldb.New(tb.env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1"})
+	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1"})
 	testdb.Must(b, err, "turbines")
 	turbines := rollup.TurbinesOf(ts)
 	const w = 720 // 12:00 local
@@ -252,7 +253,7 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname LIKE 'readings_p%'`).Scan(&idx, &fetch, &seq)
 		return
 	}
-	err = pgx.BeginFunc(ctx, tb.env.Shards.Pool("s1"), func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, tb.Env.Shards.Pool("s1"), func(tx pgx.Tx) error {
 		i0, f0, s0, err := counters(tx)
 		if err != nil {
 			return err
@@ -272,7 +273,7 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	if !errors.Is(err, errRollback) {
 		testdb.Must(b, err, "fast window")
 	}
-	dayRows := testdb.Int(b, tb.env.Shards.Pool("s1"), `SELECT count(*) FROM readings WHERE recorded_at >= $1 AND recorded_at < $2`, g.Start, g.End)
+	dayRows := testdb.Int(b, tb.Env.Shards.Pool("s1"), `SELECT count(*) FROM readings WHERE recorded_at >= $1 AND recorded_at < $2`, g.Start, g.End)
 	report("fast    one window (12:00, 100 turbines of s1): %d readings counted; read %d index entries, %d heap fetches, %d rows by sequential scan (the day on s1: %d readings) in %s",
 		work.RowsRead, idxRead, heapFetch, seqRead, dayRows, took.Round(time.Millisecond))
 	b.ReportMetric(float64(idxRead+seqRead)/float64(max(1, work.RowsRead)), "fast-rows-read-per-window-reading")
@@ -289,20 +290,20 @@ func replayWork(b *testing.B, tb *bundle, report func(string, ...any)) {
 	ctx := context.Background()
 	hole0, hole1 := time.Date(2026, 8, 1, 5, 58, 0, 0, london), time.Date(2026, 8, 1, 11, 31, 0, 0, london)
 	for _, s := range []string{"s1", "s2", "s3"} {
-		testdb.Exec(b, tb.env.Shards.Pool(s), `DELETE FROM readings WHERE recorded_at >= $1 AND recorded_at < $2`, hole0, hole1)
-		testdb.Exec(b, tb.env.Shards.Pool(s), `TRUNCATE dirty_mark`)
+		testdb.Exec(b, tb.Env.Shards.Pool(s), `DELETE FROM readings WHERE recorded_at >= $1 AND recorded_at < $2`, hole0, hole1)
+		testdb.Exec(b, tb.Env.Shards.Pool(s), `TRUNCATE dirty_mark`)
 	}
-	replay, err := simulate.Scenario("ardnave-saturday", tb.env.Plan, simulate.PhaseReplay, 42)
+	replay, err := simulate.Scenario("ardnave-saturday", tb.Env.Plan, simulate.PhaseReplay, 42)
 	testdb.Must(b, err, "scenario")
 	replay.ExactClocks = true
 	var rowsRead, recomputes atomic.Int64
-	tb.computer.OnResult = func(r rollup.Request, res rollup.Result) {
+	tb.Computer.OnResult = func(r rollup.Request, res rollup.Result) {
 		if r.Reason == rollup.ReasonDirty && !res.Skipped {
 			recomputes.Add(1)
 			rowsRead.Add(res.RowsRead)
 		}
 	}
-	defer func() { tb.computer.OnResult = nil }()
+	defer func() { tb.Computer.OnResult = nil }()
 	dec, wait := simulate.Stream(ctx, replay)
 	const batches = 60
 	per := 2_997_000 / batches
@@ -310,20 +311,20 @@ func replayWork(b *testing.B, tb *bundle, report func(string, ...any)) {
 	var ingested int64
 	start := time.Now()
 	for i := 0; i < batches; i++ {
-		tb.clock.Set(now)
-		sum, err := tb.in.Ingest(ctx, "replay", &chunk{dec: dec, left: per})
+		tb.Clock.Set(now)
+		sum, err := tb.In.Ingest(ctx, "replay", &chunk{dec: dec, left: per})
 		testdb.Must(b, err, "ingest batch %d", i)
 		ingested += sum.Accepted
-		_, err = tb.drainer.Drain(ctx, tb.client)
+		_, err = tb.Drainer.Drain(ctx, tb.Client)
 		testdb.Must(b, err, "drain")
 		now = now.Add(time.Second)
 	}
 	_, err = wait()
 	testdb.Must(b, err, "simulate")
-	tb.clock.Set(now.Add(11 * time.Second))
-	_, err = tb.drainer.Drain(ctx, tb.client)
+	tb.Clock.Set(now.Add(11 * time.Second))
+	_, err = tb.Drainer.Drain(ctx, tb.Client)
 	testdb.Must(b, err, "final drain")
-	tb.waitIdle(b)
+	tb.WaitJobs(b)
 	report("replay  the hole (%d rows) in %d batches with the drain running: %d recomputes over 3 farm-day-shards (%.1f each), %d rows read = %.2f per row ingested (%.1f s)",
 		ingested, batches, recomputes.Load(), float64(recomputes.Load())/3, rowsRead.Load(), float64(rowsRead.Load())/float64(ingested), time.Since(start).Seconds())
 	b.ReportMetric(float64(rowsRead.Load())/float64(ingested), "replay-rows-read-per-row")
@@ -362,7 +363,7 @@ func (c *chunk) Next() (*reading.Record, error) {
 // control database.
 func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []string) time.Duration {
 	ctx := context.Background()
-	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
+	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesFromRow(farm.FarmRule)
 	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
@@ -373,7 +374,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	}
 	args := map[string]shardArgs{}
 	for _, s := range shards {
-		ts, err := controldb.New(tb.env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
+		ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
 		testdb.Must(b, err, "turbines")
 		a := shardArgs{turbines: rollup.TurbinesOf(ts), pairs: rollup.Pairs{}}
 		a.pairs.AddRange(a.turbines, 0, g.Len())
@@ -393,7 +394,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 		go func() {
 			defer wg.Done()
 			a := args[s]
-			err := pgx.BeginFunc(ctx, tb.env.Shards.Pool(s), func(tx pgx.Tx) error {
+			err := pgx.BeginFunc(ctx, tb.Env.Shards.Pool(s), func(tx pgx.Tx) error {
 				sq := sharddb.New(tx)
 				if _, err := rollup.ComputeWindows(ctx, sq, g, a.turbines, rules, a.pairs, windows, false, time.Now()); err != nil {
 					return err
@@ -415,7 +416,7 @@ func countFloor(b *testing.B, tb *bundle, shards []string, day time.Time) time.D
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			testdb.Exec(b, tb.env.Shards.Pool(s), `SELECT turbine_id, count(*), count(*) FILTER (WHERE available) FROM readings
+			testdb.Exec(b, tb.Env.Shards.Pool(s), `SELECT turbine_id, count(*), count(*) FILTER (WHERE available) FROM readings
 				WHERE recorded_at >= '2026-07-31T23:00:00Z' AND recorded_at < '2026-08-01T23:00:00Z' GROUP BY turbine_id`)
 		}()
 	}
@@ -429,10 +430,10 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 	// The marks a whole-day replay of the turbine in 60 batches leaves, as
 	// ingest writes them: every window of its day dirty, one run of
 	// consecutive windows per batch.
-	farm, err := controldb.New(tb.env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
+	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesFromRow(farm.FarmRule).Window}
-	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.clock.Now()}
+	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.Clock.Now()}
 	const batches = 60
 	for k := 0; k < batches; k++ {
 		first, next := k*g.Len()/batches, (k+1)*g.Len()/batches
@@ -444,10 +445,10 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 		marks.WindowEnds = append(marks.WindowEnds, e)
 		marks.Windows = append(marks.Windows, int32(next-first))
 	}
-	testdb.Must(b, sharddb.New(tb.env.Shards.Pool(shard)).DirtyWindowInsert(ctx, marks), "dirty windows")
+	testdb.Must(b, sharddb.New(tb.Env.Shards.Pool(shard)).DirtyWindowInsert(ctx, marks), "dirty windows")
 	var id int64
-	err = pgx.BeginFunc(ctx, tb.env.Control, func(tx pgx.Tx) error {
-		res, err := tb.client.InsertTx(ctx, tx, jobs.RollupDayArgs{FarmID: "ardnave-point", Day: "2026-08-01", Shard: shard, Reason: rollup.ReasonDirty},
+	err = pgx.BeginFunc(ctx, tb.Env.Control, func(tx pgx.Tx) error {
+		res, err := tb.Client.InsertTx(ctx, tx, jobs.RollupDayArgs{FarmID: "ardnave-point", Day: "2026-08-01", Shard: shard, Reason: rollup.ReasonDirty},
 			&river.InsertOpts{Priority: jobs.PriorityDirty})
 		if err != nil {
 			return err
@@ -483,7 +484,7 @@ func waitJobsDone(b *testing.B, tb *bundle, ids []int64) (time.Duration, time.Ti
 	var last time.Time
 	for len(want) > 0 {
 		select {
-		case ev := <-tb.events:
+		case ev := <-tb.Events:
 			if !want[ev.Job.ID] {
 				continue
 			}
@@ -513,13 +514,13 @@ func explainTurbine(b *testing.B, tb *bundle, table string) string {
 	const q = `SELECT turbine_id, count(*), count(*) FILTER (WHERE available), min(received_at - recorded_at), max(received_at)
 		FROM %s WHERE turbine_id = 'AP-050' AND recorded_at >= '2026-07-31T23:00:00Z' AND recorded_at < '2026-08-01T23:00:00Z' GROUP BY turbine_id`
 	var plan []map[string]any
-	testdb.Must(b, tb.env.Shards.Pool("s1").QueryRow(context.Background(), `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+fmt.Sprintf(q, table)).Scan(&plan), "explain")
+	testdb.Must(b, tb.Env.Shards.Pool("s1").QueryRow(context.Background(), `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+fmt.Sprintf(q, table)).Scan(&plan), "explain")
 	root := plan[0]["Plan"].(map[string]any)
 	return fmt.Sprintf("%.1f ms, shared buffers hit %v read %v, scan %s", plan[0]["Execution Time"], root["Shared Hit Blocks"], root["Shared Read Blocks"], scanKinds(root))
 }
 
 func explainOne(b *testing.B, tb *bundle, report func(string, ...any)) {
-	pool := tb.env.Shards.Pool("s1")
+	pool := tb.Env.Shards.Pool("s1")
 	explain := func(table string) string { return explainTurbine(b, tb, table) }
 	report("key     one turbine-day, covering key: %s", explain("readings"))
 	testdb.Exec(b, pool, `CREATE TABLE readings_plainkey (LIKE readings, PRIMARY KEY (turbine_id, recorded_at))`)
@@ -567,10 +568,10 @@ func quiesce(b *testing.B, tb *bundle, shards []string, report func(string, ...a
 	ctx := context.Background()
 	start := time.Now()
 	for _, s := range shards {
-		testdb.Exec(b, tb.env.Shards.Pool(s), `VACUUM (ANALYZE) turbine_window, farm_window_sum`)
+		testdb.Exec(b, tb.Env.Shards.Pool(s), `VACUUM (ANALYZE) turbine_window, farm_window_sum`)
 	}
-	testdb.Exec(b, tb.env.Control, `VACUUM (ANALYZE) farm_window_part, farm_window, reconciliation, turbine_day`)
-	for _, p := range append([]*pgxpool.Pool{tb.env.Control}, shardPools(tb, shards)...) {
+	testdb.Exec(b, tb.Env.Control, `VACUUM (ANALYZE) farm_window_part, farm_window, reconciliation, turbine_day`)
+	for _, p := range append([]*pgxpool.Pool{tb.Env.Control}, shardPools(tb, shards)...) {
 		if _, err := p.Exec(ctx, `CHECKPOINT`); err != nil {
 			b.Fatalf("checkpoint: %v", err)
 		}
@@ -581,7 +582,7 @@ func quiesce(b *testing.B, tb *bundle, shards []string, report func(string, ...a
 func shardPools(tb *bundle, shards []string) []*pgxpool.Pool {
 	var out []*pgxpool.Pool
 	for _, s := range shards {
-		out = append(out, tb.env.Shards.Pool(s))
+		out = append(out, tb.Env.Shards.Pool(s))
 	}
 	return out
 }

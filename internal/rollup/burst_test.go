@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -35,7 +36,7 @@ farms:
 func TestABurstIsRecomputedOnce(t *testing.T) {
 	t.Parallel()
 	var rowsRead atomic.Int64
-	b := setup(t, burstFleet, options{onResult: func(_ rollup.Request, r rollup.Result) { rowsRead.Add(r.RowsRead) }})
+	b := setup(t, burstFleet, pipelinetest.Options{OnResult: func(_ rollup.Request, r rollup.Result) { rowsRead.Add(r.RowsRead) }})
 	var turbines []string
 	for _, base := range []int{0, 100, 200} {
 		for i := 1; i <= 10; i++ {
@@ -46,7 +47,7 @@ func TestABurstIsRecomputedOnce(t *testing.T) {
 	const readings, batches = 9_990, 60
 	now := time.Date(2026, 8, 4, 11, 0, 0, 0, london)
 	for batch := 0; batch < batches; batch++ {
-		b.clock.Set(now)
+		b.Clock.Set(now)
 		var text strings.Builder
 		from, to := batch*readings/batches, (batch+1)*readings/batches
 		for k := from; k < to; k++ {
@@ -57,26 +58,26 @@ func TestABurstIsRecomputedOnce(t *testing.T) {
 			}
 		}
 		b.ingestText(t, text.String())
-		if _, err := b.drainer.Drain(context.Background(), b.client); err != nil { // the periodic drain
+		if _, err := b.Drainer.Drain(context.Background(), b.Client); err != nil { // the periodic drain
 			t.Fatalf("drain after batch %d: %v", batch, err)
 		}
 		now = now.Add(time.Second)
 	}
 	// The replay is over; the marks settle.
-	b.clock.Set(now.Add(11 * time.Second))
-	res, err := b.drainer.Drain(context.Background(), b.client)
+	b.Clock.Set(now.Add(11 * time.Second))
+	res, err := b.Drainer.Drain(context.Background(), b.Client)
 	testdb.Must(t, err, "final drain")
 	if res.Deferred != 0 || res.Marks != res.Deleted {
 		t.Fatalf("final drain: %+v, want every mark turned into a job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	for _, shard := range []string{"s1", "s2", "s3"} {
-		n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'shard' = $1 AND args->>'reason' = 'dirty'`, shard)
+		n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND args->>'shard' = $1 AND args->>'reason' = 'dirty'`, shard)
 		if n < 1 || n > 2 {
 			t.Errorf("shard %s: %d dirty recomputes for a 60-batch replay, want 1 or 2", shard, n)
 		}
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE day = '2026-08-01' AND received = 9990`); n != 30 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE day = '2026-08-01' AND received = 9990`); n != 30 {
 		t.Fatalf("%d turbines of 30 count the whole hole (9,990) after the burst", n)
 	}
 	// The work: rows the recomputes read per row ingested. Each of at most

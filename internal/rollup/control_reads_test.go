@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galewatch/galewatch/internal/db/controldb"
-	"github.com/galewatch/galewatch/internal/testdb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/testdb"
 )
 
 // TestControlWritesReadTheirWindows: a recompute's writes on the control

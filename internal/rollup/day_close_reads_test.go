@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galewatch/galewatch/internal/db/sharddb"
-	"github.com/galewatch/galewatch/internal/testdb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/testdb"
 )
 
 // TestDayCloseReadsItsDay: rebuilding a farm-day's window sums when the day

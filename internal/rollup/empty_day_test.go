@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -29,7 +30,7 @@ farms:
 // still counted (out of service) on its shard, as before.
 func TestNothingToCountBeforeCommissioning(t *testing.T) {
 	t.Parallel()
-	b := setup(t, emptyDayFleet, options{})
+	b := setup(t, emptyDayFleet, pipelinetest.Options{})
 	ctx := context.Background()
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC) // London: 2026-07-31T23:00Z to 2026-08-01T23:00Z
 	var text strings.Builder
@@ -39,22 +40,22 @@ func TestNothingToCountBeforeCommissioning(t *testing.T) {
 	// Every turbine is then commissioned on 3 August.
 	plan, err := fleet.Parse("commissioned", strings.NewReader(strings.ReplaceAll(emptyDayFleet, "shard: s", "commissioned_at: 2026-08-03T00:00:00Z, shard: s")))
 	testdb.Must(t, err, "parse")
-	_, err = b.env.Registry.Apply(ctx, "commissioned", plan)
+	_, err = b.Env.Registry.Apply(ctx, "commissioned", plan)
 	testdb.Must(t, err, "apply")
 
 	for _, reason := range []string{rollup.ReasonSchedule, rollup.ReasonManual} {
-		res, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "fresh", Day: day, Shard: "s2", Reason: reason, Attempt: 1})
+		res, err := b.Computer.Recompute(ctx, rollup.Request{FarmID: "fresh", Day: day, Shard: "s2", Reason: reason, Attempt: 1})
 		testdb.Must(t, err, "recompute s2 (%s)", reason)
 		if res.Windows != 0 || res.Turbines != 0 || res.FinalWindows != 0 {
 			t.Fatalf("%s recompute of s2 on a day before commissioning, nothing stored: %+v, want no window, turbine or final row", reason, res)
 		}
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s2"), `SELECT count(*) FROM turbine_window`); n != 0 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s2"), `SELECT count(*) FROM turbine_window`); n != 0 {
 		t.Fatalf("s2 holds %d turbine_window rows, want 0", n)
 	}
 
 	// s1 holds F-001's reading of the day: its turbines are counted as before.
-	res, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "fresh", Day: day, Shard: "s1", Reason: rollup.ReasonSchedule, Attempt: 1})
+	res, err := b.Computer.Recompute(ctx, rollup.Request{FarmID: "fresh", Day: day, Shard: "s1", Reason: rollup.ReasonSchedule, Attempt: 1})
 	testdb.Must(t, err, "recompute s1")
 	if res.Turbines != 3 || res.Windows != 3*1440 {
 		t.Fatalf("recompute of s1 (a reading stored): %d turbine_day rows, %d windows; want 3 and %d", res.Turbines, res.Windows, 3*1440)
@@ -62,7 +63,7 @@ func TestNothingToCountBeforeCommissioning(t *testing.T) {
 	if got := b.slotCounts(t, "F-001", "2026-08-01"); got != (slotCounts{OutOfService: 1}) {
 		t.Fatalf("F-001: %+v, want its one reading out of service and nothing expected", got)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE shard_name = 's2'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE shard_name = 's2'`); n != 0 {
 		t.Fatalf("%d turbine_day rows on s2, want 0", n)
 	}
 
@@ -70,7 +71,7 @@ func TestNothingToCountBeforeCommissioning(t *testing.T) {
 	// writes nothing on either shard, and a rollup of it stays cheap.
 	next := day.AddDate(0, 0, 1)
 	for _, shard := range []string{"s1", "s2"} {
-		res, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "fresh", Day: next, Shard: shard, Reason: rollup.ReasonSchedule, Attempt: 1})
+		res, err := b.Computer.Recompute(ctx, rollup.Request{FarmID: "fresh", Day: next, Shard: shard, Reason: rollup.ReasonSchedule, Attempt: 1})
 		testdb.Must(t, err, "recompute %s of 2 August", shard)
 		if res.Windows != 0 || res.Turbines != 0 {
 			t.Fatalf("recompute of %s on 2 August: %+v, want nothing written", shard, res)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/provenance"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -34,7 +35,7 @@ farms:
 var noon = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
 func (b *bundle) publisher(catchUp time.Duration) *publish.Publisher {
-	return &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: catchUp}
+	return &publish.Publisher{Control: b.Env.Control, Shards: b.Env.Shards, Now: b.Clock.Now, CatchUp: catchUp}
 }
 
 // readingsAt ingests one reading per turbine id, recorded at `at`, received
@@ -44,7 +45,7 @@ func (b *bundle) readingsAt(t testing.TB, at time.Time, ids ...string) {
 	var text strings.Builder
 	for _, id := range ids {
 		fmt.Fprintf(&text, `{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
-			id, at.UTC().Format(time.RFC3339Nano), b.clock.Now().UTC().Format(time.RFC3339Nano))
+			id, at.UTC().Format(time.RFC3339Nano), b.Clock.Now().UTC().Format(time.RFC3339Nano))
 	}
 	b.ingestText(t, text.String())
 }
@@ -58,7 +59,7 @@ type windowRow struct {
 func (b *bundle) window(t testing.TB, farm string, start time.Time, path string) (windowRow, bool) {
 	t.Helper()
 	var w windowRow
-	err := b.env.Control.QueryRow(context.Background(),
+	err := b.Env.Control.QueryRow(context.Background(),
 		`SELECT expected, received, available, revision, computed_at, complete_through FROM farm_window WHERE farm_id = $1 AND window_start = $2 AND path = $3`,
 		farm, start, path).Scan(&w.Expected, &w.Received, &w.Available, &w.Revision, &w.ComputedAt, &w.CompleteThrough)
 	if err != nil {
@@ -73,13 +74,13 @@ func (b *bundle) window(t testing.TB, farm string, start time.Time, path string)
 // arrived: 30 readings of N-001 out of 90 expected slots (3 turbines × 30).
 func TestWindowPublishedAtItsWatermark(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
-	b.clock.Set(noon.Add(61 * time.Second))
+	b := setup(t, windowFleet, pipelinetest.Options{})
+	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	p := b.publisher(2 * time.Minute)
-	b.clock.Set(noon.Add(2*time.Minute - time.Millisecond))
+	b.Clock.Set(noon.Add(2*time.Minute - time.Millisecond))
 	if _, ok := b.window(t, "north", noon, "fast"); ok {
 		t.Fatal("a window published before the watermark")
 	}
@@ -89,7 +90,7 @@ func TestWindowPublishedAtItsWatermark(t *testing.T) {
 	if _, ok := b.window(t, "north", noon, "fast"); ok {
 		t.Fatal("window 12:00 published at 12:01:59.999, before its watermark 12:02:00")
 	}
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	if _, err := p.PublishDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestWindowPublishedAtItsWatermark(t *testing.T) {
 	if _, err := b.publisher(2 * time.Minute).PublishDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND window_start = $1 AND path = 'fast'`, noon); n != 1 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND window_start = $1 AND path = 'fast'`, noon); n != 1 {
 		t.Fatalf("%d fast rows for one window, want 1", n)
 	}
 }
@@ -123,17 +124,17 @@ func TestWindowPublishedAtItsWatermark(t *testing.T) {
 // one again, with a new revision each time. Nothing is dropped silently.
 func TestLateReadingsAreCorrected(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
+	b := setup(t, windowFleet, pipelinetest.Options{})
 	p := b.publisher(2 * time.Minute)
-	b.clock.Set(noon.Add(61 * time.Second))
+	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	// Inside the allowed lateness: arrives 12:01:40, after the mark threshold
 	// (end + lateness - margin = 12:01:30), before publication (12:02:00).
-	b.clock.Set(noon.Add(100 * time.Second))
+	b.Clock.Set(noon.Add(100 * time.Second))
 	b.readingsAt(t, noon.Add(10*time.Second), "N-002")
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	if _, err := p.PublishDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -141,17 +142,17 @@ func TestLateReadingsAreCorrected(t *testing.T) {
 		t.Fatalf("fast row received %d, want 31 (the reading inside the lateness included)", w.Received)
 	}
 	// After publication: arrives 12:05.
-	b.clock.Set(noon.Add(5 * time.Minute))
+	b.Clock.Set(noon.Add(5 * time.Minute))
 	b.readingsAt(t, noon.Add(20*time.Second), "N-003")
-	b.drain(t)
-	b.waitIdle(t)
+	b.DrainNow(t)
+	b.WaitJobs(t)
 	f, ok := b.window(t, "north", noon, "final")
 	if !ok || f.Received != 32 || f.Revision != 1 {
 		t.Fatalf("final row %+v (exists %v), want received 32, revision 1", f, ok)
 	}
 	var fastRec, finalRec int64
 	var pm float64
-	err := b.env.Control.QueryRow(context.Background(),
+	err := b.Env.Control.QueryRow(context.Background(),
 		`SELECT fast_received, final_received, received_divergence_pm FROM reconciliation_pm WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon).
 		Scan(&fastRec, &finalRec, &pm)
 	testdb.Must(t, err, "reconciliation")
@@ -159,18 +160,18 @@ func TestLateReadingsAreCorrected(t *testing.T) {
 		t.Fatalf("reconciliation fast %d final %d divergence %.3f‰, want 31 / 32 / 31.25‰", fastRec, finalRec, pm)
 	}
 	// 31.25‰ is above the default 30‰: an alert for the window.
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'divergence' AND farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 1 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM alert WHERE kind = 'divergence' AND farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 1 {
 		t.Fatalf("%d divergence alerts for the window, want 1", n)
 	}
 	// Hours later, another straggler: revision 2.
-	b.clock.Set(noon.Add(3 * time.Hour))
+	b.Clock.Set(noon.Add(3 * time.Hour))
 	b.readingsAt(t, noon.Add(30*time.Second), "N-003")
-	b.drain(t)
-	b.waitIdle(t)
+	b.DrainNow(t)
+	b.WaitJobs(t)
 	if f, _ := b.window(t, "north", noon, "final"); f.Received != 33 || f.Revision != 2 {
 		t.Fatalf("final row after the straggler %+v, want received 33, revision 2", f)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT final_received FROM reconciliation WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 33 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT final_received FROM reconciliation WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 33 {
 		t.Fatalf("reconciliation final_received %d, want 33", n)
 	}
 }
@@ -180,11 +181,11 @@ func TestLateReadingsAreCorrected(t *testing.T) {
 // by name.
 func TestAnUnreachableShardDoesNotHoldBackAnotherFarm(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
-	b.clock.Set(noon.Add(61 * time.Second))
+	b := setup(t, windowFleet, pipelinetest.Options{})
+	b.Clock.Set(noon.Add(61 * time.Second))
 	b.readingsAt(t, noon, "N-001")
-	b.env.Shards.Pool("s2").Close()
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Env.Shards.Pool("s2").Close()
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	sum, err := b.publisher(2 * time.Minute).PublishDue(context.Background())
 	if err == nil || sum.Failed["south"] == nil || sum.Failed["north"] != nil {
 		t.Fatalf("publish: %+v, %v; want south failed and named, north not", sum, err)
@@ -207,11 +208,11 @@ func TestAnUnreachableShardDoesNotHoldBackAnotherFarm(t *testing.T) {
 func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, options{})
-	b.clock.Set(noon.Add(61 * time.Second))
+	b := setup(t, windowFleet, pipelinetest.Options{})
+	b.Clock.Set(noon.Add(61 * time.Second))
 	b.readingsAt(t, noon, "N-001")
-	b.clock.Set(noon.Add(2 * time.Minute))
-	lock, err := b.env.Shards.Pool("s2").Begin(ctx)
+	b.Clock.Set(noon.Add(2 * time.Minute))
+	lock, err := b.Env.Shards.Pool("s2").Begin(ctx)
 	testdb.Must(t, err, "begin")
 	defer lock.Rollback(ctx)
 	testdb.Must(t, sharddb.New(lock).WindowLock(ctx, sharddb.WindowLockParams{FarmID: "south", Day: noon}), "hold south's window lock")
@@ -273,8 +274,8 @@ func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		fmt.Fprintf(&fleetYAML, "  - id: f%02d\n    timezone: UTC\n    turbines: [{prefix: F%02d-, from: 1, to: 1, shard: s1}]\n", i, i)
 	}
-	b := setup(t, fleetYAML.String(), options{})
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b := setup(t, fleetYAML.String(), pipelinetest.Options{})
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	p := b.publisher(2 * time.Minute)
 	var mu sync.Mutex
 	held, started, most := 0, 0, 0
@@ -331,7 +332,7 @@ func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
 		t.Fatalf("round: %+v, at most %d held at once; want 10 farms, 10 windows (one each), 8 at once", sum, most)
 	}
 	var fast int
-	testdb.Must(t, b.env.Control.QueryRow(ctx, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start = $1`, noon).Scan(&fast), "count")
+	testdb.Must(t, b.Env.Control.QueryRow(ctx, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start = $1`, noon).Scan(&fast), "count")
 	if fast != 10 {
 		t.Fatalf("%d fast rows for 12:00, want 10", fast)
 	}
@@ -342,17 +343,17 @@ func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
 // round publishes each window exactly once.
 func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
-	b.clock.Set(noon.Add(61 * time.Second))
+	b := setup(t, windowFleet, pipelinetest.Options{})
+	b.Clock.Set(noon.Add(61 * time.Second))
 	b.readingsAt(t, noon, "N-001", "N-002")
-	b.clock.Set(noon.Add(5 * time.Minute))
+	b.Clock.Set(noon.Add(5 * time.Minute))
 	crash := errors.New("killed")
 	dying := b.publisher(5 * time.Minute)
 	dying.AfterCompute = func(string) error { return crash }
 	if _, err := dying.PublishDue(context.Background()); !errors.Is(err, crash) {
 		t.Fatalf("the dying publisher returned %v", err)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`); n != 0 {
 		t.Fatalf("%d windows published by a publisher killed before publishing, want 0", n)
 	}
 	for i := 0; i < 2; i++ {
@@ -362,10 +363,10 @@ func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 	}
 	// With a 5-minute catch-up from 12:05, windows 12:00 to 12:03 are due
 	// (end + 60 s <= now).
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND farm_id = 'north'`); n != 4 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND farm_id = 'north'`); n != 4 {
 		t.Fatalf("%d north windows published, want 4 (12:00 to 12:03)", n)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM (SELECT farm_id, window_start FROM farm_window WHERE path = 'fast' GROUP BY 1, 2 HAVING count(*) > 1) d`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM (SELECT farm_id, window_start FROM farm_window WHERE path = 'fast' GROUP BY 1, 2 HAVING count(*) > 1) d`); n != 0 {
 		t.Fatalf("%d windows published twice", n)
 	}
 	if w, _ := b.window(t, "north", noon, "fast"); w.Received != 2 {
@@ -382,42 +383,42 @@ func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 func TestProvenanceSaysWhichPathMadeANumber(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, options{})
+	b := setup(t, windowFleet, pipelinetest.Options{})
 	p := b.publisher(2 * time.Minute)
-	b.clock.Set(noon.Add(61 * time.Second))
+	b.Clock.Set(noon.Add(61 * time.Second))
 	b.readingsAt(t, noon, "N-001", "N-002")
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	// A running pipeline has drained the shard (every 5 s): until a shard's
 	// first drain, nothing says no reading is waiting there, so a number
 	// reads pending (farm_day_waiting). The drain's job (the marks of the
 	// 12:00:00 readings name 11:59 too) runs first: while it runs the day
 	// is pending (it passed only while a JIT-compiled publication was
 	// slower than the job).
-	b.drain(t)
-	b.waitIdle(t)
+	b.DrainNow(t)
+	b.WaitJobs(t)
 	if _, err := p.PublishDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w, err := provenance.Window(ctx, b.env.Control, "north", noon)
+	w, err := provenance.Window(ctx, b.Env.Control, "north", noon)
 	testdb.Must(t, err, "window provenance")
 	if w.Path != "fast" || w.Revision != 0 || w.Received != 2 || w.Expected != 90 || w.Pending ||
 		!w.CompleteThrough.Equal(noon.Add(time.Minute)) || !w.ComputedAt.Equal(noon.Add(2*time.Minute)) {
 		t.Fatalf("published window: %+v, want fast, revision 0, received 2 of 90, not pending, complete through 12:01, computed 12:02", w)
 	}
-	if lag := testdb.Int(t, b.env.Control, `SELECT lag_ms FROM publish_lag WHERE farm_id = 'north' AND window_start = $1`, noon); lag != 0 {
+	if lag := testdb.Int(t, b.Env.Control, `SELECT lag_ms FROM publish_lag WHERE farm_id = 'north' AND window_start = $1`, noon); lag != 0 {
 		t.Fatalf("publish lag %d ms for a window published exactly at its watermark, want 0", lag)
 	}
-	fr, err := provenance.Freshnesses(ctx, b.env.Control)
+	fr, err := provenance.Freshnesses(ctx, b.Env.Control)
 	testdb.Must(t, err, "freshness")
-	if len(fr) != 2 || !fr[0].Published || !fr[0].CompleteThrough.Equal(noon.Add(time.Minute)) || fr[0].Behind(b.clock.Now()) != time.Minute {
+	if len(fr) != 2 || !fr[0].Published || !fr[0].CompleteThrough.Equal(noon.Add(time.Minute)) || fr[0].Behind(b.Clock.Now()) != time.Minute {
 		t.Fatalf("freshness %+v, want north published, complete through 12:01, 1 min behind at 12:02", fr)
 	}
 	// A correction: a reading of 12:00:04 arriving at 12:10.
-	b.clock.Set(noon.Add(10 * time.Minute))
+	b.Clock.Set(noon.Add(10 * time.Minute))
 	b.readingsAt(t, noon.Add(4*time.Second), "N-003")
-	b.drain(t)
-	b.waitIdle(t)
-	w, err = provenance.Window(ctx, b.env.Control, "north", noon)
+	b.DrainNow(t)
+	b.WaitJobs(t)
+	w, err = provenance.Window(ctx, b.Env.Control, "north", noon)
 	testdb.Must(t, err, "window provenance")
 	if w.Path != "final" || w.Revision != 1 || w.Received != 3 || !w.ComputedAt.Equal(noon.Add(10*time.Minute)) {
 		t.Fatalf("corrected window: %+v, want final, revision 1, received 3, computed 12:10", w)
@@ -426,20 +427,20 @@ func TestProvenanceSaysWhichPathMadeANumber(t *testing.T) {
 	// the fast path's catch-up, which the conservative marks of the 12:00:00
 	// readings named (a slot may start up to two cadences back): the
 	// correction computed it whole, for every turbine, received 0 of 90.
-	d, err := provenance.Day(ctx, b.env.Control, "north", time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC))
+	d, err := provenance.Day(ctx, b.Env.Control, "north", time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC))
 	testdb.Must(t, err, "day provenance")
 	if d.Path != "final" || d.Windows != 2 || d.FinalWindows != 2 || d.Received != 3 || d.Expected != 180 {
 		t.Fatalf("day: %+v, want path final, 2 windows (11:59, 12:00) both final, received 3 of 180", d)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT expected FROM farm_window WHERE farm_id = 'north' AND window_start = $1 AND path = 'final'`, noon.Add(-time.Minute)); n != 90 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT expected FROM farm_window WHERE farm_id = 'north' AND window_start = $1 AND path = 'final'`, noon.Add(-time.Minute)); n != 90 {
 		t.Fatalf("window 11:59 final expected %d, want 90 (all three turbines)", n)
 	}
-	tile, err := provenance.Tile(ctx, b.env.Control, "north")
+	tile, err := provenance.Tile(ctx, b.Env.Control, "north")
 	testdb.Must(t, err, "tile")
 	if !tile.Start.Equal(noon) || tile.Path != "final" {
 		t.Fatalf("tile %+v, want the 12:00 window (the latest published), final", tile)
 	}
-	if _, err := provenance.Tile(ctx, b.env.Control, "nowhere"); !errors.Is(err, provenance.ErrNotPublished) {
+	if _, err := provenance.Tile(ctx, b.Env.Control, "nowhere"); !errors.Is(err, provenance.ErrNotPublished) {
 		t.Fatalf("tile of an unknown farm: %v, want ErrNotPublished", err)
 	}
 }
@@ -461,44 +462,44 @@ farms:
     timezone: UTC
     turbines: [{prefix: B-, from: 1, to: 3, shard: s2}]
 `
-	b := setup(t, twins, options{})
+	b := setup(t, twins, pipelinetest.Options{})
 	p := b.publisher(2 * time.Minute)
 	// 12:00:00-12:00:58 for turbines 1-3 (90 readings each farm), the A side
 	// at once, the B side in three deliveries: the last third first, the
 	// first third after publication, the middle third hours later.
-	b.clock.Set(noon.Add(61 * time.Second))
+	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "A-001", "A-002", "A-003")
 	}
 	for k := 20; k < 30; k++ {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-003", "B-001", "B-002")
 	}
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	if _, err := p.PublishDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b.clock.Set(noon.Add(5 * time.Minute))
+	b.Clock.Set(noon.Add(5 * time.Minute))
 	for k := 9; k >= 0; k-- {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-002", "B-003", "B-001")
 	}
-	b.drain(t)
-	b.waitIdle(t)
-	b.clock.Set(noon.Add(3 * time.Hour))
+	b.DrainNow(t)
+	b.WaitJobs(t)
+	b.Clock.Set(noon.Add(3 * time.Hour))
 	for k := 19; k >= 10; k-- {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-001", "B-003", "B-002")
 	}
-	b.drain(t)
-	b.waitIdle(t)
+	b.DrainNow(t)
+	b.WaitJobs(t)
 	a, _ := b.window(t, "inorder", noon, "fast")
 	s, ok := b.window(t, "shuffled", noon, "final")
 	if !ok || a.Received != 90 || s.Received != 90 || s.Available != a.Available || s.Expected != a.Expected {
 		t.Fatalf("in order: fast %+v; shuffled: final %+v (exists %v); want both 90 received of 90", a, s, ok)
 	}
 	// Close the day: the same turbine_day counts on both sides.
-	b.clock.Set(time.Date(2026, 8, 2, 0, 5, 0, 0, time.UTC))
-	b.enqueue(t, "inorder", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
-	b.enqueue(t, "shuffled", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
-	b.waitIdle(t)
+	b.Clock.Set(time.Date(2026, 8, 2, 0, 5, 0, 0, time.UTC))
+	b.Enqueue(t, "inorder", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.Enqueue(t, "shuffled", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.WaitJobs(t)
 	for i := 1; i <= 3; i++ {
 		x, y := b.turbineDay(t, fmt.Sprintf("A-%03d", i), "2026-08-01"), b.turbineDay(t, fmt.Sprintf("B-%03d", i), "2026-08-01")
 		if x.Received != 30 || y.Received != 30 || x.Expected != y.Expected || x.Available != y.Available {
@@ -514,9 +515,9 @@ farms:
 func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, options{})
+	b := setup(t, windowFleet, pipelinetest.Options{})
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	b.clock.Set(day.Add(25 * time.Hour))
+	b.Clock.Set(day.Add(25 * time.Hour))
 	var text strings.Builder
 	for at := day; at.Before(day.Add(24 * time.Hour)); at = at.Add(2 * time.Second) {
 		fmt.Fprintf(&text, `{"turbine_id":"N-001","recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
@@ -527,10 +528,10 @@ func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 		}
 	}
 	b.ingestText(t, text.String())
-	b.enqueue(t, "north", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
-	b.waitIdle(t)
+	b.Enqueue(t, "north", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.WaitJobs(t)
 	var detail, message string
-	err := b.env.Control.QueryRow(ctx, `SELECT detail::text, message FROM alert WHERE kind = 'completeness' AND farm_id = 'north' AND day = '2026-08-01'`).Scan(&detail, &message)
+	err := b.Env.Control.QueryRow(ctx, `SELECT detail::text, message FROM alert WHERE kind = 'completeness' AND farm_id = 'north' AND day = '2026-08-01'`).Scan(&detail, &message)
 	testdb.Must(t, err, "completeness alert")
 	all := make([]string, 24)
 	for h := range all {
@@ -548,13 +549,13 @@ func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 		t.Fatalf("alert %q / %s: want N-001 absent and received 82800 (43200 + 39600) of 129600", message, detail)
 	}
 	// The south farm sent nothing either: its day is all silent.
-	b.enqueue(t, "south", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
-	b.waitIdle(t)
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'completeness' AND farm_id = 'south'`); n != 1 {
+	b.Enqueue(t, "south", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.WaitJobs(t)
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM alert WHERE kind = 'completeness' AND farm_id = 'south'`); n != 1 {
 		t.Fatalf("%d completeness alerts for the silent farm, want 1", n)
 	}
 	// The window sums agree with the day: no bug alarm.
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum'`); n != 0 {
 		t.Fatalf("%d window_sum bug alarms, want 0", n)
 	}
 }
@@ -569,19 +570,19 @@ func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 func TestACorrectionLeavesAWindowDueToTheFastPath(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, options{})
+	b := setup(t, windowFleet, pipelinetest.Options{})
 	p := b.publisher(2 * time.Minute)
-	b.clock.Set(noon.Add(time.Minute))
+	b.Clock.Set(noon.Add(time.Minute))
 	if _, err := p.PublishDue(ctx); err != nil { // publishes 11:59
 		t.Fatal(err)
 	}
-	b.clock.Set(noon.Add(100 * time.Second))
+	b.Clock.Set(noon.Add(100 * time.Second))
 	b.readingsAt(t, noon.Add(10*time.Second), "N-001")
-	b.clock.Set(noon.Add(2 * time.Minute))
-	if res := b.drain(t); res.Enqueued != 1 {
+	b.Clock.Set(noon.Add(2 * time.Minute))
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	if _, ok := b.window(t, "north", noon, "final"); ok {
 		t.Fatal("the correction wrote the final row of window 12:00, which the fast path had yet to publish")
 	}
@@ -592,7 +593,7 @@ func TestACorrectionLeavesAWindowDueToTheFastPath(t *testing.T) {
 	if !ok || w.Received != 1 || !w.ComputedAt.Equal(noon.Add(2*time.Minute)) {
 		t.Fatalf("window 12:00's fast row: %+v (published %v), want published at 12:02:00 with the reading (received 1)", w, ok)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window`); n != 0 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window`); n != 0 {
 		t.Fatalf("%d dirty windows left, want 0 (the fast path absorbed the mark)", n)
 	}
 }
@@ -604,11 +605,11 @@ func TestACorrectionLeavesAWindowDueToTheFastPath(t *testing.T) {
 // the windows still come out in order, each once, none left out.
 func TestCatchUpIsPublishedInSlices(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
-	b.clock.Set(noon.Add(11 * time.Minute)) // windows 12:00 to 12:09 are due
-	p := &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: 11 * time.Minute, MaxTurbineWindows: 6}
+	b := setup(t, windowFleet, pipelinetest.Options{})
+	b.Clock.Set(noon.Add(11 * time.Minute)) // windows 12:00 to 12:09 are due
+	p := &publish.Publisher{Control: b.Env.Control, Shards: b.Env.Shards, Now: b.Clock.Now, CatchUp: 11 * time.Minute, MaxTurbineWindows: 6}
 	count := func(farm string) int64 {
-		return testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = $1 AND path = 'fast'`, farm)
+		return testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = $1 AND path = 'fast'`, farm)
 	}
 	for run, want := range [][2]int64{{2, 3}, {4, 6}, {6, 9}, {8, 10}, {10, 10}, {10, 10}} {
 		if _, err := p.PublishDue(context.Background()); err != nil {
@@ -618,11 +619,11 @@ func TestCatchUpIsPublishedInSlices(t *testing.T) {
 			t.Fatalf("after run %d: north %d and south %d fast windows, want %d and %d", run+1, n, s, want[0], want[1])
 		}
 	}
-	gaps := testdb.Int(t, b.env.Control, `SELECT count(*) FROM (
+	gaps := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM (
 	    SELECT window_start, lag(window_end) OVER (PARTITION BY farm_id ORDER BY window_start) AS prev_end
 	    FROM farm_window WHERE path = 'fast') w
 	WHERE prev_end IS NOT NULL AND prev_end <> window_start`)
-	first := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start = $1`, noon)
+	first := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start = $1`, noon)
 	if gaps != 0 || first != 2 {
 		t.Fatalf("%d gaps between fast windows and %d farms with the first window 12:00, want 0 and 2", gaps, first)
 	}

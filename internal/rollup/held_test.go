@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -21,12 +22,12 @@ import (
 // fatal.
 func (b *bundle) sendAt(id string, at time.Time) error {
 	line := fmt.Sprintf(`{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
-		id, at.UTC().Format(time.RFC3339Nano), b.clock.Now().UTC().Format(time.RFC3339Nano))
+		id, at.UTC().Format(time.RFC3339Nano), b.Clock.Now().UTC().Format(time.RFC3339Nano))
 	dec, err := reading.NewDecoder(reading.NDJSON, strings.NewReader(line))
 	if err != nil {
 		return err
 	}
-	sum, err := b.in.Ingest(context.Background(), "test", dec)
+	sum, err := b.In.Ingest(context.Background(), "test", dec)
 	if err == nil && sum.Accepted != 1 {
 		err = fmt.Errorf("late reading: %+v, want 1 accepted", sum)
 	}
@@ -74,7 +75,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 				published.Store(1)
 				return err
 			}}
-			b = setup(t, windowFleet, options{hooks: hooks})
+			b = setup(t, windowFleet, pipelinetest.Options{Hooks: hooks})
 			p = b.publisher(2 * time.Minute)
 			switch when {
 			case "BetweenComputeAndPublish":
@@ -93,17 +94,17 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 					}
 				}
 			}
-			b.clock.Set(noon.Add(61 * time.Second))
+			b.Clock.Set(noon.Add(61 * time.Second))
 			for k := 0; k < 30; k++ {
 				b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 			}
-			b.clock.Set(noon.Add(100 * time.Second))
+			b.Clock.Set(noon.Add(100 * time.Second))
 			b.readingsAt(t, noon, "N-002")
-			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start <= $1 AND window_end > $1`, noon); n != 1 {
+			if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start <= $1 AND window_end > $1`, noon); n != 1 {
 				t.Fatalf("%d marks of N-002 × 12:00 before publication, want 1", n)
 			}
 
-			b.clock.Set(noon.Add(2 * time.Minute))
+			b.Clock.Set(noon.Add(2 * time.Minute))
 			if when == "WhileComputing" {
 				sent.Store(1)
 				testdb.Must(t, b.sendAt("N-002", late), "the late reading")
@@ -121,31 +122,31 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			if !ok || fast.Received != 31 || fast.Expected != 90 {
 				t.Fatalf("fast row %+v (published %v), want 31 of 90 received (the late reading not in it)", fast, ok)
 			}
-			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start <= $1 AND window_end > $1`, noon); n != 1 {
+			if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start <= $1 AND window_end > $1`, noon); n != 1 {
 				t.Fatalf("%d marks of N-002 × 12:00 after publication, want 1 (the late reading's)", n)
 			}
 
-			if res := b.drain(t); res.Enqueued != 1 {
+			if res := b.DrainNow(t); res.Enqueued != 1 {
 				t.Fatalf("drain: %+v, want 1 job", res)
 			}
-			b.waitIdle(t)
+			b.WaitJobs(t)
 			final, ok := b.window(t, "north", noon, "final")
 			if !ok || final.Received != 32 || final.Revision != 1 {
 				t.Fatalf("final row %+v (exists %v), want received 32, revision 1", final, ok)
 			}
 			var fastRec, finalRec int64
 			var pm float64
-			err := b.env.Control.QueryRow(ctx,
+			err := b.Env.Control.QueryRow(ctx,
 				`SELECT fast_received, final_received, received_divergence_pm FROM reconciliation_pm WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon).
 				Scan(&fastRec, &finalRec, &pm)
 			testdb.Must(t, err, "reconciliation")
 			if fastRec != 31 || finalRec != 32 || pm != 31.25 {
 				t.Fatalf("reconciliation fast %d final %d divergence %.3f‰, want 31 / 32 / 31.25‰", fastRec, finalRec, pm)
 			}
-			if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'divergence' AND farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 1 {
+			if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM alert WHERE kind = 'divergence' AND farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 1 {
 				t.Fatalf("%d divergence alerts for the window, want 1", n)
 			}
-			if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE window_start <= $1 AND window_end > $1`, noon); n != 0 {
+			if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE window_start <= $1 AND window_end > $1`, noon); n != 0 {
 				t.Fatalf("%d marks of window 12:00 left after the correction, want 0", n)
 			}
 		})
@@ -166,7 +167,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 func TestTwoPublishersAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, options{})
+	b := setup(t, windowFleet, pipelinetest.Options{})
 	aHeld, releaseA := make(chan struct{}), make(chan struct{})
 	bHeld, releaseB := make(chan struct{}), make(chan struct{})
 	hold := func(held, release chan struct{}) func(string) error {
@@ -185,11 +186,11 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 	pa.AfterCompute, pa.OnPublish = hold(aHeld, releaseA), count
 	pb.AfterCompute, pb.OnPublish = hold(bHeld, releaseB), count
 
-	b.clock.Set(noon.Add(61 * time.Second))
+	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	type result struct {
 		sum publish.Summary
 		err error
@@ -217,21 +218,21 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 	if n := publications.Load(); n != 2 || ra.sum.Windows+rb.sum.Windows != 2 {
 		t.Fatalf("%d publications (A %d windows, B %d), want 2: north's and south's 12:00, once each", n, ra.sum.Windows, rb.sum.Windows)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`); n != 2 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`); n != 2 {
 		t.Fatalf("%d fast rows, want 2", n)
 	}
 	if w, _ := b.window(t, "north", noon, "fast"); w.Received != 30 {
 		t.Fatalf("north's fast row received %d, want 30 (A's snapshot, before the late reading)", w.Received)
 	}
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	if w, ok := b.window(t, "north", noon, "final"); !ok || w.Received != 31 || w.Revision != 1 {
 		t.Fatalf("north's final row %+v (exists %v), want received 31, revision 1: the late reading corrected", w, ok)
 	}
 	var pm float64
-	err := b.env.Control.QueryRow(ctx, `SELECT received_divergence_pm FROM reconciliation_pm WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon).Scan(&pm)
+	err := b.Env.Control.QueryRow(ctx, `SELECT received_divergence_pm FROM reconciliation_pm WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon).Scan(&pm)
 	testdb.Must(t, err, "reconciliation")
 	if pm != 32.258 {
 		t.Fatalf("divergence %.3f per mille, want 32.258", pm)
@@ -244,8 +245,8 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 // finishes (holding one while waiting for another would wait forever).
 func TestPublishingOnAPoolOfOneConnection(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
-	cfg, err := pgxpool.ParseConfig(b.env.ControlDSN)
+	b := setup(t, windowFleet, pipelinetest.Options{})
+	cfg, err := pgxpool.ParseConfig(b.Env.ControlDSN)
 	testdb.Must(t, err, "pool config")
 	cfg.MaxConns = 1
 	one, err := pgxpool.NewWithConfig(context.Background(), cfg)
@@ -253,7 +254,7 @@ func TestPublishingOnAPoolOfOneConnection(t *testing.T) {
 	t.Cleanup(one.Close)
 	p := b.publisher(2 * time.Minute)
 	p.Control, p.Parallel = one, 4
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sum, err := p.PublishDue(ctx)

@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestOneTurbineReadsItsKeyRange: the statements a one-turbine correction

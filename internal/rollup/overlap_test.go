@@ -11,6 +11,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/partition"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -58,7 +59,7 @@ func wholeDay(ids ...string) string {
 // received / available / readings), as text.
 func windowCounts(t *testing.T, b *bundle) []string {
 	t.Helper()
-	rows, err := b.env.Control.Query(context.Background(), `
+	rows, err := b.Env.Control.Query(context.Background(), `
 		SELECT f.window_start::text || ' ' || f.expected || '/' || f.received || '/' || f.available || '/' || f.readings
 		       || ' part ' || p.expected || '/' || p.received || '/' || p.available || '/' || p.readings
 		FROM farm_window f JOIN farm_window_part p USING (farm_id, window_start)
@@ -80,7 +81,7 @@ func windowCounts(t *testing.T, b *bundle) []string {
 // part both hold n received slots and n readings.
 func finalWindowsReceiving(t *testing.T, b *bundle, n int) int64 {
 	t.Helper()
-	return testdb.Int(t, b.env.Control, `
+	return testdb.Int(t, b.Env.Control, `
 		SELECT count(*) FROM farm_window f JOIN farm_window_part p USING (farm_id, window_start)
 		WHERE f.farm_id = 'slots' AND f.day = '2026-08-01' AND f.path = 'final'
 		  AND f.received = $1 AND f.readings = $1 AND p.received = $1 AND p.readings = $1 AND p.expected = f.expected`, n)
@@ -91,11 +92,11 @@ func finalWindowsReceiving(t *testing.T, b *bundle, n int) int64 {
 // recomputes' results recorded.
 func closedWithFastOnly(t *testing.T) (*bundle, *results) {
 	rec := &results{}
-	b := setup(t, slotFleet, options{onResult: rec.add})
-	b.clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
+	b := setup(t, slotFleet, pipelinetest.Options{OnResult: rec.add})
+	b.Clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
 	b.ingestText(t, wholeDay("FAST-1"))
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	b.Enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.WaitJobs(t)
 	return b, rec
 }
 
@@ -105,10 +106,10 @@ func closedWithFastOnly(t *testing.T) (*bundle, *results) {
 func correctMIX1(t *testing.T, b *bundle, rec *results) []rollup.Result {
 	t.Helper()
 	b.ingestText(t, wholeDay("MIX-1"))
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	return rec.of(rollup.ReasonDirty)
 }
 
@@ -132,8 +133,8 @@ func mix1Corrected(t *testing.T, b *bundle, after string) []string {
 // unless its final windows and parts are exactly those a correction left.
 func fullRecomputeKeeps(t *testing.T, b *bundle, corrected []string) {
 	t.Helper()
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	b.Enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.WaitJobs(t)
 	full := windowCounts(t, b)
 	if len(full) != len(corrected) {
 		t.Fatalf("%d final windows after a full recompute, the correction left %d", len(full), len(corrected))
@@ -165,7 +166,7 @@ func TestALargeCorrectionOverlapsItsControlWrites(t *testing.T) {
 		t.Fatalf("the correction: %+v, want one of 4 ranges, 1440 windows computed, 1440 final rows, 43200 readings counted", dirty)
 	}
 	corrected := mix1Corrected(t, b, "its correction")
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 2`); n != 1440 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 2`); n != 1440 {
 		t.Fatalf("%d final windows at revision 2, want 1440 (each written by the close and by the correction)", n)
 	}
 
@@ -193,15 +194,15 @@ func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 
 	b.ingestText(t, wholeDay("MIX-1"))
 	keepFrom := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	dropped, err := partition.Maintain(context.Background(), b.env.Shards.Pool("s1"), b.clock.Now(), 0, &keepFrom)
+	dropped, err := partition.Maintain(context.Background(), b.Env.Shards.Pool("s1"), b.Clock.Now(), 0, &keepFrom)
 	testdb.Must(t, err, "retention")
 	if dropped != 1 {
 		t.Fatalf("retention dropped %d partitions, want 1", dropped)
 	}
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	dirty := rec.of(rollup.ReasonDirty)
 	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Refused == nil {
 		t.Fatalf("the correction: %+v, want one of 4 ranges, refused", dirty)
@@ -214,15 +215,15 @@ func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 		}
 		t.Fatalf("the refused correction changed the windows: %d, were %d", len(after), len(before))
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 1`); n != 1440 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 1`); n != 1440 {
 		t.Fatalf("%d final windows at revision 1 after the refused correction, want 1440", n)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending WHERE farm_id = 'slots'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM rollup_pending WHERE farm_id = 'slots'`); n != 0 {
 		t.Fatalf("%d recompute requests left after the refused correction, want 0 (taken: no job could serve it)", n)
 	}
 	// Nor on the shard: no range of it committed (a helper session's
 	// neither), so MIX-1's windows there are still the close's, empty.
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'MIX-1' AND received > 0`); n != 0 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'MIX-1' AND received > 0`); n != 0 {
 		t.Fatalf("%d of MIX-1's windows on the shard hold readings after the refused correction, want 0", n)
 	}
 }
@@ -240,7 +241,7 @@ func TestALargeCorrectionFillsInWindowsNotWhole(t *testing.T) {
 	t.Parallel()
 	b, rec := closedWithFastOnly(t)
 	noon := time.Date(2026, 8, 1, 12, 0, 0, 0, london)
-	removed := testdb.Int(t, b.env.Shards.Pool("s1"), `
+	removed := testdb.Int(t, b.Env.Shards.Pool("s1"), `
 		WITH del AS (
 			DELETE FROM turbine_window
 			WHERE turbine_id IN ('LATE-1', 'SEVEN-1') AND window_start >= $1 AND window_start < $2
@@ -265,10 +266,10 @@ func TestALargeCorrectionFillsInWindowsNotWhole(t *testing.T) {
 	if len(dirty) != 1 || dirty[0].Ranges != 4 || dirty[0].Windows != 1460 || dirty[0].FinalWindows != 1440 {
 		t.Fatalf("the correction: %+v, want one of 4 ranges, 1460 windows computed (MIX-1's 1440 and the 20 missing), 1440 final rows", dirty)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE farm_id = 'slots' AND day = '2026-08-01'`); n != 4*1440 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE farm_id = 'slots' AND day = '2026-08-01'`); n != 4*1440 {
 		t.Fatalf("%d turbine_window rows of the day after the correction, want 5760 (4 turbines x 1440 windows)", n)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 2`); n != 1440 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'slots' AND day = '2026-08-01' AND path = 'final' AND revision = 2`); n != 1440 {
 		t.Fatalf("%d final windows at revision 2, want 1440 (each written by the close and once by the correction)", n)
 	}
 	corrected := windowCounts(t, b)
@@ -294,7 +295,7 @@ func TestAHelperCommitBeforeAFailedCorrectionLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	before := windowCounts(t, b)
 	b.ingestText(t, wholeDay("MIX-1"))
-	shard := b.env.Shards.Pool("s1")
+	shard := b.Env.Shards.Pool("s1")
 	marks := testdb.Int(t, shard, `SELECT count(*) FROM dirty_window`)
 	if marks == 0 {
 		t.Fatal("no dirty windows after MIX-1's day arrived")
@@ -304,9 +305,9 @@ func TestAHelperCommitBeforeAFailedCorrectionLosesNothing(t *testing.T) {
 	req := rollup.Request{FarmID: "slots", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), Shard: "s1", Reason: rollup.ReasonDirty, Attempt: 2}
 	failing, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b.computer.AfterCompute = func(rollup.Request) { cancel() }
-	_, err := b.computer.Recompute(failing, req)
-	b.computer.AfterCompute = nil
+	b.Computer.AfterCompute = func(rollup.Request) { cancel() }
+	_, err := b.Computer.Recompute(failing, req)
+	b.Computer.AfterCompute = nil
 	if err == nil {
 		t.Fatal("the correction whose context ended before its control commit succeeded")
 	}
@@ -322,7 +323,7 @@ func TestAHelperCommitBeforeAFailedCorrectionLosesNothing(t *testing.T) {
 	}
 
 	idleConns(t, shard, 2)
-	res, err := b.computer.Recompute(ctx, req)
+	res, err := b.Computer.Recompute(ctx, req)
 	testdb.Must(t, err, "retry")
 	if res.Windows != 1440 || res.FinalWindows != 1440 || res.Ranges != 4 || res.Sessions != 2 {
 		t.Fatalf("the retry: %+v, want 1440 windows in 4 ranges on 2 sessions, 1440 final rows", res)

@@ -13,6 +13,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -21,7 +22,7 @@ import (
 // replayTurbine loads ten minutes of one Kilmore turbine at 14:00 on 1 August.
 func (b *bundle) replayTurbine(t testing.TB, id string, minute int) {
 	t.Helper()
-	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 14, minute, 0, 0, london), time.Date(2026, 8, 1, 14, minute+10, 0, 0, london), 4)
+	sc, err := simulate.FarmConfig(b.Env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 14, minute, 0, 0, london), time.Date(2026, 8, 1, 14, minute+10, 0, 0, london), 4)
 	testdb.Must(t, err, "config")
 	sc.ExactClocks = true
 	for _, tb := range sc.Turbines {
@@ -30,7 +31,7 @@ func (b *bundle) replayTurbine(t testing.TB, id string, minute int) {
 			break
 		}
 	}
-	if sum := b.load(t, sc); sum.Accepted != 300 || sum.DirtyMarks != 1 {
+	if sum := b.Load(t, sc); sum.Accepted != 300 || sum.DirtyMarks != 1 {
 		t.Fatalf("replay of %s: %+v, want 300 accepted and 1 mark", id, sum)
 	}
 }
@@ -45,28 +46,28 @@ func TestTwoReplaysWhileARecomputeIsRunning(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	var armed atomic.Bool
-	b := setup(t, testdb.SmallFleet, options{workersPerShard: 3, afterCompute: func(r rollup.Request) {
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{WorkersPerShard: 3, AfterCompute: func(r rollup.Request) {
 		if r.Shard == "s4" && armed.Load() && r.Reason == rollup.ReasonSchedule {
 			once.Do(func() { close(held); <-release })
 		}
 	}})
 	armed.Store(true)
-	b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.Enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	<-held
 
 	b.replayTurbine(t, "KS-001", 0)
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("first drain: %+v, want 1 job", res)
 	}
 	// Wait until the first dirty job is running (blocked on the lock, its
 	// request not yet claimed): that is the window the second drain hits.
 	waitRunning(t, b, 2)
 	b.replayTurbine(t, "KS-002", 20)
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("second drain: %+v, want 1 new job (the first has started)", res)
 	}
 	close(release)
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	for _, id := range []string{"KS-001", "KS-002"} {
 		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 300 {
 			t.Fatalf("%s received %d after the queue drained, want 300 (its replay)", id, got.Received)
@@ -79,12 +80,12 @@ func waitRunning(t *testing.T, b *bundle, n int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		got := testdb.Int(t, b.env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND state = 'running'`)
+		got := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND state = 'running'`)
 		if got >= int64(n) {
 			return
 		}
 		select {
-		case <-b.events:
+		case <-b.Events:
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -98,16 +99,16 @@ func waitRunning(t *testing.T, b *bundle, n int) {
 // writes them, added up from the windows.
 func TestOpenDayMarkCorrectsItsWindowsNow(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.SmallFleet, options{})
-	b.clock.Set(time.Date(2026, 8, 1, 16, 0, 0, 0, london)) // Saturday afternoon: the day is open
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{})
+	b.Clock.Set(time.Date(2026, 8, 1, 16, 0, 0, 0, london)) // Saturday afternoon: the day is open
 	b.replayTurbine(t, "KS-003", 0)                         // 14:00-14:10 readings arriving at 16:00
-	res := b.drain(t)
+	res := b.DrainNow(t)
 	if res.Enqueued != 1 || res.OpenDays != 1 || res.Deleted != 1 {
 		t.Fatalf("drain: %+v, want 1 job for an open day and the mark deleted", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	var windows, received int64
-	err := b.env.Control.QueryRow(context.Background(),
+	err := b.Env.Control.QueryRow(context.Background(),
 		`SELECT count(*), coalesce(sum(received), 0) FROM farm_window WHERE farm_id = 'kilmore-sands' AND path = 'final'`).Scan(&windows, &received)
 	testdb.Must(t, err, "final windows")
 	// 11: the 10 one-minute windows the replay landed in, and the one
@@ -116,18 +117,18 @@ func TestOpenDayMarkCorrectsItsWindowsNow(t *testing.T) {
 	if windows != 11 || received != 300 {
 		t.Fatalf("final windows after the correction: %d windows, %d received; want 11 windows, 300 received", windows, received)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01'`); n != 0 {
 		t.Fatalf("%d turbine_day rows for a day still in progress, want none", n)
 	}
 	// The day ends (Europe/Dublin: 23:00Z) and its watermark passes; its
 	// close writes the day, added up from its windows.
-	b.clock.Set(time.Date(2026, 8, 2, 0, 5, 0, 0, time.UTC))
-	b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
-	b.waitIdle(t)
+	b.Clock.Set(time.Date(2026, 8, 2, 0, 5, 0, 0, time.UTC))
+	b.Enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "KS-003", "2026-08-01"); got.Received != 300 || got.Expected != 43_200 {
 		t.Fatalf("KS-003 on the closed day: %+v, want expected 43200, received 300", got)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 1440 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 1440 {
 		t.Fatalf("%d final windows for the closed day, want 1440", n)
 	}
 }
@@ -136,22 +137,22 @@ func TestOpenDayMarkCorrectsItsWindowsNow(t *testing.T) {
 // job; the next drain gives its request a new job.
 func TestCancelledJobsRequestIsAdopted(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.SmallFleet, options{noStart: true})
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{NoStart: true})
 	b.replayTurbine(t, "KS-005", 0)
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	id := testdb.Int(t, b.env.Control, `SELECT job_id FROM rollup_pending`)
-	_, err := b.client.JobCancel(context.Background(), id)
+	id := testdb.Int(t, b.Env.Control, `SELECT job_id FROM rollup_pending`)
+	_, err := b.Client.JobCancel(context.Background(), id)
 	testdb.Must(t, err, "cancel")
-	if res := b.drain(t); res.Orphans != 1 {
+	if res := b.DrainNow(t); res.Orphans != 1 {
 		t.Fatalf("drain after the cancel: %+v, want 1 orphaned request adopted", res)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending p JOIN river_job j ON j.id = p.job_id WHERE j.state = 'available'`); n != 1 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM rollup_pending p JOIN river_job j ON j.id = p.job_id WHERE j.state = 'available'`); n != 1 {
 		t.Fatalf("requests with a runnable job after the drain: %d, want 1", n)
 	}
-	b.start(t)
-	b.waitIdle(t)
+	b.StartJobs(t)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "KS-005", "2026-08-01"); got.Received != 300 {
 		t.Fatalf("KS-005 received %d, want 300", got.Received)
 	}
@@ -178,14 +179,14 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 			return nil
 		}
 		var err error
-		recomputed, err = b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+		recomputed, err = b.Computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
 		return err
 	}}
-	b = setup(t, windowFleet, options{hooks: hooks})
-	b.clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
+	b = setup(t, windowFleet, pipelinetest.Options{Hooks: hooks})
+	b.Clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
 
 	b.readingsAt(t, at, "N-001")
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
 		t.Fatalf("%d marks of N-001's 14:00 window after its first reading, want 1", n)
 	}
 	armed.Store(true)
@@ -193,13 +194,13 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 	if armed.Load() || recomputed.Windows == 0 {
 		t.Fatalf("the recompute did not run inside the second write (armed %v, result %+v)", armed.Load(), recomputed)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
 		t.Fatalf("%d marks of N-001's 14:00 window after a recompute claimed the day under the second write, want 1 (the writer's)", n)
 	}
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
 		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
 	}
@@ -221,20 +222,20 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 	at := time.Date(2026, 8, 1, 14, 0, 0, 0, time.UTC)
 	held, release := make(chan struct{}), make(chan struct{})
 	var hold atomic.Bool
-	b := setup(t, windowFleet, options{})
-	b.computer.AfterCompute = func(rollup.Request) {
+	b := setup(t, windowFleet, pipelinetest.Options{})
+	b.Computer.AfterCompute = func(rollup.Request) {
 		if hold.CompareAndSwap(true, false) {
 			close(held)
 			<-release
 		}
 	}
-	b.clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
+	b.Clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
 	b.readingsAt(t, at, "N-001")
 
 	hold.Store(true)
 	done := make(chan error, 1)
 	go func() {
-		_, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+		_, err := b.Computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
 		done <- err
 	}()
 	select {
@@ -260,13 +261,13 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 1 {
 		t.Fatalf("N-001 received %d slots after the held recompute, want 1 (its snapshot predates the second reading)", got.Received)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
 		t.Fatalf("%d marks of N-001's 14:00 window after the held recompute, want 1 (the second reading's)", n)
 	}
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
 		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/provision"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -34,14 +35,14 @@ func dayRows(t *testing.T, b *bundle, day time.Time) map[string]int64 {
 	end := day.AddDate(0, 0, 1)
 	out := map[string]int64{}
 	for _, s := range []string{"s1", "s2"} {
-		pool := b.env.Shards.Pool(s)
+		pool := b.Env.Shards.Pool(s)
 		out[s+" readings"] = testdb.Int(t, pool, `SELECT count(*) FROM readings WHERE recorded_at >= $1 AND recorded_at < $2`, day, end)
 		out[s+" turbine_window"] = testdb.Int(t, pool, `SELECT count(*) FROM turbine_window WHERE farm_id = 'north' AND day = $1`, day)
 		out[s+" farm_window_sum"] = testdb.Int(t, pool, `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = $1`, day)
 		out[s+" dirty_window"] = testdb.Int(t, pool, `SELECT count(*) FROM dirty_window WHERE farm_id = 'north' AND day = $1`, day)
 		out[s+" dirty_mark"] = testdb.Int(t, pool, `SELECT count(*) FROM dirty_mark WHERE farm_id = 'north' AND day = $1`, day)
 	}
-	c := b.env.Control
+	c := b.Env.Control
 	out["farm_window fast"] = testdb.Int(t, c, `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND day = $1 AND path = 'fast'`, day)
 	out["farm_window final"] = testdb.Int(t, c, `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND day = $1 AND path = 'final'`, day)
 	out["farm_window_part"] = testdb.Int(t, c, `SELECT count(*) FROM farm_window_part WHERE farm_id = 'north' AND day = $1`, day)
@@ -66,11 +67,11 @@ func dayRows(t *testing.T, b *bundle, day time.Time) map[string]int64 {
 func TestRetentionTakesAWholeDay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, retentionFleet, options{})
+	b := setup(t, retentionFleet, pipelinetest.Options{})
 	d1 := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	d2 := d1.AddDate(0, 0, 1)
 	d3 := d2.AddDate(0, 0, 1)
-	b.clock.Set(d3.Add(30 * time.Minute))
+	b.Clock.Set(d3.Add(30 * time.Minute))
 
 	var text strings.Builder
 	for at := d1; at.Before(d3); at = at.Add(30 * time.Minute) {
@@ -80,15 +81,15 @@ func TestRetentionTakesAWholeDay(t *testing.T) {
 		}
 	}
 	b.ingestText(t, text.String())
-	p := &publish.Publisher{Control: b.env.Control, Shards: b.env.Shards, Now: b.clock.Now, CatchUp: d3.Add(30 * time.Minute).Sub(d1)}
-	for i := 0; i < 10 && testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`) < 48; i++ {
+	p := &publish.Publisher{Control: b.Env.Control, Shards: b.Env.Shards, Now: b.Clock.Now, CatchUp: d3.Add(30 * time.Minute).Sub(d1)}
+	for i := 0; i < 10 && testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`) < 48; i++ {
 		if _, err := p.PublishDue(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, day := range []string{"2026-08-01", "2026-08-02"} {
-		b.enqueue(t, "north", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
-		b.waitIdle(t)
+		b.Enqueue(t, "north", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
+		b.WaitJobs(t)
 	}
 	b.readingsAt(t, d1.Add(10*time.Hour+5*time.Minute), "N-001")
 	b.readingsAt(t, d2.Add(10*time.Hour+5*time.Minute), "N-001")
@@ -108,7 +109,7 @@ func TestRetentionTakesAWholeDay(t *testing.T) {
 		}
 	}
 
-	testdb.Must(t, provision.Partitions(ctx, b.env.Control, b.env.Shards, d3.Add(12*time.Hour), 1, 1), "partitions with 1 day of retention")
+	testdb.Must(t, provision.Partitions(ctx, b.Env.Control, b.Env.Shards, d3.Add(12*time.Hour), 1, 1), "partitions with 1 day of retention")
 
 	gone := map[string]int64{}
 	for k := range want {
@@ -123,7 +124,7 @@ func TestRetentionTakesAWholeDay(t *testing.T) {
 	}
 	// Its rollup is refused from now on, so nothing writes its windows again.
 	for _, s := range []string{"s1", "s2"} {
-		if n := testdb.Int(t, b.env.Shards.Pool(s), `SELECT extract(epoch FROM dropped_before)::bigint FROM readings_retention`); n != d2.Unix() {
+		if n := testdb.Int(t, b.Env.Shards.Pool(s), `SELECT extract(epoch FROM dropped_before)::bigint FROM readings_retention`); n != d2.Unix() {
 			t.Fatalf("%s readings_retention.dropped_before = %d, want 2 August 00:00Z (%d)", s, n, d2.Unix())
 		}
 	}

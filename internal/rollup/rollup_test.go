@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -32,132 +31,15 @@ func mustZone(name string) *time.Location {
 	return loc
 }
 
-// clock is the injected time of a test: readings are written "at" it and
-// the drainer judges open and closed days by it.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// bundle is the pipeline harness with this package's readers on it.
+type bundle struct{ *pipelinetest.Pipeline }
 
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
-
-type bundle struct {
-	env      *testdb.Env
-	clock    *clock
-	in       *ingest.Ingestor
-	computer *rollup.Computer
-	drainer  *jobs.Drainer
-	client   *river.Client[pgx.Tx]
-	events   <-chan *river.Event
-}
-
-type options struct {
-	workersPerShard int
-	noStart         bool
-	afterCompute    func(rollup.Request)
-	onResult        func(rollup.Request, rollup.Result)
-	hooks           *ingest.Hooks
-	// retry is the fixed wait before a failed job's next attempt (default
-	// 100 ms).
-	retry time.Duration
-}
-
-func setup(t testing.TB, fleetYAML string, opts options) *bundle {
+// setup starts the pipeline on fleetYAML at 03:00 on Sunday 2 August 2026
+// (London), the night after the seed story's Saturday.
+func setup(t testing.TB, fleetYAML string, opts pipelinetest.Options) *bundle {
 	t.Helper()
-	ctx := context.Background()
-	env := testdb.New(t, fleetYAML)
-	b := &bundle{env: env, clock: &clock{now: time.Date(2026, 8, 2, 3, 0, 0, 0, london)}}
-	routes, err := ingest.LoadRoutes(ctx, env.Control, b.clock.Now(), 0)
-	testdb.Must(t, err, "routes")
-	b.in = ingest.New(ingest.DefaultConfig(), env.Control, env.Shards, routes, b.clock.Now, opts.hooks)
-	b.in.Start(ctx)
-	t.Cleanup(b.in.Close)
-	b.computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now, AfterCompute: opts.afterCompute, OnResult: opts.onResult}
-	b.drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: b.clock.Now}
-	cfg := jobs.DefaultConfig()
-	cfg.Periodic = false // the tests drain explicitly: time is data here
-	cfg.RetryPolicy = fixedRetry(100 * time.Millisecond)
-	if opts.retry > 0 {
-		cfg.RetryPolicy = fixedRetry(opts.retry)
-	}
-	if opts.workersPerShard > 0 {
-		cfg.WorkersPerShard = opts.workersPerShard
-	}
-	b.client, err = jobs.NewClient(ctx, cfg, jobs.Deps{Control: env.Control, Shards: env.Shards, Computer: b.computer, Drainer: b.drainer, Now: b.clock.Now})
-	testdb.Must(t, err, "river client")
-	events, cancel := b.client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
-	t.Cleanup(cancel)
-	b.events = events
-	if !opts.noStart {
-		b.start(t)
-	}
-	return b
-}
-
-func (b *bundle) start(t testing.TB) {
-	t.Helper()
-	testdb.Must(t, b.client.Start(context.Background()), "start river")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = b.client.Stop(ctx)
-	})
-}
-
-type fixedRetry time.Duration
-
-func (f fixedRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(time.Duration(f)) }
-
-// load ingests a simulation and checks it was stored in full.
-func (b *bundle) load(t testing.TB, sc simulate.Config) ingest.Summary {
-	t.Helper()
-	ctx := context.Background()
-	dec, wait := simulate.Stream(ctx, sc)
-	sum, err := b.in.Ingest(ctx, "test", dec)
-	testdb.Must(t, err, "ingest")
-	st, err := wait()
-	testdb.Must(t, err, "simulate")
-	if sum.Accepted+sum.Duplicate != st.Readings {
-		t.Fatalf("ingest %+v does not account for %d simulated readings", sum, st.Readings)
-	}
-	return sum
-}
-
-// waitIdle waits, event by event, until no rollup_day job is queued,
-// running or retrying. Events are River's own; nothing sleeps.
-func (b *bundle) waitIdle(t testing.TB) {
-	t.Helper()
-	ctx := context.Background()
-	for {
-		res, err := b.client.JobList(ctx, river.NewJobListParams().Kinds("rollup_day").
-			States(rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled, rivertype.JobStatePending).First(1))
-		testdb.Must(t, err, "job list")
-		if len(res.Jobs) == 0 {
-			return
-		}
-		select {
-		case <-b.events:
-		case <-time.After(3 * time.Minute):
-			t.Fatalf("rollup jobs still waiting after 3 minutes: %+v", res.Jobs[0])
-		}
-	}
-}
-
-func (b *bundle) drain(t testing.TB) jobs.DrainResult {
-	t.Helper()
-	// Immediate: these tests are about the protocol, not about letting
-	// bursts settle (TestABurstIsRecomputedOnce is).
-	res, err := b.drainer.DrainImmediate(context.Background(), b.client)
-	testdb.Must(t, err, "drain")
-	return res
-}
-
-func (b *bundle) enqueue(t testing.TB, farm, day, reason string, priority int) []int64 {
-	t.Helper()
-	ids, err := jobs.EnqueueFarmDay(context.Background(), b.env.Control, b.client, farm, day, reason, priority)
-	testdb.Must(t, err, "enqueue %s %s", farm, day)
-	return ids
+	opts.At = time.Date(2026, 8, 2, 3, 0, 0, 0, london)
+	return &bundle{pipelinetest.New(t, testdb.New(t, fleetYAML), opts)}
 }
 
 type turbineDay struct {
@@ -168,7 +50,7 @@ type turbineDay struct {
 func (b *bundle) turbineDay(t testing.TB, id, day string) turbineDay {
 	t.Helper()
 	var r turbineDay
-	err := b.env.Control.QueryRow(context.Background(),
+	err := b.Env.Control.QueryRow(context.Background(),
 		`SELECT expected, received, available, late, early, computed_at FROM turbine_day WHERE turbine_id = $1 AND day = $2`, id, day).
 		Scan(&r.Expected, &r.Received, &r.Available, &r.Late, &r.Early, &r.ComputedAt)
 	testdb.Must(t, err, "turbine_day %s %s", id, day)
@@ -178,7 +60,7 @@ func (b *bundle) turbineDay(t testing.TB, id, day string) turbineDay {
 func (b *bundle) farmAvailability(t testing.TB, farm, day string) string {
 	t.Helper()
 	var pct string
-	err := b.env.Control.QueryRow(context.Background(),
+	err := b.Env.Control.QueryRow(context.Background(),
 		`SELECT to_char(100 * availability, 'FM990.00') FROM farm_day WHERE farm_id = $1 AND day = $2`, farm, day).Scan(&pct)
 	testdb.Must(t, err, "farm_day %s %s", farm, day)
 	return pct
@@ -186,7 +68,7 @@ func (b *bundle) farmAvailability(t testing.TB, farm, day string) string {
 
 func (b *bundle) marks(t testing.TB, shard string) int64 {
 	t.Helper()
-	return testdb.Int(t, b.env.Shards.Pool(shard), `SELECT count(*) FROM dirty_mark`)
+	return testdb.Int(t, b.Env.Shards.Pool(shard), `SELECT count(*) FROM dirty_mark`)
 }
 
 // ardnaveSampleFleet is Ardnave Point cut to 20 of its turbines, split
@@ -214,20 +96,20 @@ farms:
 // hole, 16 × 43,200 / 20 × 43,200 = 80.00 % after the replay.
 func TestArdnaveSaturday(t *testing.T) {
 	t.Parallel()
-	b := setup(t, ardnaveSampleFleet, options{})
-	day, err := simulate.Scenario("ardnave-saturday", b.env.Plan, simulate.PhaseDay, 1)
+	b := setup(t, ardnaveSampleFleet, pipelinetest.Options{})
+	day, err := simulate.Scenario("ardnave-saturday", b.Env.Plan, simulate.PhaseDay, 1)
 	testdb.Must(t, err, "scenario")
 
 	// Saturday's data as it stood (the simulated day includes a few
 	// readings whose arrival was delayed into Monday by the delay
 	// mixture's 4-hour tail, so it is loaded on Monday afternoon: ingest
 	// refuses a received_at more than a day ahead of its own clock).
-	b.clock.Set(time.Date(2026, 8, 3, 17, 0, 0, 0, london))
-	b.load(t, day)
-	b.drain(t) // the marks of the load itself (written after the day ended)
-	b.waitIdle(t)
-	b.enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
-	b.waitIdle(t)
+	b.Clock.Set(time.Date(2026, 8, 3, 17, 0, 0, 0, london))
+	b.Load(t, day)
+	b.DrainNow(t) // the marks of the load itself (written after the day ended)
+	b.WaitJobs(t)
+	b.Enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "AP-005", "2026-08-01"); got.Expected != 43_200 || got.Received != 33_210 || got.Available != 33_210 {
 		t.Fatalf("AP-005 with the hole: %+v, want expected 43200, received 33210, available 33210", got)
 	}
@@ -241,10 +123,10 @@ func TestArdnaveSaturday(t *testing.T) {
 	}
 
 	// Tuesday: the hole is replayed.
-	b.clock.Set(time.Date(2026, 8, 4, 11, 0, 0, 0, london))
-	replay, err := simulate.Scenario("ardnave-saturday", b.env.Plan, simulate.PhaseReplay, 1)
+	b.Clock.Set(time.Date(2026, 8, 4, 11, 0, 0, 0, london))
+	replay, err := simulate.Scenario("ardnave-saturday", b.Env.Plan, simulate.PhaseReplay, 1)
 	testdb.Must(t, err, "scenario")
-	sum := b.load(t, replay)
+	sum := b.Load(t, replay)
 	if sum.Accepted != 20*9_990 || sum.DirtyMarks != 3 {
 		t.Fatalf("replay: %+v, want %d accepted and 3 marks", sum, 20*9_990)
 	}
@@ -253,10 +135,10 @@ func TestArdnaveSaturday(t *testing.T) {
 			t.Fatalf("after the replay %s has %d dirty marks, want exactly 1", s, n)
 		}
 	}
-	if res := b.drain(t); res.Enqueued != 3 || res.Deleted != 3 {
+	if res := b.DrainNow(t); res.Enqueued != 3 || res.Deleted != 3 {
 		t.Fatalf("drain: %+v, want 3 jobs enqueued and 3 marks deleted", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	for _, id := range []string{"AP-005", "AP-125", "AP-290"} {
 		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 43_200 || got.Available != 43_200 || got.Late == 0 {
 			t.Fatalf("%s after the drain: %+v, want received and available 43200 with late readings", id, got)
@@ -268,11 +150,11 @@ func TestArdnaveSaturday(t *testing.T) {
 
 	// Replayed again: nothing new, no marks, no change.
 	before := b.turbineDay(t, "AP-005", "2026-08-01")
-	sum = b.load(t, replay)
+	sum = b.Load(t, replay)
 	if sum.Accepted != 0 || sum.DirtyMarks != 0 {
 		t.Fatalf("second replay: %+v, want 0 accepted and 0 marks", sum)
 	}
-	if res := b.drain(t); res.Marks != 0 {
+	if res := b.DrainNow(t); res.Marks != 0 {
 		t.Fatalf("second replay left %d marks, want 0", res.Marks)
 	}
 	if after := b.turbineDay(t, "AP-005", "2026-08-01"); after != before {
@@ -297,22 +179,22 @@ farms:
       - {prefix: DM-, from: 1, to: 50, shard: s1}
       - {prefix: DM-, from: 51, to: 100, shard: s2}
 `
-	b := setup(t, fleetYAML, options{})
-	sc, err := simulate.FarmConfig(b.env.Plan, "dunmore", time.Date(2026, 8, 4, 0, 0, 0, 0, london), time.Date(2026, 8, 5, 0, 0, 0, 0, london), 3)
+	b := setup(t, fleetYAML, pipelinetest.Options{})
+	sc, err := simulate.FarmConfig(b.Env.Plan, "dunmore", time.Date(2026, 8, 4, 0, 0, 0, 0, london), time.Date(2026, 8, 5, 0, 0, 0, 0, london), 3)
 	testdb.Must(t, err, "config")
 	sc.ExactClocks = true
 	sc.DeadRadios = []string{"DM-011"}
-	b.clock.Set(time.Date(2026, 8, 5, 3, 0, 0, 0, london)) // the day has been received
-	b.load(t, sc)
-	b.enqueue(t, "dunmore", "2026-08-04", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	b.Clock.Set(time.Date(2026, 8, 5, 3, 0, 0, 0, london)) // the day has been received
+	b.Load(t, sc)
+	b.Enqueue(t, "dunmore", "2026-08-04", rollup.ReasonManual, jobs.PriorityManual)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "DM-011", "2026-08-04"); got.Expected != 1_440 || got.Received != 0 {
 		t.Fatalf("DM-011 (dead radio): %+v, want expected 1440 and received 0 (a row, not a gap)", got)
 	}
 	if got := b.farmAvailability(t, "dunmore", "2026-08-04"); got != "99.00" {
 		t.Fatalf("farm availability = %s %%, want 99.00 %% (99 of 100 turbines)", got)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT turbines FROM farm_day WHERE farm_id = 'dunmore' AND day = '2026-08-04'`); n != 100 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT turbines FROM farm_day WHERE farm_id = 'dunmore' AND day = '2026-08-04'`); n != 100 {
 		t.Fatalf("farm_day counts %d turbines, want 100", n)
 	}
 }
@@ -328,10 +210,10 @@ farms:
       - {prefix: AP-, from: 1, to: 2, shard: s1}
       - {id: AP-301, shard: s1, commissioned_at: 2026-10-25T12:00:00Z}
 `
-	b := setup(t, fleetYAML, options{})
+	b := setup(t, fleetYAML, pipelinetest.Options{})
 	// A day gets its turbine_day rows once every window of it is past the
 	// watermark: the clock is after the last day asked for.
-	b.clock.Set(time.Date(2026, 10, 27, 0, 0, 0, 0, time.UTC))
+	b.Clock.Set(time.Date(2026, 10, 27, 0, 0, 0, 0, time.UTC))
 	for _, tc := range []struct {
 		day      string
 		turbine  string
@@ -343,8 +225,8 @@ farms:
 		{"2026-10-25", "AP-301", 21_600}, // commissioned 12:00 UTC (GMT by then): 12 h of the day left
 		{"2026-10-24", "AP-301", 0},      // not yet in service
 	} {
-		b.enqueue(t, "ardnave-point", tc.day, rollup.ReasonManual, jobs.PriorityManual)
-		b.waitIdle(t)
+		b.Enqueue(t, "ardnave-point", tc.day, rollup.ReasonManual, jobs.PriorityManual)
+		b.WaitJobs(t)
 		if got := b.turbineDay(t, tc.turbine, tc.day); got.Expected != tc.expected || got.Received != 0 {
 			t.Fatalf("%s on %s: %+v, want expected %d, received 0", tc.turbine, tc.day, got, tc.expected)
 		}
@@ -355,7 +237,7 @@ farms:
 func rows(t testing.TB, b *bundle, farm, day string) string {
 	t.Helper()
 	var s string
-	err := b.env.Control.QueryRow(context.Background(), `
+	err := b.Env.Control.QueryRow(context.Background(), `
 		SELECT string_agg(format('%s:%s/%s/%s/%s/%s/%s/%s/%s', turbine_id, expected, received, available, late, early, min_lag_ms, max_lag_ms, last_received_at), ',' ORDER BY turbine_id)
 		FROM turbine_day WHERE farm_id = $1 AND day = $2`, farm, day).Scan(&s)
 	testdb.Must(t, err, "rows")
@@ -364,16 +246,16 @@ func rows(t testing.TB, b *bundle, farm, day string) string {
 
 func TestRecomputeIsIdempotent(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.SmallFleet, options{})
-	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 10, 0, 0, 0, london), time.Date(2026, 8, 1, 11, 0, 0, 0, london), 5)
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{})
+	sc, err := simulate.FarmConfig(b.Env.Plan, "kilmore-sands", time.Date(2026, 8, 1, 10, 0, 0, 0, london), time.Date(2026, 8, 1, 11, 0, 0, 0, london), 5)
 	testdb.Must(t, err, "config")
-	b.load(t, sc)
+	b.Load(t, sc)
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	req := rollup.Request{FarmID: "kilmore-sands", Day: day, Shard: "s4", Reason: rollup.ReasonManual}
 
 	var first string
 	for i := 0; i < 4; i++ {
-		res, err := b.computer.Recompute(context.Background(), req)
+		res, err := b.Computer.Recompute(context.Background(), req)
 		testdb.Must(t, err, "recompute %d", i)
 		if res.Turbines != 10 || !res.Full {
 			t.Fatalf("run %d: %+v, want 10 turbines, full", i, res)
@@ -381,7 +263,7 @@ func TestRecomputeIsIdempotent(t *testing.T) {
 		got := rows(t, b, "kilmore-sands", "2026-08-01")
 		if i == 0 {
 			first = got
-			if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 10*1800 {
+			if n := testdb.Int(t, b.Env.Control, `SELECT sum(received) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 10*1800 {
 				t.Fatalf("received over the farm = %d, want %d", n, 10*1800)
 			}
 		} else if got != first {
@@ -394,7 +276,7 @@ func TestRecomputeIsIdempotent(t *testing.T) {
 	errs := make([]error, 2)
 	for i := range errs {
 		wg.Add(1)
-		go func() { defer wg.Done(); _, errs[i] = b.computer.Recompute(context.Background(), req) }()
+		go func() { defer wg.Done(); _, errs[i] = b.Computer.Recompute(context.Background(), req) }()
 	}
 	wg.Wait()
 	testdb.Must(t, errors.Join(errs...), "racing recomputes")
@@ -414,35 +296,35 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	var armed atomic.Bool
-	b := setup(t, testdb.SmallFleet, options{workersPerShard: 2, afterCompute: func(r rollup.Request) {
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{WorkersPerShard: 2, AfterCompute: func(r rollup.Request) {
 		if r.Shard == "s4" && armed.Load() {
 			once.Do(func() { close(held); <-release })
 		}
 	}})
 	hour := func(h int) time.Time { return time.Date(2026, 8, 1, h, 0, 0, 0, london) }
-	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", hour(10), hour(11), 9)
+	sc, err := simulate.FarmConfig(b.Env.Plan, "kilmore-sands", hour(10), hour(11), 9)
 	testdb.Must(t, err, "config")
 	sc.ExactClocks = true
-	b.load(t, sc)
-	b.drain(t)
-	b.waitIdle(t)
+	b.Load(t, sc)
+	b.DrainNow(t)
+	b.WaitJobs(t)
 
 	armed.Store(true)
-	ids := b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	ids := b.Enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	<-held // the scheduled recompute has read the shard and not yet written
 
-	late, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", hour(14), hour(14).Add(10*time.Minute), 9)
+	late, err := simulate.FarmConfig(b.Env.Plan, "kilmore-sands", hour(14), hour(14).Add(10*time.Minute), 9)
 	testdb.Must(t, err, "config")
 	late.ExactClocks = true
-	sum := b.load(t, late)
+	sum := b.Load(t, late)
 	if sum.Accepted != 10*300 || sum.DirtyMarks != 1 {
 		t.Fatalf("late load: %+v, want %d accepted and 1 mark", sum, 10*300)
 	}
-	if res := b.drain(t); res.Enqueued != 1 {
+	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain while the rollup is held: %+v, want 1 new job (the running one cannot see the new rows)", res)
 	}
 	close(release)
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "KS-001", "2026-08-01"); got.Received != 1800+300 {
 		t.Fatalf("KS-001 after the queue drained: received %d, want %d (the held job's stale write must not win)", got.Received, 1800+300)
 	}
@@ -455,13 +337,13 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 			t.Fatalf("final window %s after the queue drained: %+v (exists %v), want received 300 of 300, revision 2", start.Format("15:04"), w, ok)
 		}
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT sum(received) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 10*(1800+300) {
+	if n := testdb.Int(t, b.Env.Control, `SELECT sum(received) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 10*(1800+300) {
 		t.Fatalf("the day's final windows add up to %d received, want %d (its turbine_day rows)", n, 10*(1800+300))
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum'`); n != 0 {
 		t.Fatalf("%d window_sum bug alarms, want 0", n)
 	}
-	job, err := b.client.JobGet(context.Background(), ids[0])
+	job, err := b.Client.JobGet(context.Background(), ids[0])
 	testdb.Must(t, err, "job")
 	if job.State != rivertype.JobStateCompleted {
 		t.Fatalf("held job state %s, want completed", job.State)
@@ -472,19 +354,19 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 // rewrites that turbine's row and leaves the farm's other rows alone.
 func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.SmallFleet, options{})
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{})
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, london)
-	sc, err := simulate.FarmConfig(b.env.Plan, "kilmore-sands", day, day.Add(time.Hour), 2)
+	sc, err := simulate.FarmConfig(b.Env.Plan, "kilmore-sands", day, day.Add(time.Hour), 2)
 	testdb.Must(t, err, "config")
 	sc.ExactClocks = true
-	b.load(t, sc)
-	b.drain(t)
-	b.waitIdle(t)
-	b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
-	b.waitIdle(t)
+	b.Load(t, sc)
+	b.DrainNow(t)
+	b.WaitJobs(t)
+	b.Enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
+	b.WaitJobs(t)
 	before := b.turbineDay(t, "KS-002", "2026-08-01")
 
-	b.clock.Set(time.Date(2026, 8, 4, 9, 0, 0, 0, london))
+	b.Clock.Set(time.Date(2026, 8, 4, 9, 0, 0, 0, london))
 	one := sc
 	one.Turbines = nil
 	for _, tb := range sc.Turbines {
@@ -493,12 +375,12 @@ func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 		}
 	}
 	one.From, one.To = day.Add(5*time.Hour), day.Add(6*time.Hour)
-	b.load(t, one)
-	res := b.drain(t)
+	b.Load(t, one)
+	res := b.DrainNow(t)
 	if res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	if got := b.turbineDay(t, "KS-001", "2026-08-01"); got.Received != 3600 {
 		t.Fatalf("KS-001 received %d, want 3600", got.Received)
 	}
@@ -511,17 +393,17 @@ func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 // enqueued after scheduled ones runs before them.
 func TestDirtyRecomputesRunFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testdb.SmallFleet, options{workersPerShard: 1, noStart: true})
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{WorkersPerShard: 1, NoStart: true})
 	for _, day := range []string{"2026-07-28", "2026-07-29", "2026-07-30"} {
-		b.enqueue(t, "kilmore-sands", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
+		b.Enqueue(t, "kilmore-sands", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
 	}
-	b.enqueue(t, "kilmore-sands", "2026-07-31", rollup.ReasonManual, jobs.PriorityDirty)
-	b.start(t)
+	b.Enqueue(t, "kilmore-sands", "2026-07-31", rollup.ReasonManual, jobs.PriorityDirty)
+	b.StartJobs(t)
 	// Completion events may arrive in batches; order by when each job started.
 	var started []*rivertype.JobRow
 	for len(started) < 4 {
 		select {
-		case ev := <-b.events:
+		case ev := <-b.Events:
 			if ev.Job.Kind == "rollup_day" {
 				started = append(started, ev.Job)
 			}
@@ -550,24 +432,24 @@ func TestShardDown(t *testing.T) {
 	// Retries a second apart: the Kilmore job keeps failing until s4 is
 	// back, which waits for Ardnave's three jobs; at 100 ms apart a loaded
 	// machine used up its 25 attempts before that.
-	b := setup(t, testdb.SmallFleet, options{retry: time.Second})
+	b := setup(t, testdb.SmallFleet, pipelinetest.Options{Retry: time.Second})
 	maint := testdb.MaintenanceDSN(t)
 	s4 := testdb.Pool(t, maint)
-	s4db := b.env.Shards.Pool("s4").Config().ConnConfig.Database
+	s4db := b.Env.Shards.Pool("s4").Config().ConnConfig.Database
 	testdb.Exec(t, s4, fmt.Sprintf(`ALTER DATABASE %q ALLOW_CONNECTIONS false`, s4db))
 	testdb.Exec(t, s4, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, s4db)
-	b.env.Shards.Pool("s4").Reset()
+	b.Env.Shards.Pool("s4").Reset()
 
 	// A dirty request for the down shard: its job fails, and the request
 	// must survive the failure (the claim rolls back with it).
-	testdb.Exec(t, b.env.Control, `INSERT INTO rollup_pending (farm_id, day, shard_name, turbine_ids, job_id, requested_at) VALUES ('kilmore-sands', '2026-08-01', 's4', '{KS-001}', 0, now())`)
-	ks := b.enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	ap := b.enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	testdb.Exec(t, b.Env.Control, `INSERT INTO rollup_pending (farm_id, day, shard_name, turbine_ids, job_id, requested_at) VALUES ('kilmore-sands', '2026-08-01', 's4', '{KS-001}', 0, now())`)
+	ks := b.Enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	ap := b.Enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 	done := map[int64]bool{}
 	failed := false
 	for !(done[ap[0]] && done[ap[1]] && done[ap[2]] && failed) {
 		select {
-		case ev := <-b.events:
+		case ev := <-b.Events:
 			if ev.Kind == river.EventKindJobCompleted {
 				done[ev.Job.ID] = true
 			}
@@ -581,24 +463,24 @@ func TestShardDown(t *testing.T) {
 	if done[ks[0]] {
 		t.Fatal("the Kilmore job completed while its shard was down")
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's4'`); n != 1 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM rollup_pending WHERE shard_name = 's4'`); n != 1 {
 		t.Fatalf("the dirty request for s4 after a failed attempt: %d rows, want 1 (the claim rolled back)", n)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point'`); n != 12 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'ardnave-point'`); n != 12 {
 		t.Fatalf("Ardnave rows while s4 is down: %d, want 12", n)
 	}
 
 	testdb.Exec(t, s4, fmt.Sprintf(`ALTER DATABASE %q ALLOW_CONNECTIONS true`, s4db))
-	b.waitIdle(t)
-	job, err := b.client.JobGet(context.Background(), ks[0])
+	b.WaitJobs(t)
+	job, err := b.Client.JobGet(context.Background(), ks[0])
 	testdb.Must(t, err, "job")
 	if job.State != rivertype.JobStateCompleted || job.Attempt < 2 {
 		t.Fatalf("Kilmore job: state %s after %d attempts, want completed after a retry", job.State, job.Attempt)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 10 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 10 {
 		t.Fatalf("Kilmore rows after s4 returned: %d, want 10", n)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM rollup_pending`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM rollup_pending`); n != 0 {
 		t.Fatalf("%d requests left after s4 returned, want 0 (claimed by the completed job)", n)
 	}
 }

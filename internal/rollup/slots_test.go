@@ -11,6 +11,7 @@ import (
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/partition"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -26,7 +27,7 @@ func (b *bundle) ingestText(t testing.TB, text string) {
 	t.Helper()
 	dec, err := reading.NewDecoder(reading.NDJSON, strings.NewReader(text))
 	testdb.Must(t, err, "decoder")
-	sum, err := b.in.Ingest(context.Background(), "test", dec)
+	sum, err := b.In.Ingest(context.Background(), "test", dec)
 	testdb.Must(t, err, "ingest")
 	if sum.Rejected != 0 || sum.Failed != 0 {
 		t.Fatalf("ingest: %+v, want nothing rejected or failed", sum)
@@ -40,7 +41,7 @@ type slotCounts struct {
 func (b *bundle) slotCounts(t testing.TB, id, day string) slotCounts {
 	t.Helper()
 	var c slotCounts
-	err := b.env.Control.QueryRow(context.Background(),
+	err := b.Env.Control.QueryRow(context.Background(),
 		`SELECT expected, received, available, beyond_cadence, out_of_service FROM turbine_day WHERE turbine_id = $1 AND day = $2`, id, day).
 		Scan(&c.Expected, &c.Received, &c.Available, &c.BeyondCadence, &c.OutOfService)
 	testdb.Must(t, err, "turbine_day %s %s", id, day)
@@ -75,7 +76,7 @@ farms:
 // Without the rule FAST-1 would read 200 % and LATE-1 400 %.
 func TestCountsNeverExceedExpected(t *testing.T) {
 	t.Parallel()
-	b := setup(t, slotFleet, options{})
+	b := setup(t, slotFleet, pipelinetest.Options{})
 	start := time.Date(2026, 8, 1, 0, 0, 0, 0, london)
 	var text strings.Builder
 	for s := 0; s < 86_400; s++ {
@@ -98,11 +99,11 @@ func TestCountsNeverExceedExpected(t *testing.T) {
 	plan, err := fleet.Parse("corrected", strings.NewReader(strings.Replace(slotFleet,
 		"{id: LATE-1, shard: s1}", "{id: LATE-1, shard: s1, commissioned_at: 2026-08-01T17:00:01Z}", 1)))
 	testdb.Must(t, err, "parse")
-	_, err = b.env.Registry.Apply(context.Background(), "corrected", plan)
+	_, err = b.Env.Registry.Apply(context.Background(), "corrected", plan)
 	testdb.Must(t, err, "apply")
 
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	b.Enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.WaitJobs(t)
 	for id, want := range map[string]slotCounts{
 		"FAST-1":  {Expected: 43_200, Received: 43_200, Available: 43_200, BeyondCadence: 43_200},
 		"LATE-1":  {Expected: 10_799, Received: 10_799, Available: 10_799, OutOfService: 32_401},
@@ -114,7 +115,7 @@ func TestCountsNeverExceedExpected(t *testing.T) {
 		}
 	}
 	var over int64
-	err = b.env.Control.QueryRow(context.Background(),
+	err = b.Env.Control.QueryRow(context.Background(),
 		`SELECT count(*) FROM turbine_day WHERE received > expected OR available > received`).Scan(&over)
 	testdb.Must(t, err, "check")
 	if over != 0 {
@@ -140,14 +141,14 @@ farms:
       - {id: A-1, shard: s1}
       - {id: A-2, shard: s1, decommissioned_at: 2026-07-01T00:00:00Z}
       - {id: B-1, shard: s2}
-`, options{})
+`, pipelinetest.Options{})
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	// Only shard s1's rollup lands.
-	_, err := b.computer.Recompute(context.Background(), rollup.Request{FarmID: "split", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+	_, err := b.Computer.Recompute(context.Background(), rollup.Request{FarmID: "split", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
 	testdb.Must(t, err, "recompute s1")
 	var turbines, inService, registered int64
 	var complete bool
-	err = b.env.Control.QueryRow(context.Background(), `
+	err = b.Env.Control.QueryRow(context.Background(), `
 		SELECT fd.turbines, fd.turbines_in_service, fd.registered_turbines, fm.all_turbines_rolled_up
 		FROM farm_day fd JOIN farm_month fm ON fm.farm_id = fd.farm_id AND fm.month = '2026-08-01'
 		WHERE fd.farm_id = 'split' AND fd.day = '2026-08-01'`).Scan(&turbines, &inService, &registered, &complete)
@@ -156,9 +157,9 @@ farms:
 		t.Fatalf("farm_day turbines %d, in service %d, registered %d, month complete %v; want 2, 1, 2, false (B-1's shard is missing)",
 			turbines, inService, registered, complete)
 	}
-	_, err = b.computer.Recompute(context.Background(), rollup.Request{FarmID: "split", Day: day, Shard: "s2", Reason: rollup.ReasonManual, Attempt: 1})
+	_, err = b.Computer.Recompute(context.Background(), rollup.Request{FarmID: "split", Day: day, Shard: "s2", Reason: rollup.ReasonManual, Attempt: 1})
 	testdb.Must(t, err, "recompute s2")
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_month WHERE farm_id = 'split' AND all_turbines_rolled_up`); n != 1 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_month WHERE farm_id = 'split' AND all_turbines_rolled_up`); n != 1 {
 		t.Fatal("farm_month.all_turbines_rolled_up is false with every shard rolled up")
 	}
 }
@@ -169,15 +170,15 @@ farms:
 // row stays as it was.
 func TestRollupRefusesADayRetentionHasCut(t *testing.T) {
 	t.Parallel()
-	b := setup(t, slotFleet, options{})
+	b := setup(t, slotFleet, pipelinetest.Options{})
 	start := time.Date(2026, 8, 1, 0, 0, 0, 0, london) // 2026-07-31T23:00Z
 	var text strings.Builder
 	for s := 0; s < 86_400; s += 2 {
 		ndjson(&text, "MIX-1", start.Add(time.Duration(s)*time.Second), true)
 	}
 	b.ingestText(t, text.String())
-	b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	b.Enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.WaitJobs(t)
 	before := b.slotCounts(t, "MIX-1", "2026-08-01")
 	if before.Received != 43_200 {
 		t.Fatalf("MIX-1 before retention: %+v, want 43200 received", before)
@@ -186,20 +187,20 @@ func TestRollupRefusesADayRetentionHasCut(t *testing.T) {
 	// Retention drops the partition of 31 July (UTC), which holds the first
 	// hour of the London day of 1 August.
 	keepFrom := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	dropped, err := partition.Maintain(context.Background(), b.env.Shards.Pool("s1"), b.clock.Now(), 0, &keepFrom)
+	dropped, err := partition.Maintain(context.Background(), b.Env.Shards.Pool("s1"), b.Clock.Now(), 0, &keepFrom)
 	testdb.Must(t, err, "retention")
 	if dropped != 1 {
 		t.Fatalf("retention dropped %d partitions, want 1", dropped)
 	}
-	res, err := b.computer.Recompute(context.Background(), rollup.Request{FarmID: "slots", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+	res, err := b.Computer.Recompute(context.Background(), rollup.Request{FarmID: "slots", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
 	testdb.Must(t, err, "recompute")
 	if !errors.Is(res.Refused, rollup.ErrReadingsDropped) || !strings.Contains(res.Refused.Error(), "keeps readings from 2026-08-01T00:00:00Z on") {
 		t.Fatalf("recompute of a cut day: refused = %v, want ErrReadingsDropped naming 2026-08-01T00:00:00Z", res.Refused)
 	}
-	ids := b.enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
-	b.waitIdle(t)
+	ids := b.Enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.WaitJobs(t)
 	var state, errText string
-	err = b.env.Control.QueryRow(context.Background(), `SELECT state::text, errors[array_upper(errors, 1)]->>'error' FROM river_job WHERE id = $1`, ids[0]).Scan(&state, &errText)
+	err = b.Env.Control.QueryRow(context.Background(), `SELECT state::text, errors[array_upper(errors, 1)]->>'error' FROM river_job WHERE id = $1`, ids[0]).Scan(&state, &errText)
 	testdb.Must(t, err, "job")
 	if state != "cancelled" || !strings.Contains(errText, "readings dropped by retention") {
 		t.Fatalf("job %d: state %s, error %q; want cancelled with the retention reason", ids[0], state, errText)
@@ -226,8 +227,8 @@ farms:
       - {id: TWO-1, shard: s1}
       - {id: DAILY-1, shard: s1, cadence_seconds: 86400}
       - {id: LAST-1, shard: s1, cadence_seconds: 60, commissioned_at: 2026-03-29T22:59:50Z}
-`, options{})
-	b.clock.Set(time.Date(2026, 10, 27, 3, 0, 0, 0, london))
+`, pipelinetest.Options{})
+	b.Clock.Set(time.Date(2026, 10, 27, 3, 0, 0, 0, london))
 	var text strings.Builder
 	for _, day := range []time.Time{time.Date(2026, 3, 29, 0, 0, 0, 0, london), time.Date(2026, 10, 25, 0, 0, 0, 0, london)} {
 		end := day.AddDate(0, 0, 1)
@@ -239,9 +240,9 @@ farms:
 	ndjson(&text, "LAST-1", time.Date(2026, 3, 29, 22, 59, 55, 0, time.UTC), true)
 	b.ingestText(t, text.String())
 	for _, day := range []string{"2026-03-29", "2026-10-25"} {
-		b.enqueue(t, "dst", day, rollup.ReasonManual, jobs.PriorityManual)
+		b.Enqueue(t, "dst", day, rollup.ReasonManual, jobs.PriorityManual)
 	}
-	b.waitIdle(t)
+	b.WaitJobs(t)
 	for _, tc := range []struct {
 		id, day string
 		want    slotCounts
@@ -256,7 +257,7 @@ farms:
 			t.Errorf("%s on %s: %+v, want %+v", tc.id, tc.day, got, tc.want)
 		}
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM farm_day WHERE received > expected`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_day WHERE received > expected`); n != 0 {
 		t.Fatalf("%d farm days with received > expected", n)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
-	"github.com/jackc/pgx/v5"
 )
 
 // sumDrift counts the farm windows of north on s1 whose farm_window_sum row
@@ -16,7 +18,7 @@ import (
 // included (rows summing to nothing are allowed to stay as zeros).
 func sumDrift(t testing.TB, b *bundle) int64 {
 	t.Helper()
-	return testdb.Int(t, b.env.Shards.Pool("s1"), `
+	return testdb.Int(t, b.Env.Shards.Pool("s1"), `
 		WITH truth AS (
 			SELECT window_start, count(*)::int AS turbines, sum(expected)::bigint AS expected, sum(received)::bigint AS received,
 			       sum(available)::bigint AS available, sum(late)::bigint AS late,
@@ -53,8 +55,8 @@ func partDrift(t testing.TB, b *bundle) (differ, parts int) {
 		testdb.Must(t, rows.Err(), "rows")
 		return out
 	}
-	kept := read(b.env.Shards.Pool("s1"), `SELECT window_start, expected, received, available, late, readings FROM farm_window_sum WHERE farm_id = 'north' AND turbines > 0`)
-	sent := read(b.env.Control, `SELECT window_start, expected, received, available, late, readings FROM farm_window_part WHERE farm_id = 'north' AND shard_name = 's1'`)
+	kept := read(b.Env.Shards.Pool("s1"), `SELECT window_start, expected, received, available, late, readings FROM farm_window_sum WHERE farm_id = 'north' AND turbines > 0`)
+	sent := read(b.Env.Control, `SELECT window_start, expected, received, available, late, readings FROM farm_window_part WHERE farm_id = 'north' AND shard_name = 's1'`)
 	for w, p := range sent {
 		if kept[w] != p {
 			differ++
@@ -71,13 +73,13 @@ func partDrift(t testing.TB, b *bundle) (differ, parts int) {
 // 90 expected and 31 received.
 func TestWindowSumsKeptInStep(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
+	b := setup(t, windowFleet, pipelinetest.Options{})
 	ctx := context.Background()
-	b.clock.Set(noon.Add(61 * time.Second))
+	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
-	b.clock.Set(noon.Add(2 * time.Minute))
+	b.Clock.Set(noon.Add(2 * time.Minute))
 	_, err := b.publisher(2 * time.Minute).PublishDue(ctx)
 	testdb.Must(t, err, "publish")
 	if n := sumDrift(t, b); n != 0 {
@@ -87,10 +89,10 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 		t.Fatalf("after publication: %d of %d parts differ from the shard's sums, want 0 of 1 (the 12:00 window)", d, n)
 	}
 	// A late reading of N-002 in the published window: a correction.
-	b.clock.Set(noon.Add(5 * time.Minute))
+	b.Clock.Set(noon.Add(5 * time.Minute))
 	b.readingsAt(t, noon.Add(10*time.Second), "N-002")
-	b.drain(t)
-	b.waitIdle(t)
+	b.DrainNow(t)
+	b.WaitJobs(t)
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("after the correction: %d windows drifted, want 0", n)
 	}
@@ -103,13 +105,13 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	}
 	// The day closes: every window of every turbine computed and summed.
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	b.clock.Set(day.Add(26 * time.Hour))
-	res, err := b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonSchedule})
+	b.Clock.Set(day.Add(26 * time.Hour))
+	res, err := b.Computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonSchedule})
 	testdb.Must(t, err, "close the day")
 	if len(res.Alarms) != 0 {
 		t.Fatalf("closing the day raised %v, want no alarm", res.Alarms)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines = 3`); n != 1440 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines = 3`); n != 1440 {
 		t.Fatalf("%d windows of the day summed over 3 turbines, want 1440", n)
 	}
 	if d, n := partDrift(t, b); d != 0 || n != 1440 {
@@ -120,17 +122,17 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	// N-003's 144 windows of 10 minutes and deletes its 1,440 rows of 1
 	// minute (those off the new grid; the others it overwrote), taking
 	// them out of the sums.
-	testdb.Exec(t, b.env.Control, `UPDATE farm SET window_s = 600 WHERE id = 'north'`)
+	testdb.Exec(t, b.Env.Control, `UPDATE farm SET window_s = 600 WHERE id = 'north'`)
 	b.readingsAt(t, noon.Add(20*time.Second), "N-003")
-	b.drain(t)
-	b.waitIdle(t)
+	b.DrainNow(t)
+	b.WaitJobs(t)
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("after a correction on the new grid: %d windows drifted, want 0", n)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'N-003' AND day = '2026-08-01' AND window_end - window_start = interval '10 minutes'`); n != 144 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'N-003' AND day = '2026-08-01' AND window_end - window_start = interval '10 minutes'`); n != 144 {
 		t.Fatalf("N-003 has %d windows of 10 minutes after its correction, want 144", n)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'N-003' AND day = '2026-08-01' AND window_end - window_start <> interval '10 minutes'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'N-003' AND day = '2026-08-01' AND window_end - window_start <> interval '10 minutes'`); n != 0 {
 		t.Fatalf("N-003 has %d windows of another grid after its correction, want 0", n)
 	}
 	if got := b.turbineDay(t, "N-003", "2026-08-01"); got.Received != 1 || got.Expected != 43_200 {
@@ -144,7 +146,7 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	}
 	// A manual recompute removes the other turbines' 1-minute rows (and
 	// takes them out of the sums) and writes 144 each.
-	res, err = b.computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual})
+	res, err = b.Computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual})
 	testdb.Must(t, err, "recompute on the new grid")
 	// Neither the shard's sums nor the control database's day check (parts
 	// against turbine_day) finds anything: no part of the old grid is left.
@@ -152,7 +154,7 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 		t.Fatalf("recompute on the new grid raised %q, want no alarm", res.Alarms)
 	}
 	controlGrid(t, b, "after the recompute on the new grid")
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE farm_id = 'north' AND kind = 'window_sum'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM alert WHERE farm_id = 'north' AND kind = 'window_sum'`); n != 0 {
 		t.Fatalf("%d window_sum alerts, want 0", n)
 	}
 	// The fast row published on the old grid stays (what was published),
@@ -161,16 +163,16 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	if fast, ok := b.window(t, "north", noon, "fast"); !ok || fast.Expected != 90 {
 		t.Fatalf("fast 12:00 window %+v (present %v), want the one published, expected 90", fast, ok)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM reconciliation WHERE farm_id = 'north' AND scope = 'window' AND day = '2026-08-01'`); n != 0 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM reconciliation WHERE farm_id = 'north' AND scope = 'window' AND day = '2026-08-01'`); n != 0 {
 		t.Fatalf("%d windows reconciled, want 0 (the only fast row is of the old grid)", n)
 	}
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("after the grid change: %d windows drifted, want 0", n)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines > 0`); n != 144 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01' AND turbines > 0`); n != 144 {
 		t.Fatalf("%d windows with rows after the grid change, want 144", n)
 	}
-	if n := testdb.Int(t, b.env.Shards.Pool("s1"), `SELECT sum(received) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01'`); n != 32 {
+	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT sum(received) FROM farm_window_sum WHERE farm_id = 'north' AND day = '2026-08-01'`); n != 32 {
 		t.Fatalf("received over the day's sums = %d, want 32 (N-001's 30, N-002's and N-003's late one each)", n)
 	}
 }
@@ -181,26 +183,26 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 // window_sum alarm naming the window.
 func TestWindowSumDriftIsAlarmedAndRebuilt(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, options{})
+	b := setup(t, windowFleet, pipelinetest.Options{})
 	ctx := context.Background()
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	b.clock.Set(day.Add(26 * time.Hour))
+	b.Clock.Set(day.Add(26 * time.Hour))
 	for k := 0; k < 30; k++ {
 		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	req := rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual}
-	_, err := b.computer.Recompute(ctx, req)
+	_, err := b.Computer.Recompute(ctx, req)
 	testdb.Must(t, err, "first close")
-	testdb.Exec(t, b.env.Shards.Pool("s1"), `UPDATE farm_window_sum SET received = received + 5 WHERE farm_id = 'north' AND window_start = $1`, noon)
+	testdb.Exec(t, b.Env.Shards.Pool("s1"), `UPDATE farm_window_sum SET received = received + 5 WHERE farm_id = 'north' AND window_start = $1`, noon)
 	if n := sumDrift(t, b); n != 1 {
 		t.Fatalf("%d windows drifted after the corruption, want 1", n)
 	}
-	res, err := b.computer.Recompute(ctx, req)
+	res, err := b.Computer.Recompute(ctx, req)
 	testdb.Must(t, err, "second close")
 	if len(res.Alarms) != 1 || !strings.Contains(res.Alarms[0], "differed from turbine_window in 1 windows (first 2026-08-01T12:00:00Z)") {
 		t.Fatalf("alarms %q, want one naming 1 window, the first 2026-08-01T12:00:00Z", res.Alarms)
 	}
-	if n := testdb.Int(t, b.env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum' AND farm_id = 'north' AND day = '2026-08-01'`); n != 1 {
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM alert WHERE kind = 'window_sum' AND farm_id = 'north' AND day = '2026-08-01'`); n != 1 {
 		t.Fatalf("%d window_sum alerts, want 1", n)
 	}
 	if n := sumDrift(t, b); n != 0 {
@@ -228,7 +230,7 @@ func controlGrid(t testing.TB, b *bundle, when string) {
 		{"final rows of another length", `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND day = '2026-08-01' AND path = 'final' AND window_end - window_start <> interval '10 minutes'`, 0},
 		{"received over the final rows", `SELECT coalesce(sum(received), 0) FROM farm_window WHERE farm_id = 'north' AND day = '2026-08-01' AND path = 'final'`, 32},
 	} {
-		if n := testdb.Int(t, b.env.Control, c.sql); n != c.want {
+		if n := testdb.Int(t, b.Env.Control, c.sql); n != c.want {
 			t.Fatalf("%s: %s = %d, want %d", when, c.what, n, c.want)
 		}
 	}

@@ -68,7 +68,7 @@ func TestAdvisoryLocksArePipelineOnly(t *testing.T) {
 	testdb.Must(t, controldb.New(conn).AdvisoryUnlockKey(ctx, "galewatch.publish/north"), "unlock")
 	conn.Release()
 
-	p := pipelinetest.New(t, env)
+	p := pipelinetest.New(t, env, pipelinetest.Options{})
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	var body strings.Builder
 	for i := range 30 {
