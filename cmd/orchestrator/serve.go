@@ -116,11 +116,9 @@ func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ing
 	}
 	srv := server.New(control, shards, cfg)
 	srv.Now = m.Now
-	h := ingest.NewHandler(in, maxBody, maxConcurrent)
-	h.ReadTimeout = cfg.ReadTimeout // the rate rule moves the read deadline the server set
-	srv.Handle("POST /v1/readings", h)
+	srv.MountIngest(in, maxBody, maxConcurrent)
 	if metrics != nil {
-		srv.Handle("GET /metrics", metrics)
+		srv.MountMetrics(metrics)
 	}
 	if err := srv.MountRiverUI(ctx, client); err != nil {
 		return nil, err

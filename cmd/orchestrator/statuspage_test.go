@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/pipelinetest"
@@ -125,7 +126,7 @@ func runMiniStory(t *testing.T, m *Main, clock *pipelinetest.Clock, in *ingest.I
 	control, shards := m.control, m.shards
 	storyStart := at(loc, 1, 0)
 	publisher := &publish.Publisher{Control: control, Shards: shards, Now: clock.Now}
-	drainer := &jobs.Drainer{Control: control, Shards: shards, Now: clock.Now}
+	drainer := &drain.Drainer{Control: control, Shards: shards, Now: clock.Now}
 
 	pending := miniReadings(loc)
 	deliver := func() {
@@ -171,13 +172,13 @@ func runMiniStory(t *testing.T, m *Main, clock *pipelinetest.Clock, in *ingest.I
 			// AM-005's late readings of 08-03 are in: their marks become a
 			// recompute request whose job waits (the workers are stopped).
 			stop()
-			if _, err := drainer.DrainImmediate(ctx, client); err != nil {
+			if _, err := drainer.DrainImmediate(ctx, jobs.RollupDayEnqueue(client)); err != nil {
 				t.Fatalf("drain at %s: %v", clock.Now(), err)
 			}
 			break
 		}
 		t0 = time.Now()
-		if _, err := drainer.DrainImmediate(ctx, client); err != nil {
+		if _, err := drainer.DrainImmediate(ctx, jobs.RollupDayEnqueue(client)); err != nil {
 			t.Fatalf("drain at %s: %v", clock.Now(), err)
 		}
 		if h.In(loc).Hour() == 6 && h.After(storyStart.AddDate(0, 0, 1)) {

@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -35,7 +36,7 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 		// A shard that hangs holds back neither the next drain nor the next
 		// publication of the other shards' farms: each waits at most one
 		// period for it, then lets it finish in the background.
-		Drainer:   &jobs.Drainer{Control: control, Shards: shards, Now: m.Now, Detach: cfg.DrainEvery},
+		Drainer:   &drain.Drainer{Control: control, Shards: shards, Now: m.Now, Detach: cfg.DrainEvery},
 		Publisher: &publish.Publisher{Control: control, Shards: shards, Now: m.Now, Detach: cfg.PublishEvery},
 		Partitions: func(ctx context.Context) error {
 			return m.maintainPartitions(ctx, shards)

@@ -35,6 +35,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
@@ -282,7 +283,7 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 			}
 			res.Recomputes++
 		}}
-	drainer := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: clk.Now}
+	drainer := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: clk.Now}
 	jcfg := jobs.DefaultConfig()
 	jcfg.Periodic = false
 	client, err := jobs.NewClient(ctx, jcfg, jobs.Deps{Control: env.Control, Shards: env.Shards, Computer: computer, Drainer: drainer, Now: clk.Now})
@@ -422,7 +423,7 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 		if marksPending && t.Sub(lastDrain) >= 5*time.Second {
 			lastDrain = t
 			res.Drains++
-			d, err := drainer.Drain(ctx, client)
+			d, err := drainer.Drain(ctx, jobs.RollupDayEnqueue(client))
 			if err != nil {
 				return res, err
 			}

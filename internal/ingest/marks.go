@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/db/sharddb"
-	"github.com/galewatch/galewatch/internal/localday"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // MarkRule decides which inserted readings dirty a window (the exact rule,
@@ -27,33 +27,6 @@ type MarkRule struct {
 	Window   time.Duration
 	Lateness time.Duration
 	Margin   time.Duration
-}
-
-// localDay is one farm-local day: its calendar date and its bounds.
-type localDay struct {
-	date       time.Time // the date at UTC midnight (how a DATE arrives from pgx)
-	start, end time.Time
-}
-
-// dayOf is the farm-local day holding t, bounded as Postgres bounds it
-// (internal/localday), so a mark names the day whose rollup counts t.
-func dayOf(t time.Time, loc *time.Location) localDay {
-	d := localday.Of(t, loc)
-	start, end := localday.Bounds(d, loc)
-	return localDay{date: d.UTC(), start: start, end: end}
-}
-
-func (ld localDay) contains(t time.Time) bool { return !t.Before(ld.start) && t.Before(ld.end) }
-
-// window returns the bounds of the window of ld holding t (t within ld).
-func (r MarkRule) window(ld localDay, t time.Time) (start, end time.Time) {
-	n := t.Sub(ld.start) / r.Window
-	start = ld.start.Add(n * r.Window)
-	end = start.Add(r.Window)
-	if end.After(ld.end) {
-		end = ld.end
-	}
-	return start, end
 }
 
 // markKey is one farm-day; the shard is implicit (marks live on the shard).
@@ -109,7 +82,7 @@ type markSet struct {
 	writeTime time.Time
 	marks     map[markKey]*markAgg
 	windows   map[*Route][]*turbineRuns // per turbine, per day (usually one)
-	days      map[string]localDay
+	days      map[string]window.Grid
 	last      map[*Route]lastMark
 }
 
@@ -119,25 +92,25 @@ type markSet struct {
 // aggregate's counts (the common case of a replay: one pointer lookup and
 // a few comparisons instead of the window walk and two keyed lookups).
 type lastMark struct {
-	ld   localDay
+	ld   window.Grid
 	runs *turbineRuns
 	agg  *markAgg
 }
 
 func newMarkSet(writeTime time.Time) *markSet {
-	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[*Route][]*turbineRuns{}, days: map[string]localDay{},
+	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[*Route][]*turbineRuns{}, days: map[string]window.Grid{},
 		last: map[*Route]lastMark{}}
 }
 
 // runsOf returns the route's runs of day ld.
-func (s *markSet) runsOf(route *Route, ld localDay, window time.Duration) *turbineRuns {
+func (s *markSet) runsOf(route *Route, ld window.Grid) *turbineRuns {
 	days := s.windows[route]
 	for _, t := range days {
-		if t.day.Equal(ld.date) {
+		if t.day.Equal(ld.Day) {
 			return t
 		}
 	}
-	t := &turbineRuns{farm: route.FarmID, turbine: route.TurbineID, day: ld.date, window: window}
+	t := &turbineRuns{farm: route.FarmID, turbine: route.TurbineID, day: ld.Day, window: ld.Window}
 	s.windows[route] = append(days, t)
 	return t
 }
@@ -147,10 +120,10 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 	// The earliest window the reading can count towards: the one holding
 	// its slot's start, at most two cadences back (never before the day).
 	back := -2 * max(route.Cadence, time.Second)
-	if lm, ok := s.last[route]; ok && lm.ld.contains(recordedAt) {
+	if lm, ok := s.last[route]; ok && lm.ld.Contains(recordedAt) {
 		from := recordedAt.Add(back)
-		if from.Before(lm.ld.start) {
-			from = lm.ld.start
+		if from.Before(lm.ld.Start) {
+			from = lm.ld.Start
 		}
 		// Every window from from's to recordedAt's is in the last run, so
 		// marked already (the run holds only windows that met the rule).
@@ -161,33 +134,33 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 		}
 	}
 	ld, ok := s.days[route.FarmID]
-	if !ok || !ld.contains(recordedAt) {
-		ld = dayOf(recordedAt, route.Location)
+	if !ok || !ld.Contains(recordedAt) {
+		ld = window.GridOf(recordedAt, route.Location, route.Rules.Window)
 		s.days[route.FarmID] = ld
 	}
 	rule := MarkRule{Window: route.Rules.Window, Lateness: route.Rules.AllowedLateness, Margin: route.Rules.MarkMargin}
 	from := recordedAt.Add(back)
-	if from.Before(ld.start) {
-		from = ld.start
+	if from.Before(ld.Start) {
+		from = ld.Start
 	}
 	marked := false
 	var runs *turbineRuns
-	for ws, we := rule.window(ld, from); !ws.After(recordedAt); ws, we = rule.window(ld, we) {
+	for ws, we := ld.Bounds(ld.Holding(from)); !ws.After(recordedAt); ws, we = ld.Bounds(ld.Holding(we)) {
 		if !s.writeTime.Before(we.Add(rule.Lateness - rule.Margin)) {
 			if runs == nil {
-				runs = s.runsOf(route, ld, rule.Window)
+				runs = s.runsOf(route, ld)
 			}
 			runs.mark(ws, we)
 			marked = true
 		}
-		if !we.Before(ld.end) {
+		if !we.Before(ld.End) {
 			break
 		}
 	}
 	if !marked {
 		return
 	}
-	k := markKey{farm: route.FarmID, day: ld.date}
+	k := markKey{farm: route.FarmID, day: ld.Day}
 	m := s.marks[k]
 	if m == nil {
 		m = &markAgg{turbines: map[string]struct{}{}, first: recordedAt, last: recordedAt}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // TestMarksAreRuns: one batch, written the next day (every reading marks),
@@ -100,26 +101,26 @@ func TestMarksMatchTheRule(t *testing.T) {
 	wantWindows := map[string]bool{}
 	wantDays := map[dayKey]*agg{}
 	for _, r := range readings {
-		ld := dayOf(r.at, r.route.Location)
+		ld := window.GridOf(r.at, r.route.Location, rules.Window)
 		rule := MarkRule{Window: rules.Window, Lateness: rules.AllowedLateness, Margin: rules.MarkMargin}
 		from := r.at.Add(-2 * r.route.Cadence)
-		if from.Before(ld.start) {
-			from = ld.start
+		if from.Before(ld.Start) {
+			from = ld.Start
 		}
 		marked := false
-		for ws, we := rule.window(ld, from); !ws.After(r.at); ws, we = rule.window(ld, we) {
+		for ws, we := ld.Bounds(ld.Holding(from)); !ws.After(r.at); ws, we = ld.Bounds(ld.Holding(we)) {
 			if !writeTime.Before(we.Add(rule.Lateness - rule.Margin)) {
-				wantWindows[fmt.Sprintf("%s %s %s", r.route.TurbineID, ld.date.Format(time.DateOnly), ws.UTC().Format(time.RFC3339))] = true
+				wantWindows[fmt.Sprintf("%s %s %s", r.route.TurbineID, ld.Day.Format(time.DateOnly), ws.UTC().Format(time.RFC3339))] = true
 				marked = true
 			}
-			if !we.Before(ld.end) {
+			if !we.Before(ld.End) {
 				break
 			}
 		}
 		if !marked {
 			continue
 		}
-		k := dayKey{r.route.FarmID, ld.date.Format(time.DateOnly)}
+		k := dayKey{r.route.FarmID, ld.Day.Format(time.DateOnly)}
 		a := wantDays[k]
 		if a == nil {
 			a = &agg{turbines: map[string]bool{}, first: r.at, last: r.at}

@@ -1,6 +1,9 @@
-// Package jobs holds the River workers (rollup_day, drain_dirty,
-// rollup_schedule, partitions) and builds the River client that runs them:
-// one queue per shard, so a slow shard only delays its own farms.
+// Package jobs is the River side: one file per job kind, each its args
+// and worker (rollup_day, drain_dirty, publish_windows, rollup_schedule,
+// partitions), the client that runs them (one queue per shard, so a slow
+// shard only delays its own farms), waiting for jobs, and worker liveness.
+// The work itself is the packages' the workers call: rollup, drain,
+// publish, partition.
 package jobs
 
 import (
@@ -18,6 +21,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -57,7 +61,7 @@ type Deps struct {
 	Control  *pgxpool.Pool
 	Shards   *fleet.Shards
 	Computer *rollup.Computer
-	Drainer  *Drainer
+	Drainer  *drain.Drainer
 	Now      func() time.Time
 	// Partitions, when set, keeps partitions ahead on every shard.
 	Partitions func(context.Context) error
@@ -264,28 +268,3 @@ func (s *FarmSchedules) Run(ctx context.Context, every time.Duration) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
-// PartitionsArgs keeps every shard's partitions ahead of time.
-type PartitionsArgs struct{}
-
-// Kind is the job kind stored in river_job.
-func (PartitionsArgs) Kind() string { return KindPartitions }
-
-// InsertOpts runs it on the control queue.
-func (PartitionsArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: ControlQueue, Priority: PrioritySchedule}
-}
-
-// PartitionsWorker runs partitions jobs.
-type PartitionsWorker struct {
-	river.WorkerDefaults[PartitionsArgs]
-	Maintain func(context.Context) error
-}
-
-// Work creates partitions ahead and applies retention.
-func (w *PartitionsWorker) Work(ctx context.Context, _ *river.Job[PartitionsArgs]) error {
-	if w.Maintain == nil {
-		return nil
-	}
-	return w.Maintain(ctx)
-}

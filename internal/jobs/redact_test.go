@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -63,7 +64,7 @@ func TestJobErrorsNameTheShardNotItsAddress(t *testing.T) {
 	cfg.RetryPolicy = retryInAnHour{}
 	client, err := jobs.NewClient(ctx, cfg, jobs.Deps{Control: env.Control, Shards: shards, Now: now,
 		Computer: &rollup.Computer{Control: env.Control, Shards: shards, Now: now},
-		Drainer:  &jobs.Drainer{Control: env.Control, Shards: shards, Now: now}})
+		Drainer:  &drain.Drainer{Control: env.Control, Shards: shards, Now: now}})
 	testdb.Must(t, err, "client")
 	var ids []int64
 	for _, s := range []string{"s2", "s3"} {

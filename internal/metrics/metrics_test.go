@@ -39,7 +39,7 @@ func serveMetrics(t *testing.T, control *pgxpool.Pool, shards *fleet.Shards, m *
 func serveMetricsWith(t *testing.T, cfg server.Config, control *pgxpool.Pool, shards *fleet.Shards, m *metrics.Metrics) string {
 	t.Helper()
 	srv := server.New(control, shards, cfg)
-	srv.Handle("GET /metrics", m.Handler())
+	srv.MountMetrics(m.Handler())
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	return ts.URL + "/metrics"

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/publish"
@@ -73,7 +74,7 @@ type Pipeline struct {
 	Now       func() time.Time
 	In        *ingest.Ingestor
 	Publisher *publish.Publisher
-	Drainer   *jobs.Drainer
+	Drainer   *drain.Drainer
 	Computer  *rollup.Computer
 	Client    *river.Client[pgx.Tx]
 	// Config and Deps are what Client was made of (RunJobs makes another).
@@ -97,7 +98,7 @@ func New(t testing.TB, env *testdb.Env, opts Options) *Pipeline {
 	}
 	p.In = p.NewIngestor(t)
 	p.Computer = &rollup.Computer{Control: env.Control, Shards: env.Shards, Now: p.Now, AfterCompute: opts.AfterCompute, OnResult: opts.OnResult}
-	p.Drainer = &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: p.Now}
+	p.Drainer = &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: p.Now}
 	p.Publisher = &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: p.Now}
 	p.Config = jobs.DefaultConfig()
 	p.Config.Periodic = false
@@ -202,15 +203,15 @@ func (p *Pipeline) Published(t testing.TB, _ time.Time) {
 func (p *Pipeline) Settle(t testing.TB, at time.Time) {
 	t.Helper()
 	p.Published(t, at)
-	_, err := p.Drainer.Drain(context.Background(), p.Client)
+	_, err := p.Drainer.Drain(context.Background(), jobs.RollupDayEnqueue(p.Client))
 	testdb.Must(t, err, "drain")
 	p.WaitJobs(t)
 }
 
 // DrainNow drains every shard's marks without letting bursts settle.
-func (p *Pipeline) DrainNow(t testing.TB) jobs.DrainResult {
+func (p *Pipeline) DrainNow(t testing.TB) drain.Result {
 	t.Helper()
-	res, err := p.Drainer.DrainImmediate(context.Background(), p.Client)
+	res, err := p.Drainer.DrainImmediate(context.Background(), jobs.RollupDayEnqueue(p.Client))
 	testdb.Must(t, err, "drain")
 	return res
 }

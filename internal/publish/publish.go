@@ -3,7 +3,7 @@
 // farm's allowed lateness has passed on the clock, as a farm_window row
 // with path 'fast', read from that window's readings only, never
 // overwritten. It uses the same computation as the final path
-// (rollup.ComputeWindows: one rule, one query) and leaves the
+// (window.Compute: one rule, one query) and leaves the
 // turbine_window rows that corrections then patch.
 //
 // Each farm progresses on its own: its watermark is the clock less its
@@ -31,7 +31,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/faultpoint"
 	"github.com/galewatch/galewatch/internal/fleet"
-	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // Publisher publishes due windows.
@@ -357,25 +357,25 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	rules := fleet.RulesFromRow(day.FarmRule)
 	type part struct {
 		shard string
-		work  rollup.ShardWork
+		work  window.ShardWork
 		err   error
 	}
 	parts := make([]part, len(shards))
-	turbines := make([][]rollup.Turbine, len(shards))
+	turbines := make([][]window.Turbine, len(shards))
 	most := 1
 	for i, shard := range shards {
 		rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: farm, ShardName: shard})
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("turbines on shard %s: %w", shard, err)
 		}
-		turbines[i] = rollup.TurbinesOf(rows)
+		turbines[i] = window.TurbinesOf(rows)
 		most = max(most, len(rows))
 	}
 	if allowed := max(1, cmp.Or(p.MaxTurbineWindows, 20_000)/most); len(due) > allowed {
 		due = due[:allowed]
 	}
 	took = len(due)
-	g := rollup.Grid{FarmID: farm, Day: due[0].Day, Start: day.DayStart, End: day.DayEnd, Window: rules.Window}
+	g := window.Grid{FarmID: farm, Day: due[0].Day, Start: day.DayStart, End: day.DayEnd, Window: rules.Window}
 	first := int(due[0].WindowStart.Sub(g.Start) / g.Window)
 	last := int(due[len(due)-1].WindowStart.Sub(g.Start) / g.Window)
 	windows := make([]int, 0, last-first+1)
@@ -419,7 +419,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 			if len(pt.work.Sums) == 0 {
 				continue
 			}
-			if err := tq.FarmWindowPartUpsert(ctx, rollup.PartParams(farm, pt.shard, pt.work.Sums, now)); err != nil {
+			if err := tq.FarmWindowPartUpsert(ctx, window.PartParams(farm, pt.shard, pt.work.Sums, now)); err != nil {
 				return fmt.Errorf("window parts: %w", err)
 			}
 		}
@@ -457,14 +457,14 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 // (the computation's snapshot holds the readings that wrote them), and
 // returns the shard's sums. The shard transaction commits here: its rows
 // are exact for its snapshot whether or not the publication follows.
-func (p *Publisher) computeShard(ctx context.Context, g rollup.Grid, rules fleet.Rules, shard string, turbines []rollup.Turbine, first, last int, windows []int, now time.Time) (rollup.ShardWork, error) {
+func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet.Rules, shard string, turbines []window.Turbine, first, last int, windows []int, now time.Time) (window.ShardWork, error) {
 	pool := p.Shards.Pool(shard)
 	if pool == nil {
-		return rollup.ShardWork{}, fmt.Errorf("shard %q is not registered", shard)
+		return window.ShardWork{}, fmt.Errorf("shard %q is not registered", shard)
 	}
-	pairs := rollup.Pairs{}
+	pairs := window.Pairs{}
 	pairs.AddRange(turbines, first, last+1)
-	var work rollup.ShardWork
+	var work window.ShardWork
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		sq := sharddb.New(tx)
 		if err := sq.WindowLock(ctx, sharddb.WindowLockParams{FarmID: g.FarmID, Day: g.Day}); err != nil {
@@ -476,7 +476,7 @@ func (p *Publisher) computeShard(ctx context.Context, g rollup.Grid, rules fleet
 			return err
 		}
 		var err error
-		work, err = rollup.ComputeWindows(ctx, sq, g, turbines, rules, pairs, windows, false, now)
+		work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, windows, false, now)
 		return err
 	})
 	return work, err

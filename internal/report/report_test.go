@@ -108,7 +108,7 @@ func (b *bundle) farmMonth(t *testing.T, farm, month string) report.Month {
 // left on its shard until it settles.
 func (b *bundle) drainSettling(t *testing.T) {
 	t.Helper()
-	_, err := b.Drainer.Drain(context.Background(), b.Client)
+	_, err := b.Drainer.Drain(context.Background(), jobs.RollupDayEnqueue(b.Client))
 	testdb.Must(t, err, "drain")
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // BenchmarkRollupFarmDay: one Ardnave farm-day (12,960,000 readings on 3
@@ -234,15 +235,15 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesFromRow(farm.FarmRule)
-	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
 	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1"})
 	testdb.Must(b, err, "turbines")
-	turbines := rollup.TurbinesOf(ts)
+	turbines := window.TurbinesOf(ts)
 	const w = 720 // 12:00 local
-	pairs := rollup.Pairs{}
+	pairs := window.Pairs{}
 	pairs.AddRange(turbines, w, w+1)
 	var idxRead, heapFetch, seqRead int64
-	var work rollup.ShardWork
+	var work window.ShardWork
 	start := time.Now()
 	// The counters of this backend that are not yet flushed include earlier
 	// statements on the connection: read them before and after.
@@ -259,7 +260,7 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 			return err
 		}
 		start = time.Now()
-		if work, err = rollup.ComputeWindows(ctx, sharddb.New(tx), g, turbines, rules, pairs, []int{w}, false, time.Now()); err != nil {
+		if work, err = window.Compute(ctx, sharddb.New(tx), g, turbines, rules, pairs, []int{w}, false, time.Now()); err != nil {
 			return err
 		}
 		i1, f1, s1, err := counters(tx)
@@ -315,14 +316,14 @@ func replayWork(b *testing.B, tb *bundle, report func(string, ...any)) {
 		sum, err := tb.In.Ingest(ctx, "replay", &chunk{dec: dec, left: per})
 		testdb.Must(b, err, "ingest batch %d", i)
 		ingested += sum.Accepted
-		_, err = tb.Drainer.Drain(ctx, tb.Client)
+		_, err = tb.Drainer.Drain(ctx, jobs.RollupDayEnqueue(tb.Client))
 		testdb.Must(b, err, "drain")
 		now = now.Add(time.Second)
 	}
 	_, err = wait()
 	testdb.Must(b, err, "simulate")
 	tb.Clock.Set(now.Add(11 * time.Second))
-	_, err = tb.Drainer.Drain(ctx, tb.Client)
+	_, err = tb.Drainer.Drain(ctx, jobs.RollupDayEnqueue(tb.Client))
 	testdb.Must(b, err, "final drain")
 	tb.WaitJobs(b)
 	report("replay  the hole (%d rows) in %d batches with the drain running: %d recomputes over 3 farm-day-shards (%.1f each), %d rows read = %.2f per row ingested (%.1f s)",
@@ -366,17 +367,17 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesFromRow(farm.FarmRule)
-	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
 	type shardArgs struct {
-		turbines []rollup.Turbine
-		pairs    rollup.Pairs
+		turbines []window.Turbine
+		pairs    window.Pairs
 		ids      []string
 	}
 	args := map[string]shardArgs{}
 	for _, s := range shards {
 		ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
 		testdb.Must(b, err, "turbines")
-		a := shardArgs{turbines: rollup.TurbinesOf(ts), pairs: rollup.Pairs{}}
+		a := shardArgs{turbines: window.TurbinesOf(ts), pairs: window.Pairs{}}
 		a.pairs.AddRange(a.turbines, 0, g.Len())
 		for _, t := range a.turbines {
 			a.ids = append(a.ids, t.ID)
@@ -396,7 +397,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 			a := args[s]
 			err := pgx.BeginFunc(ctx, tb.Env.Shards.Pool(s), func(tx pgx.Tx) error {
 				sq := sharddb.New(tx)
-				if _, err := rollup.ComputeWindows(ctx, sq, g, a.turbines, rules, a.pairs, windows, false, time.Now()); err != nil {
+				if _, err := window.Compute(ctx, sq, g, a.turbines, rules, a.pairs, windows, false, time.Now()); err != nil {
 					return err
 				}
 				_, err := sq.TurbineDayFromWindows(ctx, sharddb.TurbineDayFromWindowsParams{DayStart: g.Start, DayEnd: g.End, FarmID: g.FarmID, Day: day, TurbineIds: a.ids})
@@ -432,7 +433,7 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 	// consecutive windows per batch.
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
-	g := rollup.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesFromRow(farm.FarmRule).Window}
+	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesFromRow(farm.FarmRule).Window}
 	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.Clock.Now()}
 	const batches = 60
 	for k := 0; k < batches; k++ {

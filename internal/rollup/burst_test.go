@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
@@ -57,15 +58,15 @@ func TestABurstIsRecomputedOnce(t *testing.T) {
 					id, at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 			}
 		}
-		b.ingestText(t, text.String())
-		if _, err := b.Drainer.Drain(context.Background(), b.Client); err != nil { // the periodic drain
+		b.IngestText(t, text.String())
+		if _, err := b.Drainer.Drain(context.Background(), jobs.RollupDayEnqueue(b.Client)); err != nil { // the periodic drain
 			t.Fatalf("drain after batch %d: %v", batch, err)
 		}
 		now = now.Add(time.Second)
 	}
 	// The replay is over; the marks settle.
 	b.Clock.Set(now.Add(11 * time.Second))
-	res, err := b.Drainer.Drain(context.Background(), b.Client)
+	res, err := b.Drainer.Drain(context.Background(), jobs.RollupDayEnqueue(b.Client))
 	testdb.Must(t, err, "final drain")
 	if res.Deferred != 0 || res.Marks != res.Deleted {
 		t.Fatalf("final drain: %+v, want every mark turned into a job", res)

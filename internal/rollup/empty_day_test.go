@@ -35,7 +35,7 @@ func TestNothingToCountBeforeCommissioning(t *testing.T) {
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC) // London: 2026-07-31T23:00Z to 2026-08-01T23:00Z
 	var text strings.Builder
 	ndjson(&text, "F-001", time.Date(2026, 8, 1, 12, 0, 0, 0, london), true)
-	b.ingestText(t, text.String())
+	b.IngestText(t, text.String())
 
 	// Every turbine is then commissioned on 3 August.
 	plan, err := fleet.Parse("commissioned", strings.NewReader(strings.ReplaceAll(emptyDayFleet, "shard: s", "commissioned_at: 2026-08-03T00:00:00Z, shard: s")))

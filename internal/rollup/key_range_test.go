@@ -9,8 +9,8 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
-	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // TestOneTurbineReadsItsKeyRange: the statements a one-turbine correction
@@ -83,15 +83,15 @@ func TestOneTurbineReadsItsKeyRange(t *testing.T) {
 		// replaces read by key range, the sums upserted by key): 1,440
 		// windows written and summed, still nothing of the farm's index
 		// and no sequential scan of either table.
-		g := rollup.Grid{FarmID: "f", Day: day, Start: dayStart, End: dayEnd, Window: time.Minute}
-		turbines := []rollup.Turbine{{ID: "T-07", Cadence: 2, ServiceFrom: dayStart, ServiceTo: dayEnd}}
-		pairs := rollup.Pairs{}
+		g := window.Grid{FarmID: "f", Day: day, Start: dayStart, End: dayEnd, Window: time.Minute}
+		turbines := []window.Turbine{{ID: "T-07", Cadence: 2, ServiceFrom: dayStart, ServiceTo: dayEnd}}
+		pairs := window.Pairs{}
 		pairs.AddRange(turbines, 0, g.Len())
 		all := make([]int, g.Len())
 		for i := range all {
 			all[i] = i
 		}
-		work, err := rollup.ComputeWindows(ctx, q, g, turbines, fleet.DefaultRules(), pairs, all, false, dayEnd)
+		work, err := window.Compute(ctx, q, g, turbines, fleet.DefaultRules(), pairs, all, false, dayEnd)
 		if err != nil {
 			return err
 		}

@@ -94,7 +94,7 @@ func closedWithFastOnly(t *testing.T) (*bundle, *results) {
 	rec := &results{}
 	b := setup(t, slotFleet, pipelinetest.Options{OnResult: rec.add})
 	b.Clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, london))
-	b.ingestText(t, wholeDay("FAST-1"))
+	b.IngestText(t, wholeDay("FAST-1"))
 	b.Enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 	b.WaitJobs(t)
 	return b, rec
@@ -105,7 +105,7 @@ func closedWithFastOnly(t *testing.T) (*bundle, *results) {
 // results.
 func correctMIX1(t *testing.T, b *bundle, rec *results) []rollup.Result {
 	t.Helper()
-	b.ingestText(t, wholeDay("MIX-1"))
+	b.IngestText(t, wholeDay("MIX-1"))
 	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
@@ -192,7 +192,7 @@ func TestARefusedCorrectionWritesNoWindow(t *testing.T) {
 		t.Fatalf("%d final windows after the close, %d of them with 30 received and 30 readings in the row and in its part; want 1440 and 1440 (FAST-1's 30 slots)", len(before), n)
 	}
 
-	b.ingestText(t, wholeDay("MIX-1"))
+	b.IngestText(t, wholeDay("MIX-1"))
 	keepFrom := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	dropped, err := partition.Maintain(context.Background(), b.Env.Shards.Pool("s1"), b.Clock.Now(), 0, &keepFrom)
 	testdb.Must(t, err, "retention")
@@ -294,7 +294,7 @@ func TestAHelperCommitBeforeAFailedCorrectionLosesNothing(t *testing.T) {
 	b, rec := closedWithFastOnly(t)
 	ctx := context.Background()
 	before := windowCounts(t, b)
-	b.ingestText(t, wholeDay("MIX-1"))
+	b.IngestText(t, wholeDay("MIX-1"))
 	shard := b.Env.Shards.Pool("s1")
 	marks := testdb.Int(t, shard, `SELECT count(*) FROM dirty_window`)
 	if marks == 0 {

@@ -69,7 +69,7 @@ func TestTwoReplaysWhileARecomputeIsRunning(t *testing.T) {
 	close(release)
 	b.WaitJobs(t)
 	for _, id := range []string{"KS-001", "KS-002"} {
-		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 300 {
+		if got := b.TurbineDay(t, id, "2026-08-01"); got.Received != 300 {
 			t.Fatalf("%s received %d after the queue drained, want 300 (its replay)", id, got.Received)
 		}
 	}
@@ -125,7 +125,7 @@ func TestOpenDayMarkCorrectsItsWindowsNow(t *testing.T) {
 	b.Clock.Set(time.Date(2026, 8, 2, 0, 5, 0, 0, time.UTC))
 	b.Enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "KS-003", "2026-08-01"); got.Received != 300 || got.Expected != 43_200 {
+	if got := b.TurbineDay(t, "KS-003", "2026-08-01"); got.Received != 300 || got.Expected != 43_200 {
 		t.Fatalf("KS-003 on the closed day: %+v, want expected 43200, received 300", got)
 	}
 	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'kilmore-sands' AND day = '2026-08-01' AND path = 'final'`); n != 1440 {
@@ -153,7 +153,7 @@ func TestCancelledJobsRequestIsAdopted(t *testing.T) {
 	}
 	b.StartJobs(t)
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "KS-005", "2026-08-01"); got.Received != 300 {
+	if got := b.TurbineDay(t, "KS-005", "2026-08-01"); got.Received != 300 {
 		t.Fatalf("KS-005 received %d, want 300", got.Received)
 	}
 }
@@ -182,15 +182,15 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 		recomputed, err = b.Computer.Recompute(ctx, rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
 		return err
 	}}
-	b = setup(t, windowFleet, pipelinetest.Options{Hooks: hooks})
+	b = setup(t, pipelinetest.WindowFleet, pipelinetest.Options{Hooks: hooks})
 	b.Clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
 
-	b.readingsAt(t, at, "N-001")
+	b.ReadingsAt(t, at, "N-001")
 	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
 		t.Fatalf("%d marks of N-001's 14:00 window after its first reading, want 1", n)
 	}
 	armed.Store(true)
-	b.readingsAt(t, at.Add(2*time.Second), "N-001")
+	b.ReadingsAt(t, at.Add(2*time.Second), "N-001")
 	if armed.Load() || recomputed.Windows == 0 {
 		t.Fatalf("the recompute did not run inside the second write (armed %v, result %+v)", armed.Load(), recomputed)
 	}
@@ -201,7 +201,7 @@ func TestAMarkAWriterHoldsIsNotClaimedUnderIt(t *testing.T) {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
+	if got := b.TurbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
 		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
 	}
 }
@@ -222,7 +222,7 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 	at := time.Date(2026, 8, 1, 14, 0, 0, 0, time.UTC)
 	held, release := make(chan struct{}), make(chan struct{})
 	var hold atomic.Bool
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	b.Computer.AfterCompute = func(rollup.Request) {
 		if hold.CompareAndSwap(true, false) {
 			close(held)
@@ -230,7 +230,7 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 		}
 	}
 	b.Clock.Set(time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)) // the day has ended: every reading of it marks
-	b.readingsAt(t, at, "N-001")
+	b.ReadingsAt(t, at, "N-001")
 
 	hold.Store(true)
 	done := make(chan error, 1)
@@ -244,7 +244,7 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 		t.Fatalf("the recompute ended before it was held: %v", err)
 	}
 	sent := make(chan error, 1)
-	go func() { sent <- b.sendAt("N-001", at.Add(2*time.Second)) }()
+	go func() { sent <- b.SendAt("N-001", at.Add(2*time.Second)) }()
 	select {
 	case err := <-sent:
 		if err != nil {
@@ -258,7 +258,7 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("recompute: %v", err)
 	}
-	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 1 {
+	if got := b.TurbineDay(t, "N-001", "2026-08-01"); got.Received != 1 {
 		t.Fatalf("N-001 received %d slots after the held recompute, want 1 (its snapshot predates the second reading)", got.Received)
 	}
 	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-001' AND window_start <= $1 AND window_end > $1`, at); n != 1 {
@@ -268,7 +268,7 @@ func TestAWriterDoesNotWaitOnAClaim(t *testing.T) {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
+	if got := b.TurbineDay(t, "N-001", "2026-08-01"); got.Received != 2 {
 		t.Fatalf("N-001 received %d slots after the drain's recompute, want 2 (both readings)", got.Received)
 	}
 }

@@ -80,7 +80,7 @@ func TestRetentionTakesAWholeDay(t *testing.T) {
 				id, at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339))
 		}
 	}
-	b.ingestText(t, text.String())
+	b.IngestText(t, text.String())
 	p := &publish.Publisher{Control: b.Env.Control, Shards: b.Env.Shards, Now: b.Clock.Now, CatchUp: d3.Add(30 * time.Minute).Sub(d1)}
 	for i := 0; i < 10 && testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`) < 48; i++ {
 		if _, err := p.PublishDue(ctx); err != nil {
@@ -91,8 +91,8 @@ func TestRetentionTakesAWholeDay(t *testing.T) {
 		b.Enqueue(t, "north", day, rollup.ReasonSchedule, jobs.PrioritySchedule)
 		b.WaitJobs(t)
 	}
-	b.readingsAt(t, d1.Add(10*time.Hour+5*time.Minute), "N-001")
-	b.readingsAt(t, d2.Add(10*time.Hour+5*time.Minute), "N-001")
+	b.ReadingsAt(t, d1.Add(10*time.Hour+5*time.Minute), "N-001")
+	b.ReadingsAt(t, d2.Add(10*time.Hour+5*time.Minute), "N-001")
 
 	want := map[string]int64{
 		"s1 readings": 97, "s2 readings": 48,

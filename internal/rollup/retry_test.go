@@ -41,7 +41,7 @@ func TestRetriedDirtyJobDoesTheSameWork(t *testing.T) {
 	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE farm_id = 'kilmore-sands'`); n != 1 {
 		t.Fatalf("%d turbine_day rows after the retry, want 1 (KS-003, the only turbine marked)", n)
 	}
-	if got := b.turbineDay(t, "KS-003", "2026-08-01"); got.Received != 300 || got.Expected != 43_200 {
+	if got := b.TurbineDay(t, "KS-003", "2026-08-01"); got.Received != 300 || got.Expected != 43_200 {
 		t.Fatalf("KS-003 after the retry: %+v, want expected 43200, received 300", got)
 	}
 	var windows, received int64
@@ -70,11 +70,11 @@ func TestRetriedDirtyJobDoesTheSameWork(t *testing.T) {
 func TestRecomputeAfterAFailedShardCommitSumsWholeParts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, pipelinetest.Options{NoStart: true})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{NoStart: true})
 	two := time.Date(2026, 8, 1, 14, 0, 0, 0, time.UTC)
 	b.Clock.Set(two.Add(2 * time.Hour)) // the day is still open; the window long past its watermark
 	for k := 0; k < 30; k++ {
-		b.readingsAt(t, two.Add(time.Duration(2*k)*time.Second), "N-001")
+		b.ReadingsAt(t, two.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
@@ -98,7 +98,7 @@ func TestRecomputeAfterAFailedShardCommitSumsWholeParts(t *testing.T) {
 	if res.Skipped {
 		t.Fatalf("retry: %+v, want the marks recomputed", res)
 	}
-	w, ok := b.window(t, "north", two, "final")
+	w, ok := b.Window(t, "north", two, "final")
 	if !ok || w.Expected != 90 || w.Received != 30 {
 		t.Fatalf("north's final 14:00 window after the retry: %+v (exists %v); want 90 expected, 30 received", w, ok)
 	}

@@ -1,7 +1,9 @@
-// Package rollup recomputes turbine_day rows: the counts of one farm-local
-// day (expected, received, available, late, early, lags) for the turbines of
-// one farm on one shard, computed whole by one SQL statement on the shard and
-// upserted into the control database. Running it again changes nothing.
+// Package rollup is the farm-day recompute: for one farm-local day of one
+// farm's turbines on one shard, it claims the request and the marks,
+// computes the turbine-windows they name (through the window engine,
+// package window), writes the final windows, their reconciliation and the
+// day's turbine_day rows (expected, received, available, late, early,
+// lags) on the control database. Running it again changes nothing.
 //
 // Two recomputes of the same farm-day-shard never interleave: each holds a
 // transaction advisory lock on the control database from before its shard
@@ -25,6 +27,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/faultpoint"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // Why a recompute was asked for. Dirty recomputes are drained first.
@@ -116,11 +119,6 @@ type Computer struct {
 	BetweenCommits func(Request) error
 }
 
-var (
-	serviceStart = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
-	serviceEnd   = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-)
-
 // Recompute recomputes one farm-day-shard and writes its rows.
 //
 // The control side (advisory lock, claim of the pending request, every
@@ -199,7 +197,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	if err != nil {
 		return Result{}, fmt.Errorf("turbines: %w", err)
 	}
-	turbines := TurbinesOf(rows)
+	turbines := window.TurbinesOf(rows)
 	// A retry does the same work as a first attempt, so that the rows a
 	// day ends with do not depend on whether a job was retried (a killed
 	// worker, a shard that failed): only the marks decide.
@@ -208,7 +206,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		return Result{Full: full}, nil
 	}
 	now := c.Now()
-	g := Grid{FarmID: req.FarmID, Day: req.Day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	g := window.Grid{FarmID: req.FarmID, Day: req.Day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
 	closed := g.Closed(now, rules.AllowedLateness) // windows past the watermark: the only ones recomputed and given final rows
 	// turbine_day rows are written only once every window of the day is
 	// past the watermark: a day adds up from all its windows.
@@ -241,7 +239,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	} else if empty {
 		return Result{Full: full}, nil
 	}
-	pairs := Pairs{}
+	pairs := window.Pairs{}
 	dirty, err := sq.DirtyWindowClaim(ctx, sharddb.DirtyWindowClaimParams{
 		FarmID: req.FarmID, Day: req.Day, Before: claimBefore, DayStart: farm.DayStart, WindowS: int32(rules.Window / time.Second),
 	})
@@ -300,7 +298,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		// touches that this shard has not computed whole yet (the fast path
 		// did not publish them), every turbine of the farm on the shard, so
 		// each window's part is whole. Which windows those are, the window
-		// statement's sums say (splitWhole); they are filled in after it
+		// statement's sums say (window.SplitWhole); they are filled in after it
 		// (fillWhole), before any of their control writes.
 		wholeAt = len(allIDs)
 		// Final rows only for the touched windows (whole once filled in).
@@ -348,7 +346,7 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 		wq = controldb.New(sp)
 	}
 	ww := &windowWriter{q: wq, farm: req.FarmID, shard: req.Shard, day: req.Day, now: now, jobID: req.JobID}
-	var work ShardWork
+	var work window.ShardWork
 	wait := func() error { return nil }
 	sessions := 0
 	if len(ranges) > 0 {
@@ -358,8 +356,8 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 			return Result{}, fmt.Errorf("shard %s: generic plans: %w", req.Shard, err)
 		}
 		work, wait, sessions, err = computeOverlapped(ctx, sq, c.helperPool(req.Shard, pairs.Len()), g, turbines, rules, pairs, finalWindows, ranges, wholeAt, now, ww)
-	} else if work, err = ComputeWindows(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now); err == nil {
-		work.Sums, work.NotWhole = splitWhole(work.Sums, wholeAt)
+	} else if work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, finalWindows, closeDay, now); err == nil {
+		work.Sums, work.NotWhole = window.SplitWhole(work.Sums, wholeAt)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("shard %s: %w", req.Shard, err)
@@ -552,7 +550,7 @@ func emptyDay(ctx context.Context, q *controldb.Queries, sq *sharddb.Queries, fa
 // found this shard does not have whole), the turbine_window rows of every
 // turbine of the farm here that has none, and returns the windows' sums as
 // the statement leaves them.
-func fillWhole(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbine, ids []string, rules fleet.Rules, short []time.Time, now time.Time) (ShardWork, error) {
+func fillWhole(ctx context.Context, sq *sharddb.Queries, g window.Grid, turbines []window.Turbine, ids []string, rules fleet.Rules, short []time.Time, now time.Time) (window.ShardWork, error) {
 	windows := make([]int, len(short))
 	in := make(map[int]bool, len(short))
 	for i, w := range short {
@@ -560,13 +558,13 @@ func fillWhole(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turb
 		in[windows[i]] = true
 	}
 	slices.Sort(windows)
-	fill := Pairs{}
+	fill := window.Pairs{}
 	if err := addMissing(ctx, sq, g, ids, windows[0], windows[len(windows)-1], func(w int) bool { return in[w] }, fill); err != nil {
-		return ShardWork{}, err
+		return window.ShardWork{}, err
 	}
-	work, err := ComputeWindows(ctx, sq, g, turbines, rules, fill, windows, false, now)
+	work, err := window.Compute(ctx, sq, g, turbines, rules, fill, windows, false, now)
 	if err != nil {
-		return ShardWork{}, fmt.Errorf("fill in windows: %w", err)
+		return window.ShardWork{}, fmt.Errorf("fill in windows: %w", err)
 	}
 	return work, nil
 }
@@ -574,7 +572,7 @@ func fillWhole(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turb
 // addMissing adds to into the windows in [first, last] of the given
 // turbines that have no turbine_window row on the farm's current grid (all
 // of them, or those keep accepts).
-func addMissing(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []string, first, last int, keep func(int) bool, into Pairs) error {
+func addMissing(ctx context.Context, sq *sharddb.Queries, g window.Grid, turbines []string, first, last int, keep func(int) bool, into window.Pairs) error {
 	rows, err := sq.TurbineWindowMissing(ctx, sharddb.TurbineWindowMissingParams{
 		TurbineIds: turbines, FirstWindow: int32(first), LastWindow: int32(last),
 		DayEnd: g.End, DayStart: g.Start, WindowS: int32(g.Window / time.Second),
@@ -600,7 +598,7 @@ func addMissing(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []str
 // round). Their marks stay for the fast path; a window it will never
 // publish (past its catch-up) is taken once a later window is published,
 // or by the day's close. A farm never published is not held back.
-func leaveToFastPath(ctx context.Context, q *controldb.Queries, g Grid, closed int) (int, error) {
+func leaveToFastPath(ctx context.Context, q *controldb.Queries, g window.Grid, closed int) (int, error) {
 	through, err := q.FarmWindowFastThrough(ctx, g.FarmID)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

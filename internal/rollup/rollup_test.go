@@ -21,7 +21,10 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-var london = mustZone("Europe/London")
+var (
+	london = mustZone("Europe/London")
+	noon   = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+)
 
 func mustZone(name string) *time.Location {
 	loc, err := time.LoadLocation(name)
@@ -40,21 +43,6 @@ func setup(t testing.TB, fleetYAML string, opts pipelinetest.Options) *bundle {
 	t.Helper()
 	opts.At = time.Date(2026, 8, 2, 3, 0, 0, 0, london)
 	return &bundle{pipelinetest.New(t, testdb.New(t, fleetYAML), opts)}
-}
-
-type turbineDay struct {
-	Expected, Received, Available, Late, Early int64
-	ComputedAt                                 time.Time
-}
-
-func (b *bundle) turbineDay(t testing.TB, id, day string) turbineDay {
-	t.Helper()
-	var r turbineDay
-	err := b.Env.Control.QueryRow(context.Background(),
-		`SELECT expected, received, available, late, early, computed_at FROM turbine_day WHERE turbine_id = $1 AND day = $2`, id, day).
-		Scan(&r.Expected, &r.Received, &r.Available, &r.Late, &r.Early, &r.ComputedAt)
-	testdb.Must(t, err, "turbine_day %s %s", id, day)
-	return r
 }
 
 func (b *bundle) farmAvailability(t testing.TB, farm, day string) string {
@@ -110,11 +98,11 @@ func TestArdnaveSaturday(t *testing.T) {
 	b.WaitJobs(t)
 	b.Enqueue(t, "ardnave-point", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "AP-005", "2026-08-01"); got.Expected != 43_200 || got.Received != 33_210 || got.Available != 33_210 {
+	if got := b.TurbineDay(t, "AP-005", "2026-08-01"); got.Expected != 43_200 || got.Received != 33_210 || got.Available != 33_210 {
 		t.Fatalf("AP-005 with the hole: %+v, want expected 43200, received 33210, available 33210", got)
 	}
 	for _, id := range simulate.ArdnaveStopped() {
-		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 33_210 || got.Available != 0 {
+		if got := b.TurbineDay(t, id, "2026-08-01"); got.Received != 33_210 || got.Available != 0 {
 			t.Fatalf("%s (stopped) with the hole: %+v, want received 33210, available 0", id, got)
 		}
 	}
@@ -140,7 +128,7 @@ func TestArdnaveSaturday(t *testing.T) {
 	}
 	b.WaitJobs(t)
 	for _, id := range []string{"AP-005", "AP-125", "AP-290"} {
-		if got := b.turbineDay(t, id, "2026-08-01"); got.Received != 43_200 || got.Available != 43_200 || got.Late == 0 {
+		if got := b.TurbineDay(t, id, "2026-08-01"); got.Received != 43_200 || got.Available != 43_200 || got.Late == 0 {
 			t.Fatalf("%s after the drain: %+v, want received and available 43200 with late readings", id, got)
 		}
 	}
@@ -149,7 +137,7 @@ func TestArdnaveSaturday(t *testing.T) {
 	}
 
 	// Replayed again: nothing new, no marks, no change.
-	before := b.turbineDay(t, "AP-005", "2026-08-01")
+	before := b.TurbineDay(t, "AP-005", "2026-08-01")
 	sum = b.Load(t, replay)
 	if sum.Accepted != 0 || sum.DirtyMarks != 0 {
 		t.Fatalf("second replay: %+v, want 0 accepted and 0 marks", sum)
@@ -157,7 +145,7 @@ func TestArdnaveSaturday(t *testing.T) {
 	if res := b.DrainNow(t); res.Marks != 0 {
 		t.Fatalf("second replay left %d marks, want 0", res.Marks)
 	}
-	if after := b.turbineDay(t, "AP-005", "2026-08-01"); after != before {
+	if after := b.TurbineDay(t, "AP-005", "2026-08-01"); after != before {
 		t.Fatalf("AP-005 changed after an all-duplicate replay: %+v → %+v", before, after)
 	}
 }
@@ -188,7 +176,7 @@ farms:
 	b.Load(t, sc)
 	b.Enqueue(t, "dunmore", "2026-08-04", rollup.ReasonManual, jobs.PriorityManual)
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "DM-011", "2026-08-04"); got.Expected != 1_440 || got.Received != 0 {
+	if got := b.TurbineDay(t, "DM-011", "2026-08-04"); got.Expected != 1_440 || got.Received != 0 {
 		t.Fatalf("DM-011 (dead radio): %+v, want expected 1440 and received 0 (a row, not a gap)", got)
 	}
 	if got := b.farmAvailability(t, "dunmore", "2026-08-04"); got != "99.00" {
@@ -227,7 +215,7 @@ farms:
 	} {
 		b.Enqueue(t, "ardnave-point", tc.day, rollup.ReasonManual, jobs.PriorityManual)
 		b.WaitJobs(t)
-		if got := b.turbineDay(t, tc.turbine, tc.day); got.Expected != tc.expected || got.Received != 0 {
+		if got := b.TurbineDay(t, tc.turbine, tc.day); got.Expected != tc.expected || got.Received != 0 {
 			t.Fatalf("%s on %s: %+v, want expected %d, received 0", tc.turbine, tc.day, got, tc.expected)
 		}
 	}
@@ -325,7 +313,7 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	}
 	close(release)
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "KS-001", "2026-08-01"); got.Received != 1800+300 {
+	if got := b.TurbineDay(t, "KS-001", "2026-08-01"); got.Received != 1800+300 {
 		t.Fatalf("KS-001 after the queue drained: received %d, want %d (the held job's stale write must not win)", got.Received, 1800+300)
 	}
 	// The windows too: the held close wrote every window's final row from
@@ -333,7 +321,7 @@ func TestBackfillDuringARunningRollup(t *testing.T) {
 	// rewrote the ten it touched: 10 turbines × 30 slots each, revision 2.
 	for i := 0; i < 10; i++ {
 		start := hour(14).Add(time.Duration(i) * time.Minute)
-		if w, ok := b.window(t, "kilmore-sands", start, "final"); !ok || w.Received != 10*30 || w.Expected != 10*30 || w.Revision != 2 {
+		if w, ok := b.Window(t, "kilmore-sands", start, "final"); !ok || w.Received != 10*30 || w.Expected != 10*30 || w.Revision != 2 {
 			t.Fatalf("final window %s after the queue drained: %+v (exists %v), want received 300 of 300, revision 2", start.Format("15:04"), w, ok)
 		}
 	}
@@ -364,7 +352,7 @@ func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 	b.WaitJobs(t)
 	b.Enqueue(t, "kilmore-sands", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	b.WaitJobs(t)
-	before := b.turbineDay(t, "KS-002", "2026-08-01")
+	before := b.TurbineDay(t, "KS-002", "2026-08-01")
 
 	b.Clock.Set(time.Date(2026, 8, 4, 9, 0, 0, 0, london))
 	one := sc
@@ -381,10 +369,10 @@ func TestOneDirtyTurbineRecomputesOnlyItself(t *testing.T) {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
 	b.WaitJobs(t)
-	if got := b.turbineDay(t, "KS-001", "2026-08-01"); got.Received != 3600 {
+	if got := b.TurbineDay(t, "KS-001", "2026-08-01"); got.Received != 3600 {
 		t.Fatalf("KS-001 received %d, want 3600", got.Received)
 	}
-	if after := b.turbineDay(t, "KS-002", "2026-08-01"); after.ComputedAt != before.ComputedAt {
+	if after := b.TurbineDay(t, "KS-002", "2026-08-01"); after.ComputedAt != before.ComputedAt {
 		t.Fatalf("KS-002 was recomputed (computed_at %s → %s); only KS-001 was dirty", before.ComputedAt, after.ComputedAt)
 	}
 }

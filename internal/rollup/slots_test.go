@@ -12,7 +12,6 @@ import (
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/partition"
 	"github.com/galewatch/galewatch/internal/pipelinetest"
-	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -21,17 +20,6 @@ import (
 func ndjson(b *strings.Builder, id string, at time.Time, available bool) {
 	fmt.Fprintf(b, `{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":%t,"power_kw":1,"wind_ms":5}`+"\n",
 		id, at.UTC().Format(time.RFC3339Nano), at.Add(300*time.Millisecond).UTC().Format(time.RFC3339Nano), available)
-}
-
-func (b *bundle) ingestText(t testing.TB, text string) {
-	t.Helper()
-	dec, err := reading.NewDecoder(reading.NDJSON, strings.NewReader(text))
-	testdb.Must(t, err, "decoder")
-	sum, err := b.In.Ingest(context.Background(), "test", dec)
-	testdb.Must(t, err, "ingest")
-	if sum.Rejected != 0 || sum.Failed != 0 {
-		t.Fatalf("ingest: %+v, want nothing rejected or failed", sum)
-	}
 }
 
 type slotCounts struct {
@@ -93,7 +81,7 @@ func TestCountsNeverExceedExpected(t *testing.T) {
 	ndjson(&text, "MIX-1", start.Add(time.Second), false)
 	ndjson(&text, "MIX-1", start.Add(2*time.Second), true)
 	ndjson(&text, "MIX-1", start.Add(3*time.Second), true)
-	b.ingestText(t, text.String())
+	b.IngestText(t, text.String())
 
 	// The commissioning date is corrected after the readings landed.
 	plan, err := fleet.Parse("corrected", strings.NewReader(strings.Replace(slotFleet,
@@ -176,7 +164,7 @@ func TestRollupRefusesADayRetentionHasCut(t *testing.T) {
 	for s := 0; s < 86_400; s += 2 {
 		ndjson(&text, "MIX-1", start.Add(time.Duration(s)*time.Second), true)
 	}
-	b.ingestText(t, text.String())
+	b.IngestText(t, text.String())
 	b.Enqueue(t, "slots", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
 	b.WaitJobs(t)
 	before := b.slotCounts(t, "MIX-1", "2026-08-01")
@@ -238,7 +226,7 @@ farms:
 	}
 	ndjson(&text, "DAILY-1", time.Date(2026, 3, 29, 12, 0, 0, 0, london), true)
 	ndjson(&text, "LAST-1", time.Date(2026, 3, 29, 22, 59, 55, 0, time.UTC), true)
-	b.ingestText(t, text.String())
+	b.IngestText(t, text.String())
 	for _, day := range []string{"2026-03-29", "2026-10-25"} {
 		b.Enqueue(t, "dst", day, rollup.ReasonManual, jobs.PriorityManual)
 	}

@@ -73,14 +73,14 @@ func partDrift(t testing.TB, b *bundle) (differ, parts int) {
 // 90 expected and 31 received.
 func TestWindowSumsKeptInStep(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	ctx := context.Background()
 	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	b.Clock.Set(noon.Add(2 * time.Minute))
-	_, err := b.publisher(2 * time.Minute).PublishDue(ctx)
+	_, err := b.PublisherWith(2 * time.Minute).PublishDue(ctx)
 	testdb.Must(t, err, "publish")
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("after publication: %d windows drifted, want 0", n)
@@ -90,7 +90,7 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	}
 	// A late reading of N-002 in the published window: a correction.
 	b.Clock.Set(noon.Add(5 * time.Minute))
-	b.readingsAt(t, noon.Add(10*time.Second), "N-002")
+	b.ReadingsAt(t, noon.Add(10*time.Second), "N-002")
 	b.DrainNow(t)
 	b.WaitJobs(t)
 	if n := sumDrift(t, b); n != 0 {
@@ -99,7 +99,7 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	if d, n := partDrift(t, b); d != 0 || n < 1 {
 		t.Fatalf("after the correction: %d of %d parts differ from the shard's sums, want 0 (of the 12:00 window and any published since)", d, n)
 	}
-	final, ok := b.window(t, "north", noon, "final")
+	final, ok := b.Window(t, "north", noon, "final")
 	if !ok || final.Expected != 90 || final.Received != 31 {
 		t.Fatalf("final 12:00 window %+v (present %v), want expected 90, received 31", final, ok)
 	}
@@ -123,7 +123,7 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	// minute (those off the new grid; the others it overwrote), taking
 	// them out of the sums.
 	testdb.Exec(t, b.Env.Control, `UPDATE farm SET window_s = 600 WHERE id = 'north'`)
-	b.readingsAt(t, noon.Add(20*time.Second), "N-003")
+	b.ReadingsAt(t, noon.Add(20*time.Second), "N-003")
 	b.DrainNow(t)
 	b.WaitJobs(t)
 	if n := sumDrift(t, b); n != 0 {
@@ -135,13 +135,13 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM turbine_window WHERE turbine_id = 'N-003' AND day = '2026-08-01' AND window_end - window_start <> interval '10 minutes'`); n != 0 {
 		t.Fatalf("N-003 has %d windows of another grid after its correction, want 0", n)
 	}
-	if got := b.turbineDay(t, "N-003", "2026-08-01"); got.Received != 1 || got.Expected != 43_200 {
+	if got := b.TurbineDay(t, "N-003", "2026-08-01"); got.Received != 1 || got.Expected != 43_200 {
 		t.Fatalf("N-003's day after its correction: %+v, want 43200 expected, 1 received", got)
 	}
 	// The correction's final row is its marked window, now 10 minutes of
 	// every turbine (filled in: 3 turbines x 300 slots); the old grid's
 	// other final rows wait for the day to be closed again.
-	if final, ok := b.window(t, "north", noon, "final"); !ok || final.Expected != 900 || final.Received != 32 {
+	if final, ok := b.Window(t, "north", noon, "final"); !ok || final.Expected != 900 || final.Received != 32 {
 		t.Fatalf("final 12:00 window after the correction %+v (present %v), want expected 900, received 32", final, ok)
 	}
 	// A manual recompute removes the other turbines' 1-minute rows (and
@@ -160,7 +160,7 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 	// The fast row published on the old grid stays (what was published),
 	// and is not measured against the final row of the 10-minute window
 	// that starts with it.
-	if fast, ok := b.window(t, "north", noon, "fast"); !ok || fast.Expected != 90 {
+	if fast, ok := b.Window(t, "north", noon, "fast"); !ok || fast.Expected != 90 {
 		t.Fatalf("fast 12:00 window %+v (present %v), want the one published, expected 90", fast, ok)
 	}
 	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM reconciliation WHERE farm_id = 'north' AND scope = 'window' AND day = '2026-08-01'`); n != 0 {
@@ -183,12 +183,12 @@ func TestWindowSumsKeptInStep(t *testing.T) {
 // window_sum alarm naming the window.
 func TestWindowSumDriftIsAlarmedAndRebuilt(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	ctx := context.Background()
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	b.Clock.Set(day.Add(26 * time.Hour))
 	for k := 0; k < 30; k++ {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	req := rollup.Request{FarmID: "north", Day: day, Shard: "s1", Reason: rollup.ReasonManual}
 	_, err := b.Computer.Recompute(ctx, req)
@@ -208,7 +208,7 @@ func TestWindowSumDriftIsAlarmedAndRebuilt(t *testing.T) {
 	if n := sumDrift(t, b); n != 0 {
 		t.Fatalf("%d windows drifted after the rebuild, want 0", n)
 	}
-	final, ok := b.window(t, "north", noon, "final")
+	final, ok := b.Window(t, "north", noon, "final")
 	if !ok || final.Received != 30 {
 		t.Fatalf("final 12:00 window %+v (present %v), want received 30 (the rebuilt sum, not 35)", final, ok)
 	}

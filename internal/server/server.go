@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/ingest"
 )
 
 // TokenEnv is the environment variable holding the API token.
@@ -164,9 +165,22 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
 	return s
 }
 
-// Handle adds a route (used to mount ingest, River UI, ...). Every route but
-// /healthz is behind the server's access rules.
+// Handle adds a route (tests, the River UI). Every route but /healthz is
+// behind the server's access rules.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// MountIngest serves POST /v1/readings with in: bodies up to maxBody
+// bytes, maxConcurrent at once (503 beyond), read under the server's
+// ReadTimeout (the handler's rate rule moves the read deadline the server
+// set).
+func (s *Server) MountIngest(in *ingest.Ingestor, maxBody int64, maxConcurrent int) {
+	h := ingest.NewHandler(in, maxBody, maxConcurrent)
+	h.ReadTimeout = s.cfg.ReadTimeout
+	s.mux.Handle("POST /v1/readings", h)
+}
+
+// MountMetrics serves GET /metrics with h.
+func (s *Server) MountMetrics(h http.Handler) { s.mux.Handle("GET /metrics", h) }
 
 // ServeHTTP applies the access rules, then routes.
 //

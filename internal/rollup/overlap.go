@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -14,318 +12,8 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/window"
 )
-
-// Grid is the window grid of one farm-local day: windows of Window from
-// the day's start, the last one cut at the day's end. The bounds come from
-// the control database (FarmDayGet); this only counts.
-type Grid struct {
-	FarmID     string
-	Day        time.Time // the date (midnight UTC, as pgx gives a DATE)
-	Start, End time.Time
-	Window     time.Duration
-}
-
-// Len is the number of windows in the day.
-func (g Grid) Len() int {
-	return int((g.End.Sub(g.Start) + g.Window - 1) / g.Window)
-}
-
-// Bounds returns window i's start and end.
-func (g Grid) Bounds(i int) (time.Time, time.Time) {
-	s := g.Start.Add(time.Duration(i) * g.Window)
-	e := s.Add(g.Window)
-	if e.After(g.End) {
-		e = g.End
-	}
-	return s, e
-}
-
-// Closed is how many windows of the day have passed the watermark at now
-// (end + lateness <= now): only those get final rows.
-func (g Grid) Closed(now time.Time, lateness time.Duration) int {
-	n := 0
-	for i := 0; i < g.Len(); i++ {
-		if _, e := g.Bounds(i); e.Add(lateness).After(now) {
-			break
-		}
-		n++
-	}
-	return n
-}
-
-// Before is how many windows of the day start before t.
-func (g Grid) Before(t time.Time) int {
-	if !t.After(g.Start) {
-		return 0
-	}
-	return min(g.Len(), int((t.Sub(g.Start)+g.Window-1)/g.Window))
-}
-
-// Starts returns the starts of windows [from, to).
-func (g Grid) Starts(from, to int) []time.Time {
-	out := make([]time.Time, 0, to-from)
-	for i := from; i < to; i++ {
-		s, _ := g.Bounds(i)
-		out = append(out, s)
-	}
-	return out
-}
-
-// Turbine is what a window computation needs of one turbine.
-type Turbine struct {
-	ID          string
-	Cadence     int32
-	ServiceFrom time.Time
-	ServiceTo   time.Time
-}
-
-// TurbinesOf converts the control database's rows.
-func TurbinesOf(rows []controldb.TurbineRollupListRow) []Turbine {
-	out := make([]Turbine, 0, len(rows))
-	for _, t := range rows {
-		tt := Turbine{ID: t.ID, Cadence: t.CadenceSeconds, ServiceFrom: serviceStart, ServiceTo: serviceEnd}
-		if t.CommissionedAt != nil {
-			tt.ServiceFrom = *t.CommissionedAt
-		}
-		if t.DecommissionedAt != nil {
-			tt.ServiceTo = *t.DecommissionedAt
-		}
-		out = append(out, tt)
-	}
-	return out
-}
-
-// Pairs is a set of (turbine, window index) to compute.
-type Pairs map[string]map[int]struct{}
-
-// Add puts (turbine, window) in the set.
-func (p Pairs) Add(turbine string, window int) {
-	if p[turbine] == nil {
-		p[turbine] = map[int]struct{}{}
-	}
-	p[turbine][window] = struct{}{}
-}
-
-// AddRange puts windows [from, to) of each turbine in the set.
-func (p Pairs) AddRange(turbines []Turbine, from, to int) {
-	for _, t := range turbines {
-		for i := from; i < to; i++ {
-			p.Add(t.ID, i)
-		}
-	}
-}
-
-// Len is how many (turbine, window) pairs the set holds.
-func (p Pairs) Len() int {
-	n := 0
-	for _, ws := range p {
-		n += len(ws)
-	}
-	return n
-}
-
-// Windows returns the distinct window indexes in the set, sorted.
-func (p Pairs) Windows() []int {
-	seen := map[int]struct{}{}
-	for _, ws := range p {
-		for w := range ws {
-			seen[w] = struct{}{}
-		}
-	}
-	out := make([]int, 0, len(seen))
-	for w := range seen {
-		out = append(out, w)
-	}
-	sort.Ints(out)
-	return out
-}
-
-// Turbines returns the turbines in the set, sorted.
-func (p Pairs) Turbines() []string {
-	out := make([]string, 0, len(p))
-	for t := range p {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// UpsertParams turns the set into the shard statement's runs: per turbine,
-// maximal runs of consecutive windows, each read as one key range.
-func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, computedAt time.Time) sharddb.TurbineWindowUpsertParams {
-	args := sharddb.TurbineWindowUpsertParams{
-		DayStart: g.Start, DayEnd: g.End, WindowS: int32(g.Window / time.Second),
-		LaneThresholdSeconds: rules.LaneThreshold.Seconds(), EarlyToleranceSeconds: rules.EarlyTolerance.Seconds(),
-		FarmID: g.FarmID, Day: g.Day, ComputedAt: computedAt,
-	}
-	for _, t := range turbines {
-		set := p[t.ID]
-		if len(set) == 0 {
-			continue
-		}
-		ws := make([]int, 0, len(set))
-		for w := range set {
-			ws = append(ws, w)
-		}
-		sort.Ints(ws)
-		for i := 0; i < len(ws); {
-			j := i
-			for j+1 < len(ws) && ws[j+1] == ws[j]+1 {
-				j++
-			}
-			args.TurbineIds = append(args.TurbineIds, t.ID)
-			args.CadenceSeconds = append(args.CadenceSeconds, t.Cadence)
-			args.ServiceFrom = append(args.ServiceFrom, t.ServiceFrom)
-			args.ServiceTo = append(args.ServiceTo, t.ServiceTo)
-			args.FirstWindow = append(args.FirstWindow, int32(ws[i]))
-			args.LastWindow = append(args.LastWindow, int32(ws[j]))
-			i = j + 1
-		}
-	}
-	return args
-}
-
-// ShardWork is what one shard computation of windows did.
-type ShardWork struct {
-	Windows  int64 // turbine_window rows written
-	RowsRead int64 // readings counted
-	Sums     []sharddb.FarmWindowSumsRow
-	// SumsDiffered is, when the day's farm_window_sum rows were rebuilt,
-	// how many of them differed from turbine_window (a bug: 0 expected),
-	// and FirstDiffered the first such window.
-	SumsDiffered  int64
-	FirstDiffered time.Time
-	// NotWhole lists the windows, of those whose sums were asked for, that
-	// the shard does not have a turbine_window row of for every turbine of
-	// the farm here (set by a correction only; see splitWhole).
-	NotWhole []time.Time
-}
-
-// splitWhole splits a shard's sums into those of windows it has whole (at
-// least wholeAt turbine_window rows summed, all of the window: of the
-// farm's current grid; every window when wholeAt is 0) and the starts of
-// the others.
-//
-// A correction recomputes the turbine-windows its marks name, and must
-// fill in every turbine of a window this shard has not computed whole yet
-// (the fast path did not publish it, or a job that died between its
-// control and shard commits left a part on the control database whose
-// rows do not exist here), or the part would sum a window short of the
-// turbines it had. After a window rule change, a turbine's row of the old
-// grid can start where a window of the new one starts (12:00-12:01 beside
-// 12:00-12:10): the sum counts it, but its length is not the window's, so
-// the window is not whole either, and filling it in recomputes that
-// turbine's row on the new grid. The sums the window statement returns
-// say it, as the statement left them, in the same transaction: no read
-// before the compute (that was a 1,440-window query, 2.2 ms of a
-// one-turbine correction's 68).
-func splitWhole(sums []sharddb.FarmWindowSumsRow, wholeAt int) ([]sharddb.FarmWindowSumsRow, []time.Time) {
-	if wholeAt <= 0 {
-		return sums, nil
-	}
-	short := func(s sharddb.FarmWindowSumsRow) bool {
-		// the sum's window_end is its last writer's: this grid's
-		return int(s.Turbines) < wholeAt || s.SpanS != int64(s.Turbines)*int64(s.WindowEnd.Sub(s.WindowStart)/time.Second)
-	}
-	i := slices.IndexFunc(sums, short)
-	if i < 0 {
-		return sums, nil // the usual case: nothing copied
-	}
-	whole := slices.Clone(sums[:i])
-	var out []time.Time
-	for _, s := range sums[i:] {
-		if short(s) {
-			out = append(out, s.WindowStart)
-		} else {
-			whole = append(whole, s)
-		}
-	}
-	return whole, out
-}
-
-// ComputeWindows computes the pairs' turbine_window rows on a shard (inside
-// the caller's shard transaction, after WindowLock) and returns the
-// shard's sums of the given windows. With rebuildSums (closing a day), the
-// day's farm_window_sum rows are first rebuilt from turbine_window and the
-// windows that differed counted.
-func ComputeWindows(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbine, rules fleet.Rules, pairs Pairs, sumWindows []int, rebuildSums bool, now time.Time) (ShardWork, error) {
-	var w ShardWork
-	// The sums of the windows just written, as the upsert left them.
-	written := map[int64]sharddb.FarmWindowSumsRow{}
-	if len(pairs) > 0 {
-		rows, err := sq.TurbineWindowUpsert(ctx, pairs.UpsertParams(g, turbines, rules, now))
-		if err != nil {
-			return w, fmt.Errorf("compute windows: %w", err)
-		}
-		for _, r := range rows {
-			w.Windows, w.RowsRead = r.Windows, r.RowsRead
-			written[r.WindowStart.Unix()] = sharddb.FarmWindowSumsRow{
-				WindowStart: r.WindowStart, WindowEnd: r.WindowEnd, Day: r.Day, Turbines: r.Turbines, Expected: r.Expected, Received: r.Received,
-				Available: r.Available, Late: r.Late, Readings: r.Readings, SpanS: r.SpanS, ShardXid: r.ShardXid,
-			}
-		}
-	}
-	if rebuildSums {
-		res, err := sq.FarmWindowSumRebuild(ctx, sharddb.FarmWindowSumRebuildParams{FarmID: g.FarmID, Day: g.Day, DayStart: g.Start, DayEnd: g.End})
-		if err != nil {
-			return w, fmt.Errorf("rebuild window sums: %w", err)
-		}
-		w.SumsDiffered, w.FirstDiffered = res.Differed, res.FirstWindow
-		written = nil // the rebuild may have changed them
-	}
-	if len(sumWindows) > 0 {
-		starts := make([]time.Time, 0, len(sumWindows))
-		sums := make([]sharddb.FarmWindowSumsRow, 0, len(sumWindows))
-		for _, i := range sumWindows {
-			s, _ := g.Bounds(i)
-			starts = append(starts, s)
-			if r, ok := written[s.Unix()]; ok {
-				sums = append(sums, r)
-			}
-		}
-		if len(sums) < len(starts) {
-			// Some window was not written here (closing a day sums every
-			// window; only the missing ones were computed): read them all.
-			var err error
-			if sums, err = sq.FarmWindowSums(ctx, sharddb.FarmWindowSumsParams{FarmID: g.FarmID, WindowStarts: starts}); err != nil {
-				return w, fmt.Errorf("window sums: %w", err)
-			}
-		}
-		w.Sums = sums
-	}
-	return w, nil
-}
-
-// PartParams turns a shard's sums into the control database's part upsert.
-func PartParams(farm, shard string, sums []sharddb.FarmWindowSumsRow, computedAt time.Time) controldb.FarmWindowPartUpsertParams {
-	p := controldb.FarmWindowPartUpsertParams{FarmID: farm, ShardName: shard, ComputedAt: computedAt}
-	for _, s := range sums {
-		p.ShardXid = s.ShardXid
-		p.WindowStarts = append(p.WindowStarts, s.WindowStart)
-		p.WindowEnds = append(p.WindowEnds, s.WindowEnd)
-		p.Days = append(p.Days, s.Day)
-		p.Expected = append(p.Expected, s.Expected)
-		p.Received = append(p.Received, s.Received)
-		p.Available = append(p.Available, s.Available)
-		p.Late = append(p.Late, s.Late)
-		p.Readings = append(p.Readings, s.Readings)
-	}
-	return p
-}
-
-// Within returns the pairs whose window lies in [from, to].
-func (p Pairs) Within(from, to int) Pairs {
-	out := Pairs{}
-	for t, ws := range p {
-		for w := range ws {
-			if w >= from && w <= to {
-				out.Add(t, w)
-			}
-		}
-	}
-	return out
-}
 
 // A large correction is computed on the shard in ranges of windows, one
 // after the other, and each range's control writes (parts, final rows,
@@ -382,7 +70,7 @@ func overlapRanges(windows []int) [][]int {
 }
 
 // computeOverlapped computes the pairs' windows on the shard range by range
-// (ComputeWindows each) and hands each range's sums of finalWindows to w on
+// (window.Compute each) and hands each range's sums of finalWindows to w on
 // the control database, which writes them, one range after the other,
 // while the shard computes the next ones. It returns the shard's work and a
 // function that waits for the last control writes, still running; it has
@@ -407,8 +95,8 @@ func overlapRanges(windows []int) [][]int {
 // takes no window lock: the caller's, held to its own commit, keeps every
 // other writer of the farm-day out until then. sessions says how many
 // transactions computed ranges (1 or 2).
-func computeOverlapped(ctx context.Context, sq *sharddb.Queries, pool *pgxpool.Pool, g Grid, turbines []Turbine, rules fleet.Rules, pairs Pairs,
-	finalWindows []int, ranges [][]int, wholeAt int, now time.Time, w *windowWriter) (total ShardWork, wait func() error, sessions int, err error) {
+func computeOverlapped(ctx context.Context, sq *sharddb.Queries, pool *pgxpool.Pool, g window.Grid, turbines []window.Turbine, rules fleet.Rules, pairs window.Pairs,
+	finalWindows []int, ranges [][]int, wholeAt int, now time.Time, w *windowWriter) (total window.ShardWork, wait func() error, sessions int, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	var (
 		mu   sync.Mutex
@@ -449,12 +137,12 @@ func computeOverlapped(ctx context.Context, sq *sharddb.Queries, pool *pgxpool.P
 				sums = append(sums, i)
 			}
 		}
-		work, err := ComputeWindows(ctx, q, g, turbines, rules, pairs.Within(from, to), sums, false, now)
+		work, err := window.Compute(ctx, q, g, turbines, rules, pairs.Within(from, to), sums, false, now)
 		if err != nil {
 			cancel(err)
 			return err
 		}
-		whole, short := splitWhole(work.Sums, wholeAt)
+		whole, short := window.SplitWhole(work.Sums, wholeAt)
 		mu.Lock()
 		total.Windows += work.Windows
 		total.RowsRead += work.RowsRead
@@ -581,7 +269,7 @@ func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsR
 	if len(sums) == 0 {
 		return nil
 	}
-	if err := w.q.FarmWindowPartUpsert(ctx, PartParams(w.farm, w.shard, sums, w.now)); err != nil {
+	if err := w.q.FarmWindowPartUpsert(ctx, window.PartParams(w.farm, w.shard, sums, w.now)); err != nil {
 		return fmt.Errorf("window parts: %w", err)
 	}
 	if err := w.lock(ctx); err != nil {
@@ -619,7 +307,7 @@ func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsR
 // them (the rows they wrote are on the grid), never beside them; a day
 // measured before a final row or a measurement of it was deleted is
 // measured again by finish.
-func (w *windowWriter) offGrid(ctx context.Context, g Grid) (controldb.FarmWindowPartOffGridDeleteRow, error) {
+func (w *windowWriter) offGrid(ctx context.Context, g window.Grid) (controldb.FarmWindowPartOffGridDeleteRow, error) {
 	if err := w.lock(ctx); err != nil {
 		return controldb.FarmWindowPartOffGridDeleteRow{}, err
 	}

@@ -1,3 +1,5 @@
+// The publish_windows kind (not publish_windows.go: a _windows suffix is a GOOS build constraint).
+
 package jobs
 
 import (

@@ -1,4 +1,4 @@
-package rollup_test
+package publish_test
 
 import (
 	"context"
@@ -18,54 +18,14 @@ import (
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
-// Two farms in UTC, 2 s cadence, 60 s windows and 60 s allowed lateness
-// (the defaults): north (3 turbines, shard s1) and south (2 turbines,
-// shard s2), which sends nothing.
-const windowFleet = `
-shards: [{name: s1}, {name: s2}]
-farms:
-  - id: north
-    timezone: UTC
-    turbines: [{prefix: N-, from: 1, to: 3, shard: s1}]
-  - id: south
-    timezone: UTC
-    turbines: [{prefix: S-, from: 1, to: 2, shard: s2}]
-`
-
 var noon = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
-func (b *bundle) publisher(catchUp time.Duration) *publish.Publisher {
-	return &publish.Publisher{Control: b.Env.Control, Shards: b.Env.Shards, Now: b.Clock.Now, CatchUp: catchUp}
-}
-
-// readingsAt ingests one reading per turbine id, recorded at `at`, received
-// at the clock's now.
-func (b *bundle) readingsAt(t testing.TB, at time.Time, ids ...string) {
+// setup starts the pipeline on fleetYAML at 02:00 UTC on 2 August 2026;
+// each test moves the clock where it needs it.
+func setup(t testing.TB, fleetYAML string, opts pipelinetest.Options) *pipelinetest.Pipeline {
 	t.Helper()
-	var text strings.Builder
-	for _, id := range ids {
-		fmt.Fprintf(&text, `{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
-			id, at.UTC().Format(time.RFC3339Nano), b.Clock.Now().UTC().Format(time.RFC3339Nano))
-	}
-	b.ingestText(t, text.String())
-}
-
-type windowRow struct {
-	Expected, Received, Available int64
-	Revision                      int
-	ComputedAt, CompleteThrough   time.Time
-}
-
-func (b *bundle) window(t testing.TB, farm string, start time.Time, path string) (windowRow, bool) {
-	t.Helper()
-	var w windowRow
-	err := b.Env.Control.QueryRow(context.Background(),
-		`SELECT expected, received, available, revision, computed_at, complete_through FROM farm_window WHERE farm_id = $1 AND window_start = $2 AND path = $3`,
-		farm, start, path).Scan(&w.Expected, &w.Received, &w.Available, &w.Revision, &w.ComputedAt, &w.CompleteThrough)
-	if err != nil {
-		return w, false
-	}
-	return w, true
+	opts.At = time.Date(2026, 8, 2, 2, 0, 0, 0, time.UTC)
+	return pipelinetest.New(t, testdb.New(t, fleetYAML), opts)
 }
 
 // TestWindowPublishedAtItsWatermark: the window [12:00, 12:01) is not
@@ -74,27 +34,27 @@ func (b *bundle) window(t testing.TB, farm string, start time.Time, path string)
 // arrived: 30 readings of N-001 out of 90 expected slots (3 turbines × 30).
 func TestWindowPublishedAtItsWatermark(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
-	p := b.publisher(2 * time.Minute)
+	p := b.PublisherWith(2 * time.Minute)
 	b.Clock.Set(noon.Add(2*time.Minute - time.Millisecond))
-	if _, ok := b.window(t, "north", noon, "fast"); ok {
+	if _, ok := b.Window(t, "north", noon, "fast"); ok {
 		t.Fatal("a window published before the watermark")
 	}
 	if _, err := p.PublishDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := b.window(t, "north", noon, "fast"); ok {
+	if _, ok := b.Window(t, "north", noon, "fast"); ok {
 		t.Fatal("window 12:00 published at 12:01:59.999, before its watermark 12:02:00")
 	}
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	if _, err := p.PublishDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	w, ok := b.window(t, "north", noon, "fast")
+	w, ok := b.Window(t, "north", noon, "fast")
 	if !ok {
 		t.Fatal("window 12:00 not published at its watermark 12:02:00")
 	}
@@ -103,12 +63,12 @@ func TestWindowPublishedAtItsWatermark(t *testing.T) {
 		t.Fatalf("fast row %+v, want expected 90, received 30, available 30, revision 0, published 12:02:00, complete through 12:01:00", w)
 	}
 	// The silent farm published its window too: silence is information.
-	s, ok := b.window(t, "south", noon, "fast")
+	s, ok := b.Window(t, "south", noon, "fast")
 	if !ok || s.Expected != 60 || s.Received != 0 {
 		t.Fatalf("silent farm's window: %+v (published %v), want expected 60, received 0", s, ok)
 	}
 	// Published once: a second round (and a second publisher) change nothing.
-	if _, err := b.publisher(2 * time.Minute).PublishDue(context.Background()); err != nil {
+	if _, err := b.PublisherWith(2 * time.Minute).PublishDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'north' AND window_start = $1 AND path = 'fast'`, noon); n != 1 {
@@ -124,29 +84,29 @@ func TestWindowPublishedAtItsWatermark(t *testing.T) {
 // one again, with a new revision each time. Nothing is dropped silently.
 func TestLateReadingsAreCorrected(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
-	p := b.publisher(2 * time.Minute)
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
+	p := b.PublisherWith(2 * time.Minute)
 	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	// Inside the allowed lateness: arrives 12:01:40, after the mark threshold
 	// (end + lateness - margin = 12:01:30), before publication (12:02:00).
 	b.Clock.Set(noon.Add(100 * time.Second))
-	b.readingsAt(t, noon.Add(10*time.Second), "N-002")
+	b.ReadingsAt(t, noon.Add(10*time.Second), "N-002")
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	if _, err := p.PublishDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := b.window(t, "north", noon, "fast"); w.Received != 31 {
+	if w, _ := b.Window(t, "north", noon, "fast"); w.Received != 31 {
 		t.Fatalf("fast row received %d, want 31 (the reading inside the lateness included)", w.Received)
 	}
 	// After publication: arrives 12:05.
 	b.Clock.Set(noon.Add(5 * time.Minute))
-	b.readingsAt(t, noon.Add(20*time.Second), "N-003")
+	b.ReadingsAt(t, noon.Add(20*time.Second), "N-003")
 	b.DrainNow(t)
 	b.WaitJobs(t)
-	f, ok := b.window(t, "north", noon, "final")
+	f, ok := b.Window(t, "north", noon, "final")
 	if !ok || f.Received != 32 || f.Revision != 1 {
 		t.Fatalf("final row %+v (exists %v), want received 32, revision 1", f, ok)
 	}
@@ -165,10 +125,10 @@ func TestLateReadingsAreCorrected(t *testing.T) {
 	}
 	// Hours later, another straggler: revision 2.
 	b.Clock.Set(noon.Add(3 * time.Hour))
-	b.readingsAt(t, noon.Add(30*time.Second), "N-003")
+	b.ReadingsAt(t, noon.Add(30*time.Second), "N-003")
 	b.DrainNow(t)
 	b.WaitJobs(t)
-	if f, _ := b.window(t, "north", noon, "final"); f.Received != 33 || f.Revision != 2 {
+	if f, _ := b.Window(t, "north", noon, "final"); f.Received != 33 || f.Revision != 2 {
 		t.Fatalf("final row after the straggler %+v, want received 33, revision 2", f)
 	}
 	if n := testdb.Int(t, b.Env.Control, `SELECT final_received FROM reconciliation WHERE farm_id = 'north' AND scope = 'window' AND period_start = $1`, noon); n != 33 {
@@ -181,19 +141,19 @@ func TestLateReadingsAreCorrected(t *testing.T) {
 // by name.
 func TestAnUnreachableShardDoesNotHoldBackAnotherFarm(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	b.Clock.Set(noon.Add(61 * time.Second))
-	b.readingsAt(t, noon, "N-001")
+	b.ReadingsAt(t, noon, "N-001")
 	b.Env.Shards.Pool("s2").Close()
 	b.Clock.Set(noon.Add(2 * time.Minute))
-	sum, err := b.publisher(2 * time.Minute).PublishDue(context.Background())
+	sum, err := b.PublisherWith(2 * time.Minute).PublishDue(context.Background())
 	if err == nil || sum.Failed["south"] == nil || sum.Failed["north"] != nil {
 		t.Fatalf("publish: %+v, %v; want south failed and named, north not", sum, err)
 	}
-	if w, ok := b.window(t, "north", noon, "fast"); !ok || w.Received != 1 {
+	if w, ok := b.Window(t, "north", noon, "fast"); !ok || w.Received != 1 {
 		t.Fatalf("north's window %+v (published %v), want published with received 1", w, ok)
 	}
-	if _, ok := b.window(t, "south", noon, "fast"); ok {
+	if _, ok := b.Window(t, "south", noon, "fast"); ok {
 		t.Fatal("south published without its shard")
 	}
 }
@@ -208,16 +168,16 @@ func TestAnUnreachableShardDoesNotHoldBackAnotherFarm(t *testing.T) {
 func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	b.Clock.Set(noon.Add(61 * time.Second))
-	b.readingsAt(t, noon, "N-001")
+	b.ReadingsAt(t, noon, "N-001")
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	lock, err := b.Env.Shards.Pool("s2").Begin(ctx)
 	testdb.Must(t, err, "begin")
 	defer lock.Rollback(ctx)
 	testdb.Must(t, sharddb.New(lock).WindowLock(ctx, sharddb.WindowLockParams{FarmID: "south", Day: noon}), "hold south's window lock")
 
-	p := b.publisher(2 * time.Minute)
+	p := b.PublisherWith(2 * time.Minute)
 	p.Detach, p.ShardTimeout = time.Second, time.Minute
 	for round := 1; round <= 2; round++ {
 		start := time.Now()
@@ -232,7 +192,7 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 	// south not.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if w, ok := b.window(t, "north", noon, "fast"); ok {
+		if w, ok := b.Window(t, "north", noon, "fast"); ok {
 			if w.Received != 1 {
 				t.Fatalf("north's window %+v, want received 1", w)
 			}
@@ -243,13 +203,13 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a row
 	}
-	if _, ok := b.window(t, "south", noon, "fast"); ok {
+	if _, ok := b.Window(t, "south", noon, "fast"); ok {
 		t.Fatal("south published while its shard was stuck")
 	}
 	testdb.Must(t, lock.Rollback(ctx), "release south's shard")
 	deadline = time.Now().Add(30 * time.Second)
 	for {
-		if w, ok := b.window(t, "south", noon, "fast"); ok {
+		if w, ok := b.Window(t, "south", noon, "fast"); ok {
 			if w.Expected != 60 || w.Received != 0 {
 				t.Fatalf("south's window %+v, want 60 expected (2 turbines × 30), 0 received", w)
 			}
@@ -276,7 +236,7 @@ func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
 	}
 	b := setup(t, fleetYAML.String(), pipelinetest.Options{})
 	b.Clock.Set(noon.Add(2 * time.Minute))
-	p := b.publisher(2 * time.Minute)
+	p := b.PublisherWith(2 * time.Minute)
 	var mu sync.Mutex
 	held, started, most := 0, 0, 0
 	release := make(chan struct{})
@@ -343,12 +303,12 @@ func TestARoundPublishesEightFarmsAtOnce(t *testing.T) {
 // round publishes each window exactly once.
 func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	b.Clock.Set(noon.Add(61 * time.Second))
-	b.readingsAt(t, noon, "N-001", "N-002")
+	b.ReadingsAt(t, noon, "N-001", "N-002")
 	b.Clock.Set(noon.Add(5 * time.Minute))
 	crash := errors.New("killed")
-	dying := b.publisher(5 * time.Minute)
+	dying := b.PublisherWith(5 * time.Minute)
 	dying.AfterCompute = func(string) error { return crash }
 	if _, err := dying.PublishDue(context.Background()); !errors.Is(err, crash) {
 		t.Fatalf("the dying publisher returned %v", err)
@@ -357,7 +317,7 @@ func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 		t.Fatalf("%d windows published by a publisher killed before publishing, want 0", n)
 	}
 	for i := 0; i < 2; i++ {
-		if _, err := b.publisher(5 * time.Minute).PublishDue(context.Background()); err != nil {
+		if _, err := b.PublisherWith(5 * time.Minute).PublishDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -369,7 +329,7 @@ func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM (SELECT farm_id, window_start FROM farm_window WHERE path = 'fast' GROUP BY 1, 2 HAVING count(*) > 1) d`); n != 0 {
 		t.Fatalf("%d windows published twice", n)
 	}
-	if w, _ := b.window(t, "north", noon, "fast"); w.Received != 2 {
+	if w, _ := b.Window(t, "north", noon, "fast"); w.Received != 2 {
 		t.Fatalf("window 12:00 received %d, want 2", w.Received)
 	}
 }
@@ -383,10 +343,10 @@ func TestRestartMidPublicationPublishesOnce(t *testing.T) {
 func TestProvenanceSaysWhichPathMadeANumber(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, pipelinetest.Options{})
-	p := b.publisher(2 * time.Minute)
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
+	p := b.PublisherWith(2 * time.Minute)
 	b.Clock.Set(noon.Add(61 * time.Second))
-	b.readingsAt(t, noon, "N-001", "N-002")
+	b.ReadingsAt(t, noon, "N-001", "N-002")
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	// A running pipeline has drained the shard (every 5 s): until a shard's
 	// first drain, nothing says no reading is waiting there, so a number
@@ -415,7 +375,7 @@ func TestProvenanceSaysWhichPathMadeANumber(t *testing.T) {
 	}
 	// A correction: a reading of 12:00:04 arriving at 12:10.
 	b.Clock.Set(noon.Add(10 * time.Minute))
-	b.readingsAt(t, noon.Add(4*time.Second), "N-003")
+	b.ReadingsAt(t, noon.Add(4*time.Second), "N-003")
 	b.DrainNow(t)
 	b.WaitJobs(t)
 	w, err = provenance.Window(ctx, b.Env.Control, "north", noon)
@@ -463,16 +423,16 @@ farms:
     turbines: [{prefix: B-, from: 1, to: 3, shard: s2}]
 `
 	b := setup(t, twins, pipelinetest.Options{})
-	p := b.publisher(2 * time.Minute)
+	p := b.PublisherWith(2 * time.Minute)
 	// 12:00:00-12:00:58 for turbines 1-3 (90 readings each farm), the A side
 	// at once, the B side in three deliveries: the last third first, the
 	// first third after publication, the middle third hours later.
 	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "A-001", "A-002", "A-003")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "A-001", "A-002", "A-003")
 	}
 	for k := 20; k < 30; k++ {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-003", "B-001", "B-002")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-003", "B-001", "B-002")
 	}
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	if _, err := p.PublishDue(ctx); err != nil {
@@ -480,18 +440,18 @@ farms:
 	}
 	b.Clock.Set(noon.Add(5 * time.Minute))
 	for k := 9; k >= 0; k-- {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-002", "B-003", "B-001")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-002", "B-003", "B-001")
 	}
 	b.DrainNow(t)
 	b.WaitJobs(t)
 	b.Clock.Set(noon.Add(3 * time.Hour))
 	for k := 19; k >= 10; k-- {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-001", "B-003", "B-002")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "B-001", "B-003", "B-002")
 	}
 	b.DrainNow(t)
 	b.WaitJobs(t)
-	a, _ := b.window(t, "inorder", noon, "fast")
-	s, ok := b.window(t, "shuffled", noon, "final")
+	a, _ := b.Window(t, "inorder", noon, "fast")
+	s, ok := b.Window(t, "shuffled", noon, "final")
 	if !ok || a.Received != 90 || s.Received != 90 || s.Available != a.Available || s.Expected != a.Expected {
 		t.Fatalf("in order: fast %+v; shuffled: final %+v (exists %v); want both 90 received of 90", a, s, ok)
 	}
@@ -501,7 +461,7 @@ farms:
 	b.Enqueue(t, "shuffled", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	b.WaitJobs(t)
 	for i := 1; i <= 3; i++ {
-		x, y := b.turbineDay(t, fmt.Sprintf("A-%03d", i), "2026-08-01"), b.turbineDay(t, fmt.Sprintf("B-%03d", i), "2026-08-01")
+		x, y := b.TurbineDay(t, fmt.Sprintf("A-%03d", i), "2026-08-01"), b.TurbineDay(t, fmt.Sprintf("B-%03d", i), "2026-08-01")
 		if x.Received != 30 || y.Received != 30 || x.Expected != y.Expected || x.Available != y.Available {
 			t.Fatalf("turbine %d: in order %+v, shuffled %+v; want the same, 30 received each", i, x, y)
 		}
@@ -515,7 +475,7 @@ farms:
 func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	b.Clock.Set(day.Add(25 * time.Hour))
 	var text strings.Builder
@@ -527,7 +487,7 @@ func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 				at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339))
 		}
 	}
-	b.ingestText(t, text.String())
+	b.IngestText(t, text.String())
 	b.Enqueue(t, "north", "2026-08-01", rollup.ReasonSchedule, jobs.PrioritySchedule)
 	b.WaitJobs(t)
 	var detail, message string
@@ -570,26 +530,26 @@ func TestCompletenessAlertNamesTheSilentTurbinesAndHours(t *testing.T) {
 func TestACorrectionLeavesAWindowDueToTheFastPath(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, pipelinetest.Options{})
-	p := b.publisher(2 * time.Minute)
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
+	p := b.PublisherWith(2 * time.Minute)
 	b.Clock.Set(noon.Add(time.Minute))
 	if _, err := p.PublishDue(ctx); err != nil { // publishes 11:59
 		t.Fatal(err)
 	}
 	b.Clock.Set(noon.Add(100 * time.Second))
-	b.readingsAt(t, noon.Add(10*time.Second), "N-001")
+	b.ReadingsAt(t, noon.Add(10*time.Second), "N-001")
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
 	b.WaitJobs(t)
-	if _, ok := b.window(t, "north", noon, "final"); ok {
+	if _, ok := b.Window(t, "north", noon, "final"); ok {
 		t.Fatal("the correction wrote the final row of window 12:00, which the fast path had yet to publish")
 	}
 	if _, err := p.PublishDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w, ok := b.window(t, "north", noon, "fast")
+	w, ok := b.Window(t, "north", noon, "fast")
 	if !ok || w.Received != 1 || !w.ComputedAt.Equal(noon.Add(2*time.Minute)) {
 		t.Fatalf("window 12:00's fast row: %+v (published %v), want published at 12:02:00 with the reading (received 1)", w, ok)
 	}
@@ -605,7 +565,7 @@ func TestACorrectionLeavesAWindowDueToTheFastPath(t *testing.T) {
 // the windows still come out in order, each once, none left out.
 func TestCatchUpIsPublishedInSlices(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	b.Clock.Set(noon.Add(11 * time.Minute)) // windows 12:00 to 12:09 are due
 	p := &publish.Publisher{Control: b.Env.Control, Shards: b.Env.Shards, Now: b.Clock.Now, CatchUp: 11 * time.Minute, MaxTurbineWindows: 6}
 	count := func(farm string) int64 {

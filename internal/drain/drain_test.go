@@ -1,4 +1,4 @@
-package jobs_test
+package drain_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -17,6 +19,13 @@ import (
 // table is locked by another session, as a shard under a long lock or a
 // slow disk would be). A drain must still turn shard s4's mark into a
 // request and a job while s1's part waits out its own timeout.
+// enqueuer inserts rollup_day jobs through a stopped River client of a
+// pipeline on env: the jobs wait, so a test reads what the drain left.
+func enqueuer(t *testing.T, env *testdb.Env) drain.Enqueue {
+	t.Helper()
+	return jobs.RollupDayEnqueue(pipelinetest.New(t, env, pipelinetest.Options{NoStart: true}).Client)
+}
+
 func TestDrainDoesNotWaitForASlowShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -31,15 +40,15 @@ func TestDrainDoesNotWaitForASlowShard(t *testing.T) {
 	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
 	testdb.Must(t, err, "lock s1's marks")
 
-	client := newClient(t, env) // its clock is 2 August: 1 August has ended
-	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }, ShardTimeout: 20 * time.Second}
+	enqueue := enqueuer(t, env)
+	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }, ShardTimeout: 20 * time.Second}
 	type result struct {
-		res jobs.DrainResult
+		res drain.Result
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := d.DrainImmediate(ctx, client)
+		res, err := d.DrainImmediate(ctx, enqueue)
 		done <- result{res, err}
 	}()
 	// s4's request appears while s1 is still stuck (well before its 20 s).
@@ -77,16 +86,16 @@ func TestDrainsDoNotDoubleEnqueue(t *testing.T) {
 		testdb.Exec(t, env.Shards.Pool("s4"), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
 			VALUES ('kilmore-sands', make_date(2026, 8, $1::int), ARRAY['KS-001'], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1, '2026-08-25T00:00:00Z', '2026-08-25T00:00:00Z')`, day)
 	}
-	client := newClient(t, env)
+	enqueue := enqueuer(t, env)
 	now := func() time.Time { return time.Date(2026, 8, 25, 1, 0, 0, 0, time.UTC) } // every mark settled long ago
-	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: now}
+	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: now}
 	errs := make(chan error, 2)
-	go func() { _, err := d.Drain(ctx, client); errs <- err }()
-	go func() { _, err := d.DrainImmediate(ctx, client); errs <- err }()
+	go func() { _, err := d.Drain(ctx, enqueue); errs <- err }()
+	go func() { _, err := d.DrainImmediate(ctx, enqueue); errs <- err }()
 	testdb.Must(t, <-errs, "drain")
 	testdb.Must(t, <-errs, "drain")
 	// Whatever one of them skipped, a further drain finds nothing new.
-	_, err := d.Drain(ctx, client)
+	_, err := d.Drain(ctx, enqueue)
 	testdb.Must(t, err, "drain again")
 	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day'`); n != 20 {
 		t.Fatalf("%d rollup_day jobs for 20 marks drained by two drains at once, want 20", n)
@@ -102,8 +111,8 @@ func TestSkewedMarkIsNotHeldBack(t *testing.T) {
 	env := testdb.New(t, testdb.ArdnaveFleet)
 	testdb.Exec(t, env.Shards.Pool("s4"), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
 		VALUES ('kilmore-sands', '2026-08-01', ARRAY['KS-001'], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1, '2026-08-03T12:10:00Z', '2026-08-03T12:10:00Z')`)
-	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 3, 12, 0, 0, 0, time.UTC) }}
-	res, err := d.Drain(ctx, newClient(t, env))
+	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 3, 12, 0, 0, 0, time.UTC) }}
+	res, err := d.Drain(ctx, enqueuer(t, env))
 	testdb.Must(t, err, "drain")
 	if res.Enqueued != 1 || res.Deferred != 0 {
 		t.Fatalf("drain of a mark from a clock 10 min ahead: %+v, want it enqueued, not deferred", res)
@@ -119,7 +128,7 @@ func TestDrainRecordsHowFarItRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	env := testdb.New(t, testdb.ArdnaveFleet)
-	client := newClient(t, env)
+	enqueue := enqueuer(t, env)
 	// A burst on s4 that started 5 s before the first drain.
 	testdb.Exec(t, env.Shards.Pool("s4"), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings, created_at, updated_at)
 		VALUES ('kilmore-sands', '2026-08-01', ARRAY['KS-001'], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1, '2026-08-02T11:59:55Z', '2026-08-02T11:59:55Z')`)
@@ -134,8 +143,8 @@ func TestDrainRecordsHowFarItRead(t *testing.T) {
 		return s
 	}
 
-	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }}
-	res, err := d.Drain(ctx, client)
+	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }}
+	res, err := d.Drain(ctx, enqueue)
 	testdb.Must(t, err, "drain at 12:00")
 	if res.Deferred != 1 || res.Enqueued != 0 {
 		t.Fatalf("drain at 12:00: %+v, want the mark left to settle", res)
@@ -157,7 +166,7 @@ func TestDrainRecordsHowFarItRead(t *testing.T) {
 	testdb.Must(t, err, "lock s1's marks")
 	d.Now = func() time.Time { return time.Date(2026, 8, 2, 12, 1, 0, 0, time.UTC) }
 	d.ShardTimeout = time.Second
-	res, err = d.Drain(ctx, client)
+	res, err = d.Drain(ctx, enqueue)
 	if err == nil || res.Enqueued != 1 || res.Deleted != 1 {
 		t.Fatalf("drain at 12:01 with s1 stuck: %+v, %v; want s4's mark enqueued and deleted, and s1's failure", res, err)
 	}
@@ -214,10 +223,10 @@ func TestADrainPassesOnlyTheAnnouncementsItsReadSawFinished(t *testing.T) {
 	pending := func(day string) string {
 		return text(`SELECT pending::text FROM farm_day_waiting('f', $1)`, day)
 	}
-	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return at.Add(time.Hour) }}
-	client := newClient(t, env)
+	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return at.Add(time.Hour) }}
+	enqueue := enqueuer(t, env)
 
-	res, err := d.DrainImmediate(ctx, client)
+	res, err := d.DrainImmediate(ctx, enqueue)
 	testdb.Must(t, err, "drain while both writers are open")
 	if got := announced(); res.Marks != 0 || got != "2026-08-01 2026-08-02" || pending("2026-08-01") != "true" {
 		t.Fatalf("drain while the writers are open: %+v, announced %q, 1 August pending %s; want no mark read, both writers' announcements kept (pending)",
@@ -228,7 +237,7 @@ func TestADrainPassesOnlyTheAnnouncementsItsReadSawFinished(t *testing.T) {
 	if got := announced(); got != "2026-08-01 2026-08-02" {
 		t.Fatalf("after the commit and the rollback, before a drain: announced %q, want both kept", got)
 	}
-	res, err = d.DrainImmediate(ctx, client)
+	res, err = d.DrainImmediate(ctx, enqueue)
 	testdb.Must(t, err, "drain after the commit")
 	if got := announced(); res.Marks != 1 || res.Enqueued != 1 || got != "" ||
 		testdb.Int(t, env.Control, `SELECT count(*) FROM rollup_pending WHERE farm_id = 'f' AND day = '2026-08-01'`) != 1 {

@@ -1,4 +1,4 @@
-package jobs_test
+package drain_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -32,13 +32,13 @@ func TestDrainDetachesAStuckShard(t *testing.T) {
 	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
 	testdb.Must(t, err, "lock s1's marks")
 
-	client := newClient(t, env)
-	d := &jobs.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) },
+	enqueue := enqueuer(t, env)
+	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) },
 		ShardTimeout: 30 * time.Second, Detach: 500 * time.Millisecond}
 	// s1 cannot finish while its marks are locked, so it is detached however
 	// slow the machine; the other shards finish in about 0.1 s, but on a busy
 	// machine one may outlast Detach too, so only s1 and s4 are asserted.
-	res, err := d.DrainImmediate(ctx, client)
+	res, err := d.DrainImmediate(ctx, enqueue)
 	testdb.Must(t, err, "first drain")
 	if !slices.Contains(res.DetachedShards, "s1") {
 		t.Fatalf("first drain: %+v; want s1 detached (its marks are locked)", res)
@@ -54,7 +54,7 @@ func TestDrainDetachesAStuckShard(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a row
 	}
-	res, err = d.DrainImmediate(ctx, client)
+	res, err = d.DrainImmediate(ctx, enqueue)
 	testdb.Must(t, err, "second drain")
 	if !slices.Contains(res.BusyShards, "s1") || res.Enqueued != 0 {
 		t.Fatalf("second drain: %+v; want s1 busy (its first drain still at it), nothing enqueued", res)

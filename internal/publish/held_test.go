@@ -1,9 +1,8 @@
-package rollup_test
+package publish_test
 
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,26 +12,8 @@ import (
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/publish"
-	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
-
-// sendAt ingests one reading of turbine id recorded at `at` (received at
-// the clock's now), from any goroutine: a hook's error is returned, not
-// fatal.
-func (b *bundle) sendAt(id string, at time.Time) error {
-	line := fmt.Sprintf(`{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
-		id, at.UTC().Format(time.RFC3339Nano), b.Clock.Now().UTC().Format(time.RFC3339Nano))
-	dec, err := reading.NewDecoder(reading.NDJSON, strings.NewReader(line))
-	if err != nil {
-		return err
-	}
-	sum, err := b.In.Ingest(context.Background(), "test", dec)
-	if err == nil && sum.Accepted != 1 {
-		err = fmt.Errorf("late reading: %+v, want 1 accepted", sum)
-	}
-	return err
-}
 
 // TestALateReadingWhileTheFastPathPublishes: the window [12:00, 12:01) of
 // north (3 turbines, 90 slots) has N-001's 30 readings, sent at 12:01:01,
@@ -59,7 +40,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			late := noon.Add(2 * time.Second)
-			var b *bundle
+			var b *pipelinetest.Pipeline
 			var p *publish.Publisher
 			var sent, published atomic.Int32
 			var hookErr atomic.Value
@@ -75,20 +56,20 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 				published.Store(1)
 				return err
 			}}
-			b = setup(t, windowFleet, pipelinetest.Options{Hooks: hooks})
-			p = b.publisher(2 * time.Minute)
+			b = setup(t, pipelinetest.WindowFleet, pipelinetest.Options{Hooks: hooks})
+			p = b.PublisherWith(2 * time.Minute)
 			switch when {
 			case "BetweenComputeAndPublish":
 				p.AfterCompute = func(farm string) error {
 					if farm != "north" || !sent.CompareAndSwap(0, 1) {
 						return nil
 					}
-					return b.sendAt("N-002", late)
+					return b.SendAt("N-002", late)
 				}
 			case "AfterPublication":
 				p.OnPublish = func(w publish.Published) {
 					if w.FarmID == "north" && w.WindowStart.Equal(noon) && sent.CompareAndSwap(0, 1) {
-						if err := b.sendAt("N-002", late); err != nil {
+						if err := b.SendAt("N-002", late); err != nil {
 							hookErr.Store(err)
 						}
 					}
@@ -96,10 +77,10 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			}
 			b.Clock.Set(noon.Add(61 * time.Second))
 			for k := 0; k < 30; k++ {
-				b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+				b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 			}
 			b.Clock.Set(noon.Add(100 * time.Second))
-			b.readingsAt(t, noon, "N-002")
+			b.ReadingsAt(t, noon, "N-002")
 			if n := testdb.Int(t, b.Env.Shards.Pool("s1"), `SELECT count(*) FROM dirty_window WHERE turbine_id = 'N-002' AND window_start <= $1 AND window_end > $1`, noon); n != 1 {
 				t.Fatalf("%d marks of N-002 × 12:00 before publication, want 1", n)
 			}
@@ -107,7 +88,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			b.Clock.Set(noon.Add(2 * time.Minute))
 			if when == "WhileComputing" {
 				sent.Store(1)
-				testdb.Must(t, b.sendAt("N-002", late), "the late reading")
+				testdb.Must(t, b.SendAt("N-002", late), "the late reading")
 			} else {
 				_, err := p.PublishDue(ctx)
 				testdb.Must(t, err, "publish")
@@ -118,7 +99,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 			if sent.Load() == 0 || (when == "WhileComputing" && published.Load() == 0) {
 				t.Fatalf("the late reading was not sent while publishing (sent %d, published inside it %d)", sent.Load(), published.Load())
 			}
-			fast, ok := b.window(t, "north", noon, "fast")
+			fast, ok := b.Window(t, "north", noon, "fast")
 			if !ok || fast.Received != 31 || fast.Expected != 90 {
 				t.Fatalf("fast row %+v (published %v), want 31 of 90 received (the late reading not in it)", fast, ok)
 			}
@@ -130,7 +111,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 				t.Fatalf("drain: %+v, want 1 job", res)
 			}
 			b.WaitJobs(t)
-			final, ok := b.window(t, "north", noon, "final")
+			final, ok := b.Window(t, "north", noon, "final")
 			if !ok || final.Received != 32 || final.Revision != 1 {
 				t.Fatalf("final row %+v (exists %v), want received 32, revision 1", final, ok)
 			}
@@ -167,7 +148,7 @@ func TestALateReadingWhileTheFastPathPublishes(t *testing.T) {
 func TestTwoPublishersAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	aHeld, releaseA := make(chan struct{}), make(chan struct{})
 	bHeld, releaseB := make(chan struct{}), make(chan struct{})
 	hold := func(held, release chan struct{}) func(string) error {
@@ -182,13 +163,13 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 	}
 	var publications atomic.Int32
 	count := func(publish.Published) { publications.Add(1) }
-	pa, pb := b.publisher(2*time.Minute), b.publisher(2*time.Minute)
+	pa, pb := b.PublisherWith(2*time.Minute), b.PublisherWith(2*time.Minute)
 	pa.AfterCompute, pa.OnPublish = hold(aHeld, releaseA), count
 	pb.AfterCompute, pb.OnPublish = hold(bHeld, releaseB), count
 
 	b.Clock.Set(noon.Add(61 * time.Second))
 	for k := 0; k < 30; k++ {
-		b.readingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
+		b.ReadingsAt(t, noon.Add(time.Duration(2*k)*time.Second), "N-001")
 	}
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	type result struct {
@@ -198,7 +179,7 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 	aDone, bDone := make(chan result, 1), make(chan result, 1)
 	go func() { s, err := pa.PublishDue(ctx); aDone <- result{s, err} }()
 	<-aHeld
-	testdb.Must(t, b.sendAt("N-002", noon.Add(10*time.Second)), "the late reading")
+	testdb.Must(t, b.SendAt("N-002", noon.Add(10*time.Second)), "the late reading")
 	go func() { s, err := pb.PublishDue(ctx); bDone <- result{s, err} }()
 	var rb result
 	bFinished := false
@@ -221,14 +202,14 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast'`); n != 2 {
 		t.Fatalf("%d fast rows, want 2", n)
 	}
-	if w, _ := b.window(t, "north", noon, "fast"); w.Received != 30 {
+	if w, _ := b.Window(t, "north", noon, "fast"); w.Received != 30 {
 		t.Fatalf("north's fast row received %d, want 30 (A's snapshot, before the late reading)", w.Received)
 	}
 	if res := b.DrainNow(t); res.Enqueued != 1 {
 		t.Fatalf("drain: %+v, want 1 job", res)
 	}
 	b.WaitJobs(t)
-	if w, ok := b.window(t, "north", noon, "final"); !ok || w.Received != 31 || w.Revision != 1 {
+	if w, ok := b.Window(t, "north", noon, "final"); !ok || w.Received != 31 || w.Revision != 1 {
 		t.Fatalf("north's final row %+v (exists %v), want received 31, revision 1: the late reading corrected", w, ok)
 	}
 	var pm float64
@@ -245,14 +226,14 @@ func TestTwoPublishersAtOnce(t *testing.T) {
 // finishes (holding one while waiting for another would wait forever).
 func TestPublishingOnAPoolOfOneConnection(t *testing.T) {
 	t.Parallel()
-	b := setup(t, windowFleet, pipelinetest.Options{})
+	b := setup(t, pipelinetest.WindowFleet, pipelinetest.Options{})
 	cfg, err := pgxpool.ParseConfig(b.Env.ControlDSN)
 	testdb.Must(t, err, "pool config")
 	cfg.MaxConns = 1
 	one, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	testdb.Must(t, err, "pool")
 	t.Cleanup(one.Close)
-	p := b.publisher(2 * time.Minute)
+	p := b.PublisherWith(2 * time.Minute)
 	p.Control, p.Parallel = one, 4
 	b.Clock.Set(noon.Add(2 * time.Minute))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

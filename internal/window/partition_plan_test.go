@@ -1,4 +1,4 @@
-package rollup_test
+package window_test
 
 import (
 	"context"

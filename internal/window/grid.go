@@ -1,0 +1,86 @@
+// Package window is the window engine: a farm-local day's window grid,
+// the turbines a window counts and their service intervals, and computing
+// turbine_window rows on a shard (TurbineWindowUpsert, whose slot rule is
+// the shard's slot_start and slot_count) with the shard's sums of them.
+// The fast path (publish) and the farm-day recompute (rollup) both
+// compute windows through it; ingest's mark rule walks the same grid.
+package window
+
+import (
+	"time"
+
+	"github.com/galewatch/galewatch/internal/localday"
+)
+
+// Grid is the window grid of one farm-local day: windows of Window from
+// the day's start, the last one cut at the day's end. The bounds come from
+// the control database (FarmDayGet); this only counts.
+type Grid struct {
+	FarmID     string
+	Day        time.Time // the date (midnight UTC, as pgx gives a DATE)
+	Start, End time.Time
+	Window     time.Duration
+}
+
+// GridOf is the grid of the farm-local day holding t in loc, the day
+// bounded as Postgres bounds it (localday) and cut into windows of w: how
+// ingest's mark rule finds the windows a reading can count towards. The
+// recompute takes its bounds from FarmDayGet; TestGridIsTheSQLGrid keeps
+// the two the same.
+func GridOf(t time.Time, loc *time.Location, w time.Duration) Grid {
+	d := localday.Of(t, loc)
+	start, end := localday.Bounds(d, loc)
+	return Grid{Day: d.UTC(), Start: start, End: end, Window: w}
+}
+
+// Contains says whether t lies in the day.
+func (g Grid) Contains(t time.Time) bool { return !t.Before(g.Start) && t.Before(g.End) }
+
+// Holding is the index of the window holding t (t within the day).
+func (g Grid) Holding(t time.Time) int { return int(t.Sub(g.Start) / g.Window) }
+
+// Len is the number of windows in the day.
+func (g Grid) Len() int {
+	return int((g.End.Sub(g.Start) + g.Window - 1) / g.Window)
+}
+
+// Bounds returns window i's start and end.
+func (g Grid) Bounds(i int) (time.Time, time.Time) {
+	s := g.Start.Add(time.Duration(i) * g.Window)
+	e := s.Add(g.Window)
+	if e.After(g.End) {
+		e = g.End
+	}
+	return s, e
+}
+
+// Closed is how many windows of the day have passed the watermark at now
+// (end + lateness <= now): only those get final rows.
+func (g Grid) Closed(now time.Time, lateness time.Duration) int {
+	n := 0
+	for i := 0; i < g.Len(); i++ {
+		if _, e := g.Bounds(i); e.Add(lateness).After(now) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// Before is how many windows of the day start before t.
+func (g Grid) Before(t time.Time) int {
+	if !t.After(g.Start) {
+		return 0
+	}
+	return min(g.Len(), int((t.Sub(g.Start)+g.Window-1)/g.Window))
+}
+
+// Starts returns the starts of windows [from, to).
+func (g Grid) Starts(from, to int) []time.Time {
+	out := make([]time.Time, 0, to-from)
+	for i := from; i < to; i++ {
+		s, _ := g.Bounds(i)
+		out = append(out, s)
+	}
+	return out
+}
