@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/window"
@@ -246,105 +245,4 @@ func inBackground(f func() error) func() error {
 		once.Do(func() { err = <-done })
 		return err
 	}
-}
-
-// windowWriter writes a recompute's windows on the control database: this
-// shard's parts of them, the final rows of those every shard has a part of
-// (under the farm-day's final lock, taken once), and their reconciliation
-// with the fast rows: each write's windows, and their day once, with the
-// last write. finish raises the divergence alerts once, after the last
-// write (and measures the day if the last write had no final row to write).
-type windowWriter struct {
-	q           *controldb.Queries
-	farm, shard string
-	day, now    time.Time
-	jobID       *int64
-	locked      bool
-	final       int         // final rows written
-	lastFinal   []time.Time // the windows of the last write that wrote final rows
-	dayMeasured bool
-}
-
-func (w *windowWriter) write(ctx context.Context, sums []sharddb.FarmWindowSumsRow, last bool) error {
-	if len(sums) == 0 {
-		return nil
-	}
-	if err := w.q.FarmWindowPartUpsert(ctx, window.PartParams(w.farm, w.shard, sums, w.now)); err != nil {
-		return fmt.Errorf("window parts: %w", err)
-	}
-	if err := w.lock(ctx); err != nil {
-		return err
-	}
-	starts := make([]time.Time, len(sums))
-	for i, s := range sums {
-		starts[i] = s.WindowStart
-	}
-	written, err := w.q.FarmWindowFinalWrite(ctx, controldb.FarmWindowFinalWriteParams{
-		FarmID: w.farm, WindowStarts: starts, ComputedAt: w.now, JobID: w.jobID,
-	})
-	if err != nil {
-		return fmt.Errorf("final windows: %w", err)
-	}
-	w.final += len(written)
-	if len(written) == 0 {
-		return nil
-	}
-	ws := make([]time.Time, len(written))
-	for i, x := range written {
-		ws[i] = x.WindowStart
-	}
-	w.lastFinal = ws
-	if err := w.q.ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: w.farm, WindowStarts: ws, WithDays: last, MeasuredAt: w.now}); err != nil {
-		return fmt.Errorf("reconcile: %w", err)
-	}
-	w.dayMeasured = last
-	return nil
-}
-
-// offGrid deletes the control database's rows of the day on another grid
-// than g's (FarmWindowPartOffGridDelete): this shard's parts, the final rows
-// and their window reconciliation. Run before the day's writes, or after
-// them (the rows they wrote are on the grid), never beside them; a day
-// measured before a final row or a measurement of it was deleted is
-// measured again by finish.
-func (w *windowWriter) offGrid(ctx context.Context, g window.Grid) (controldb.FarmWindowPartOffGridDeleteRow, error) {
-	if err := w.lock(ctx); err != nil {
-		return controldb.FarmWindowPartOffGridDeleteRow{}, err
-	}
-	del, err := w.q.FarmWindowPartOffGridDelete(ctx, controldb.FarmWindowPartOffGridDeleteParams{
-		FarmID: w.farm, ShardName: w.shard, Day: w.day, DayStart: g.Start, DayEnd: g.End, WindowS: int32(g.Window / time.Second),
-	})
-	if err != nil {
-		return del, fmt.Errorf("off-grid windows: %w", err)
-	}
-	if del.Finals > 0 || del.Reconciliations > 0 {
-		w.dayMeasured = false
-	}
-	return del, nil
-}
-
-func (w *windowWriter) lock(ctx context.Context) error {
-	if w.locked {
-		return nil
-	}
-	if err := w.q.FarmWindowFinalLock(ctx, controldb.FarmWindowFinalLockParams{FarmID: w.farm, Day: w.day}); err != nil {
-		return fmt.Errorf("final lock: %w", err)
-	}
-	w.locked = true
-	return nil
-}
-
-func (w *windowWriter) finish(ctx context.Context) error {
-	if w.final == 0 {
-		return nil
-	}
-	if !w.dayMeasured {
-		if err := w.q.ReconciliationWrite(ctx, controldb.ReconciliationWriteParams{FarmID: w.farm, WindowStarts: w.lastFinal, WithDays: true, MeasuredAt: w.now}); err != nil {
-			return fmt.Errorf("reconcile the day: %w", err)
-		}
-	}
-	if _, err := w.q.AlertDivergenceRaise(ctx, controldb.AlertDivergenceRaiseParams{FarmID: w.farm, Days: []time.Time{w.day}, RaisedAt: w.now}); err != nil {
-		return fmt.Errorf("divergence alerts: %w", err)
-	}
-	return nil
 }
