@@ -51,23 +51,19 @@ var (
 var allDescs = []*prometheus.Desc{descControlUp, descControlSlow, descShardUp, descShardSlow, descDirtyMarks, descDirtyWindows, descDirtyOldest,
 	descPending, descPendingOldest, descPublishLag, descBehind, descPublishedThrough, descDivergence, descAlerts, descAlertLast}
 
-// DefaultMaxCount bounds how many of a farm's marked runs of turbine-windows
-// on a shard one scrape reads (a replay of one farm-day marks about 100,000
-// turbine-windows on a shard, in runs of consecutive windows per turbine and
-// batch): past that many runs the gauge is a lower bound.
-const DefaultMaxCount = 10_000
-
 // collector reads the gauges from the control database and every shard,
 // all at once, within timeout, for one scrape: ctx is the scrape's request
 // (a scraper that goes away cancels the reads).
 type collector struct {
-	ctx      context.Context
-	control  *pgxpool.Pool
-	shards   *fleet.Shards
-	now      func() time.Time
-	timeout  time.Duration
-	maxCount int64
-	log      *slog.Logger
+	ctx     context.Context
+	control *pgxpool.Pool
+	shards  *fleet.Shards
+	now     func() time.Time
+	timeout time.Duration
+	// maxRuns bounds the marked runs a farm's backlog sums (nil: the
+	// query's own bound, DirtyBacklogGet).
+	maxRuns *int64
+	log     *slog.Logger
 }
 
 // readState is how a database answered one scrape.
@@ -104,7 +100,7 @@ type controlRead struct {
 // shardRead is what one scrape read from one shard.
 type shardRead struct {
 	state   readState
-	backlog []sharddb.MetricsDirtyBacklogRow
+	backlog []sharddb.DirtyBacklogGetRow
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -117,7 +113,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	var wg sync.WaitGroup
 	wg.Go(func() { ctl = c.readControl(ctx, now) })
 	for i, name := range names {
-		wg.Go(func() { shards[i] = c.readShard(ctx, name, now) })
+		wg.Go(func() { shards[i] = c.readShard(ctx, name) })
 	}
 	wg.Wait()
 
@@ -137,7 +133,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	// Backlog gauges: 0 for every farm with turbines on an answering
 	// shard, so a sum over farms is 0, not absent, when all is drained.
 	type key struct{ shard, farm string }
-	marks := map[key]sharddb.MetricsDirtyBacklogRow{}
+	marks := map[key]sharddb.DirtyBacklogGetRow{}
 	for i, name := range names {
 		if shards[i].state != readOK {
 			continue
@@ -148,7 +144,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, fs := range ctl.farmShards {
 			if k := (key{name, fs.FarmID}); fs.ShardName == name {
 				if _, seen := marks[k]; !seen {
-					marks[k] = sharddb.MetricsDirtyBacklogRow{FarmID: fs.FarmID}
+					marks[k] = sharddb.DirtyBacklogGetRow{FarmID: fs.FarmID}
 				}
 			}
 		}
@@ -157,7 +153,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descDirtyMarks, float64(b.Marks), k.shard, k.farm)
 		gauge(descDirtyWindows, float64(b.Windows), k.shard, k.farm)
 		if b.Marks+b.Windows > 0 {
-			gauge(descDirtyOldest, b.OldestS, k.shard, k.farm)
+			gauge(descDirtyOldest, now.Sub(b.OldestMarkedAt).Seconds(), k.shard, k.farm)
 		}
 	}
 	if ctl.state != readOK {
@@ -219,14 +215,14 @@ func (c *collector) readControl(ctx context.Context, now time.Time) controlRead 
 	return r
 }
 
-func (c *collector) readShard(ctx context.Context, name string, now time.Time) shardRead {
+func (c *collector) readShard(ctx context.Context, name string) shardRead {
 	conn, err := c.shards.Pool(name).Acquire(ctx)
 	if err != nil {
 		c.log.Warn("metrics: shard", "shard", name, "err", err)
 		return shardRead{state: readDown}
 	}
 	defer conn.Release()
-	backlog, err := sharddb.New(conn).MetricsDirtyBacklog(ctx, sharddb.MetricsDirtyBacklogParams{Now: now, MaxCount: c.maxCount})
+	backlog, err := sharddb.New(conn).DirtyBacklogGet(ctx, sharddb.DirtyBacklogGetParams{MaxRuns: c.maxRuns})
 	if err != nil {
 		c.log.Warn("metrics: shard", "shard", name, "err", err)
 		return shardRead{state: failedState(ctx)}

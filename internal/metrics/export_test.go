@@ -1,5 +1,6 @@
 package metrics
 
-// SetMaxCount sets the bound of the scrape's counts (DefaultMaxCount), so a
-// test can reach it with a few rows.
-func SetMaxCount(m *Metrics, n int64) { m.gauges.maxCount = n }
+// SetMaxRuns sets the bound of the marked runs a farm's backlog sums
+// (DirtyBacklogGet's own when unset), so a test can reach it with a few
+// rows.
+func SetMaxRuns(m *Metrics, n int64) { m.gauges.maxRuns = &n }

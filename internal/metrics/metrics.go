@@ -98,7 +98,7 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, now func() time.Time, time
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	m.gauges = collector{control: control, shards: shards, now: now, timeout: timeout, maxCount: DefaultMaxCount, log: slog.Default()}
+	m.gauges = collector{control: control, shards: shards, now: now, timeout: timeout, log: slog.Default()}
 	m.scrapes = make(chan struct{}, maxScrapes)
 	m.reg.MustRegister(m.ingestRows, m.ingestRejects, m.ingestEarly, m.jobRuns, m.jobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -328,7 +328,7 @@ farms:
 	// date): 2 divergence alerts and 1 completeness alert.
 	t.Run("CountsAreBounded", func(t *testing.T) {
 		m := metrics.New(env.Control, env.Shards, now, 0)
-		metrics.SetMaxCount(m, 2)
+		metrics.SetMaxRuns(m, 2)
 		got := scrape(t, serveMetrics(t, env.Control, env.Shards, m))
 		expect(t, got, map[string]float64{
 			`galewatch_dirty_windows{farm="f1",shard="s1"}`:                 2,

@@ -282,6 +282,9 @@ type Backlog struct {
 	MarkedDays   []string `json:"marked_days"`
 	MarkReadings int64    `json:"mark_readings"`
 	DirtyWindows int64    `json:"dirty_windows"`
+	// DirtyWindowsAtLeast: a shard had more marked runs than one read
+	// sums (DirtyBacklogGet), so DirtyWindows is a lower bound.
+	DirtyWindowsAtLeast bool `json:"dirty_windows_at_least"`
 	// OldestMark is when the oldest mark or marked window was written;
 	// OldestMarkAgeS its age at the server's clock. Null with no backlog.
 	OldestMark     *time.Time `json:"oldest_mark"`
@@ -319,7 +322,7 @@ func (s *Server) backlogs(ctx context.Context, farms []Farm, farm *string) (map[
 	}
 	type answer struct {
 		shard string
-		rows  []sharddb.StatusDirtyBacklogRow
+		rows  []sharddb.DirtyBacklogGetRow
 		err   error
 	}
 	names := s.Shards.Names()
@@ -329,7 +332,7 @@ func (s *Server) backlogs(ctx context.Context, farms []Farm, farm *string) (map[
 		wg.Go(func() {
 			sctx, cancel := context.WithTimeout(ctx, shardTimeout)
 			defer cancel()
-			rows, err := sharddb.New(s.Shards.Pool(name)).StatusDirtyBacklog(sctx, farm)
+			rows, err := sharddb.New(s.Shards.Pool(name)).DirtyBacklogGet(sctx, sharddb.DirtyBacklogGetParams{FarmID: farm})
 			answers[i] = answer{shard: name, rows: rows, err: err}
 		})
 	}
@@ -350,15 +353,16 @@ func (s *Server) backlogs(ctx context.Context, farms []Farm, farm *string) (map[
 			if b == nil {
 				continue
 			}
-			if r.Marked && !slices.ContainsFunc(b.days, r.Day.Equal) {
-				b.days = append(b.days, r.Day)
+			for _, d := range r.MarkedDays {
+				if !slices.ContainsFunc(b.days, d.Equal) {
+					b.days = append(b.days, d)
+				}
 			}
 			b.MarkReadings += r.MarkReadings
-			b.DirtyWindows += r.DirtyWindows
-			for _, at := range []*time.Time{r.MarkCreatedAt, r.OldestWindowMarkedAt} {
-				if at != nil && (b.OldestMark == nil || at.Before(*b.OldestMark)) {
-					b.OldestMark = at
-				}
+			b.DirtyWindows += r.Windows
+			b.DirtyWindowsAtLeast = b.DirtyWindowsAtLeast || r.WindowsCapped
+			if b.OldestMark == nil || r.OldestMarkedAt.Before(*b.OldestMark) {
+				b.OldestMark = &r.OldestMarkedAt
 			}
 		}
 	}

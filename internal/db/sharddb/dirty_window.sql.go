@@ -10,6 +10,112 @@ import (
 	"time"
 )
 
+const dirtyBacklogGet = `-- name: DirtyBacklogGet :many
+WITH RECURSIVE window_farms AS (
+    (SELECT dw.farm_id FROM dirty_window dw
+     WHERE $1::text IS NULL OR dw.farm_id = $1::text
+     ORDER BY dw.farm_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT dw.farm_id FROM dirty_window dw
+            WHERE dw.farm_id > wf.farm_id AND ($1::text IS NULL OR dw.farm_id = $1::text)
+            ORDER BY dw.farm_id LIMIT 1)
+    FROM window_farms wf
+    WHERE wf.farm_id IS NOT NULL
+),
+farms AS (
+    SELECT wf.farm_id FROM window_farms wf WHERE wf.farm_id IS NOT NULL
+    UNION
+    SELECT dm.farm_id FROM dirty_mark dm WHERE $1::text IS NULL OR dm.farm_id = $1::text
+),
+cap AS (
+    SELECT coalesce($2::bigint, 10000) AS runs
+)
+SELECT f.farm_id::text AS farm_id,
+       m.marks::bigint AS marks,
+       m.readings::bigint AS mark_readings,
+       m.days::date[] AS marked_days,
+       w.windows::bigint AS windows,
+       (w.runs > cap.runs)::boolean AS windows_capped,
+       least(m.oldest, o.oldest)::timestamptz AS oldest_marked_at
+FROM farms f
+CROSS JOIN cap
+CROSS JOIN LATERAL (
+    SELECT count(*) AS marks, coalesce(sum(dm.readings), 0) AS readings,
+           coalesce(array_agg(dm.day ORDER BY dm.day), '{}') AS days, min(dm.created_at) AS oldest
+    FROM dirty_mark dm WHERE dm.farm_id = f.farm_id
+) AS m
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(c.windows) FILTER (WHERE c.n <= cap.runs), 0) AS windows, count(*) AS runs
+    FROM (SELECT dw.windows, row_number() OVER () AS n
+          FROM dirty_window dw WHERE dw.farm_id = f.farm_id LIMIT cap.runs + 1) AS c
+) AS w
+CROSS JOIN LATERAL (
+    SELECT min(x.marked_at) AS oldest
+    FROM (SELECT dw.marked_at FROM dirty_window dw WHERE dw.farm_id = f.farm_id ORDER BY dw.marked_at LIMIT 1) AS x
+) AS o
+ORDER BY f.farm_id
+`
+
+type DirtyBacklogGetParams struct {
+	FarmID  *string
+	MaxRuns *int64
+}
+
+type DirtyBacklogGetRow struct {
+	FarmID         string
+	Marks          int64
+	MarkReadings   int64
+	MarkedDays     []time.Time
+	Windows        int64
+	WindowsCapped  bool
+	OldestMarkedAt time.Time
+}
+
+// DirtyBacklogGet is this shard's dirty backlog per farm (one farm with
+// @farm_id, every farm when it is NULL), for the status page and /metrics
+// alike: the farm-days marked (dirty_mark, waiting for the drain: how many,
+// which, the readings under them), the turbine-windows marked (dirty_window,
+// waiting for a correction or the fast path; summed over the marked runs, so
+// a window two batches marked counts twice) and when the oldest mark of
+// either kind was written (both are stamped with the writer's clock).
+//
+// /metrics runs it on every scrape, so its cost is bounded whatever the
+// backlog: the farms come from a skip scan of dirty_window's claim index
+// (one probe per farm) and dirty_mark (one row per farm-day, so bounded by
+// the days a reading may be late for); the turbine-windows are summed over
+// at most @max_runs marked runs per farm (10,000 when NULL; a replay of one
+// farm-day marks about 100,000 turbine-windows on a shard, in runs of
+// consecutive windows per turbine and batch): past that many runs,
+// windows_capped is true and the sum a lower bound. The oldest window is
+// the first of dirty_window (farm_id, marked_at).
+func (q *Queries) DirtyBacklogGet(ctx context.Context, arg DirtyBacklogGetParams) ([]DirtyBacklogGetRow, error) {
+	rows, err := q.db.Query(ctx, dirtyBacklogGet, arg.FarmID, arg.MaxRuns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DirtyBacklogGetRow
+	for rows.Next() {
+		var i DirtyBacklogGetRow
+		if err := rows.Scan(
+			&i.FarmID,
+			&i.Marks,
+			&i.MarkReadings,
+			&i.MarkedDays,
+			&i.Windows,
+			&i.WindowsCapped,
+			&i.OldestMarkedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dirtyWindowClaim = `-- name: DirtyWindowClaim :many
 WITH claimed AS (
     DELETE FROM dirty_window d
@@ -200,146 +306,4 @@ func (q *Queries) DirtyWindowTrim(ctx context.Context, arg DirtyWindowTrimParams
 	var i DirtyWindowTrimRow
 	err := row.Scan(&i.DirtyWindows, &i.DirtyMarks)
 	return i, err
-}
-
-const metricsDirtyBacklog = `-- name: MetricsDirtyBacklog :many
-WITH RECURSIVE window_farms AS (
-    (SELECT dw.farm_id FROM dirty_window dw ORDER BY dw.farm_id LIMIT 1)
-    UNION ALL
-    SELECT (SELECT dw.farm_id FROM dirty_window dw WHERE dw.farm_id > wf.farm_id ORDER BY dw.farm_id LIMIT 1)
-    FROM window_farms wf
-    WHERE wf.farm_id IS NOT NULL
-),
-farms AS (
-    SELECT wf.farm_id FROM window_farms wf WHERE wf.farm_id IS NOT NULL
-    UNION
-    SELECT dm.farm_id FROM dirty_mark dm
-)
-SELECT f.farm_id::text AS farm_id, m.marks::bigint AS marks, w.windows::bigint AS windows,
-       extract(epoch FROM $1::timestamptz - least(m.oldest, o.oldest))::float8 AS oldest_s
-FROM farms f
-CROSS JOIN LATERAL (SELECT count(*) AS marks, min(dm.created_at) AS oldest FROM dirty_mark dm WHERE dm.farm_id = f.farm_id) AS m
-CROSS JOIN LATERAL (
-    SELECT coalesce(sum(c.windows), 0) AS windows
-    FROM (SELECT dw.windows FROM dirty_window dw WHERE dw.farm_id = f.farm_id LIMIT $2::bigint) AS c
-) AS w
-CROSS JOIN LATERAL (
-    SELECT min(x.marked_at) AS oldest
-    FROM (SELECT dw.marked_at FROM dirty_window dw WHERE dw.farm_id = f.farm_id ORDER BY dw.marked_at LIMIT 1) AS x
-) AS o
-ORDER BY f.farm_id
-`
-
-type MetricsDirtyBacklogParams struct {
-	Now      time.Time
-	MaxCount int64
-}
-
-type MetricsDirtyBacklogRow struct {
-	FarmID  string
-	Marks   int64
-	Windows int64
-	OldestS float64
-}
-
-// MetricsDirtyBacklog is the shard's dirty backlog per farm: farm-days
-// marked (dirty_mark, waiting for the drain), turbine-windows marked
-// (dirty_window, waiting for a correction or the fast path) and the age of
-// the oldest mark of either kind on the caller's clock (both are stamped
-// with the writer's clock).
-//
-// /metrics runs it on every scrape, so its cost is bounded whatever the
-// backlog: the farms come from a skip scan of dirty_window's claim index
-// (one probe per farm) and dirty_mark (one row per farm-day, so bounded by the days a
-// reading may be late for); the turbine-windows are summed over at most
-// @max_count marked runs per farm (past that many runs the sum is a lower bound); the
-// oldest window is the first of dirty_window (farm_id, marked_at).
-func (q *Queries) MetricsDirtyBacklog(ctx context.Context, arg MetricsDirtyBacklogParams) ([]MetricsDirtyBacklogRow, error) {
-	rows, err := q.db.Query(ctx, metricsDirtyBacklog, arg.Now, arg.MaxCount)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []MetricsDirtyBacklogRow
-	for rows.Next() {
-		var i MetricsDirtyBacklogRow
-		if err := rows.Scan(
-			&i.FarmID,
-			&i.Marks,
-			&i.Windows,
-			&i.OldestS,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const statusDirtyBacklog = `-- name: StatusDirtyBacklog :many
-WITH w AS (
-    SELECT farm_id, day, sum(windows) AS windows, min(marked_at)::timestamptz AS oldest_marked_at
-    FROM dirty_window
-    WHERE $1::text IS NULL OR farm_id = $1::text
-    GROUP BY farm_id, day
-), m AS (
-    SELECT farm_id, day, readings, created_at
-    FROM dirty_mark
-    WHERE $1::text IS NULL OR farm_id = $1::text
-)
-SELECT coalesce(m.farm_id, w.farm_id)::text AS farm_id,
-       coalesce(m.day, w.day)::date AS day,
-       (m.farm_id IS NOT NULL)::boolean AS marked,
-       coalesce(m.readings, 0)::bigint AS mark_readings,
-       m.created_at AS mark_created_at,
-       coalesce(w.windows, 0)::bigint AS dirty_windows,
-       w.oldest_marked_at AS oldest_window_marked_at
-FROM m FULL JOIN w ON w.farm_id = m.farm_id AND w.day = m.day
-ORDER BY 1, 2
-`
-
-type StatusDirtyBacklogRow struct {
-	FarmID               string
-	Day                  time.Time
-	Marked               bool
-	MarkReadings         int64
-	MarkCreatedAt        *time.Time
-	DirtyWindows         int64
-	OldestWindowMarkedAt *time.Time
-}
-
-// StatusDirtyBacklog is this shard's dirty backlog per farm-day (one farm
-// with @farm_id, every farm when it is NULL): the farm-day's mark, waiting
-// for the drain (readings under it, when it was first written), and the
-// turbine-windows marked for correction (how many, summed over the marked
-// runs: a window two batches marked counts twice; the oldest).
-func (q *Queries) StatusDirtyBacklog(ctx context.Context, farmID *string) ([]StatusDirtyBacklogRow, error) {
-	rows, err := q.db.Query(ctx, statusDirtyBacklog, farmID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []StatusDirtyBacklogRow
-	for rows.Next() {
-		var i StatusDirtyBacklogRow
-		if err := rows.Scan(
-			&i.FarmID,
-			&i.Day,
-			&i.Marked,
-			&i.MarkReadings,
-			&i.MarkCreatedAt,
-			&i.DirtyWindows,
-			&i.OldestWindowMarkedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

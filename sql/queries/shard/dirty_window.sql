@@ -85,64 +85,61 @@ WITH w AS (
 )
 SELECT (SELECT count(*) FROM w)::bigint AS dirty_windows, (SELECT count(*) FROM m)::bigint AS dirty_marks;
 
--- StatusDirtyBacklog is this shard's dirty backlog per farm-day (one farm
--- with @farm_id, every farm when it is NULL): the farm-day's mark, waiting
--- for the drain (readings under it, when it was first written), and the
--- turbine-windows marked for correction (how many, summed over the marked
--- runs: a window two batches marked counts twice; the oldest).
--- name: StatusDirtyBacklog :many
-WITH w AS (
-    SELECT farm_id, day, sum(windows) AS windows, min(marked_at)::timestamptz AS oldest_marked_at
-    FROM dirty_window
-    WHERE sqlc.narg(farm_id)::text IS NULL OR farm_id = sqlc.narg(farm_id)::text
-    GROUP BY farm_id, day
-), m AS (
-    SELECT farm_id, day, readings, created_at
-    FROM dirty_mark
-    WHERE sqlc.narg(farm_id)::text IS NULL OR farm_id = sqlc.narg(farm_id)::text
-)
-SELECT coalesce(m.farm_id, w.farm_id)::text AS farm_id,
-       coalesce(m.day, w.day)::date AS day,
-       (m.farm_id IS NOT NULL)::boolean AS marked,
-       coalesce(m.readings, 0)::bigint AS mark_readings,
-       m.created_at AS mark_created_at,
-       coalesce(w.windows, 0)::bigint AS dirty_windows,
-       w.oldest_marked_at AS oldest_window_marked_at
-FROM m FULL JOIN w ON w.farm_id = m.farm_id AND w.day = m.day
-ORDER BY 1, 2;
-
--- MetricsDirtyBacklog is the shard's dirty backlog per farm: farm-days
--- marked (dirty_mark, waiting for the drain), turbine-windows marked
--- (dirty_window, waiting for a correction or the fast path) and the age of
--- the oldest mark of either kind on the caller's clock (both are stamped
--- with the writer's clock).
+-- DirtyBacklogGet is this shard's dirty backlog per farm (one farm with
+-- @farm_id, every farm when it is NULL), for the status page and /metrics
+-- alike: the farm-days marked (dirty_mark, waiting for the drain: how many,
+-- which, the readings under them), the turbine-windows marked (dirty_window,
+-- waiting for a correction or the fast path; summed over the marked runs, so
+-- a window two batches marked counts twice) and when the oldest mark of
+-- either kind was written (both are stamped with the writer's clock).
 --
 -- /metrics runs it on every scrape, so its cost is bounded whatever the
 -- backlog: the farms come from a skip scan of dirty_window's claim index
--- (one probe per farm) and dirty_mark (one row per farm-day, so bounded by the days a
--- reading may be late for); the turbine-windows are summed over at most
--- @max_count marked runs per farm (past that many runs the sum is a lower bound); the
--- oldest window is the first of dirty_window (farm_id, marked_at).
--- name: MetricsDirtyBacklog :many
+-- (one probe per farm) and dirty_mark (one row per farm-day, so bounded by
+-- the days a reading may be late for); the turbine-windows are summed over
+-- at most @max_runs marked runs per farm (10,000 when NULL; a replay of one
+-- farm-day marks about 100,000 turbine-windows on a shard, in runs of
+-- consecutive windows per turbine and batch): past that many runs,
+-- windows_capped is true and the sum a lower bound. The oldest window is
+-- the first of dirty_window (farm_id, marked_at).
+-- name: DirtyBacklogGet :many
 WITH RECURSIVE window_farms AS (
-    (SELECT dw.farm_id FROM dirty_window dw ORDER BY dw.farm_id LIMIT 1)
+    (SELECT dw.farm_id FROM dirty_window dw
+     WHERE sqlc.narg(farm_id)::text IS NULL OR dw.farm_id = sqlc.narg(farm_id)::text
+     ORDER BY dw.farm_id LIMIT 1)
     UNION ALL
-    SELECT (SELECT dw.farm_id FROM dirty_window dw WHERE dw.farm_id > wf.farm_id ORDER BY dw.farm_id LIMIT 1)
+    SELECT (SELECT dw.farm_id FROM dirty_window dw
+            WHERE dw.farm_id > wf.farm_id AND (sqlc.narg(farm_id)::text IS NULL OR dw.farm_id = sqlc.narg(farm_id)::text)
+            ORDER BY dw.farm_id LIMIT 1)
     FROM window_farms wf
     WHERE wf.farm_id IS NOT NULL
 ),
 farms AS (
     SELECT wf.farm_id FROM window_farms wf WHERE wf.farm_id IS NOT NULL
     UNION
-    SELECT dm.farm_id FROM dirty_mark dm
+    SELECT dm.farm_id FROM dirty_mark dm WHERE sqlc.narg(farm_id)::text IS NULL OR dm.farm_id = sqlc.narg(farm_id)::text
+),
+cap AS (
+    SELECT coalesce(sqlc.narg(max_runs)::bigint, 10000) AS runs
 )
-SELECT f.farm_id::text AS farm_id, m.marks::bigint AS marks, w.windows::bigint AS windows,
-       extract(epoch FROM sqlc.arg(now)::timestamptz - least(m.oldest, o.oldest))::float8 AS oldest_s
+SELECT f.farm_id::text AS farm_id,
+       m.marks::bigint AS marks,
+       m.readings::bigint AS mark_readings,
+       m.days::date[] AS marked_days,
+       w.windows::bigint AS windows,
+       (w.runs > cap.runs)::boolean AS windows_capped,
+       least(m.oldest, o.oldest)::timestamptz AS oldest_marked_at
 FROM farms f
-CROSS JOIN LATERAL (SELECT count(*) AS marks, min(dm.created_at) AS oldest FROM dirty_mark dm WHERE dm.farm_id = f.farm_id) AS m
+CROSS JOIN cap
 CROSS JOIN LATERAL (
-    SELECT coalesce(sum(c.windows), 0) AS windows
-    FROM (SELECT dw.windows FROM dirty_window dw WHERE dw.farm_id = f.farm_id LIMIT sqlc.arg(max_count)::bigint) AS c
+    SELECT count(*) AS marks, coalesce(sum(dm.readings), 0) AS readings,
+           coalesce(array_agg(dm.day ORDER BY dm.day), '{}') AS days, min(dm.created_at) AS oldest
+    FROM dirty_mark dm WHERE dm.farm_id = f.farm_id
+) AS m
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(c.windows) FILTER (WHERE c.n <= cap.runs), 0) AS windows, count(*) AS runs
+    FROM (SELECT dw.windows, row_number() OVER () AS n
+          FROM dirty_window dw WHERE dw.farm_id = f.farm_id LIMIT cap.runs + 1) AS c
 ) AS w
 CROSS JOIN LATERAL (
     SELECT min(x.marked_at) AS oldest
