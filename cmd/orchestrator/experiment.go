@@ -22,8 +22,8 @@ func (m *Main) experimentCommand() *cobra.Command {
 			if _, err := m.Control(ctx); err != nil {
 				return err
 			}
-			if cfg.Windows < 1 || cfg.EventsPerWindow < 20 || cfg.EventsPerWindow%20 != 0 {
-				return fmt.Errorf("--windows must be at least 1 and --events a positive multiple of 20 (20 slots a window)")
+			if err := cfg.Check(); err != nil {
+				return fmt.Errorf("--windows, --events: %w", err)
 			}
 			env, name, drop, err := experiment.Scratch(ctx, m.controlDSN, cfg)
 			if err != nil {

@@ -15,18 +15,11 @@ import (
 )
 
 // TestExperimentWatermarkCommand runs `orchestrator experiment watermark`
-// as a process on a small draw (one window of 100 events, the default five
-// allowed latenesses and four horizons; with seed 3, 3 readings arrive
-// after the 60 s farm published the window, and 1 has not arrived an hour
-// after close) and checks what must hold whatever the draw: the JSON object
-// carries the keys the issue names; every final count is exact; every
-// reading that arrived after its window's publication is corrected within
-// a minute of simulated time; the divergence still open an hour after
-// close equals the share not yet arrived by then (no correction waits for
-// a batch); publication at 0 s misses at least what it misses at 60 s, and
-// that is more than nothing; total work is between 1 and 2 rows read per
-// row ingested; the scratch databases are dropped afterwards; a bad
-// --events is refused naming the flag.
+// as a process on the smallest draw (one window of 40 events): the JSON
+// object carries the keys the study reports, its final counts are exact,
+// the scratch databases it names are dropped afterwards, and a bad
+// --events is refused naming the flag. What the study finds is
+// internal/experiment's TestWatermarkStudy.
 func TestExperimentWatermarkCommand(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
@@ -41,7 +34,7 @@ func TestExperimentWatermarkCommand(t *testing.T) {
 		err := cmd.Run()
 		return out.String(), errOut.String(), err
 	}
-	out, stderr, err := run("--windows", "1", "--events", "100", "--seed", "3", "--json")
+	out, stderr, err := run("--windows", "1", "--events", "40", "--json")
 	if err != nil {
 		t.Fatalf("experiment: %v\n%s", err, stderr)
 	}
@@ -58,23 +51,7 @@ func TestExperimentWatermarkCommand(t *testing.T) {
 	var res experiment.Result
 	testdb.Must(t, json.Unmarshal([]byte(out), &res), "decode the result")
 	if !res.FinalExact {
-		t.Fatal("final counts are not exact: some window's final row is not 100 received")
-	}
-	if c := res.ArrivalToCorrection; c.LateReadings != 3 || c.Uncorrected != 0 || c.P99S > 60 {
-		t.Fatalf("arrival → correction %+v: want 3 late readings, none uncorrected, p99 ≤ 60 s", c)
-	}
-	if len(res.OpenDivergence) != 4 || res.OpenDivergence[0].HoursAfterClose != 1 {
-		t.Fatalf("open divergence %+v: want 4 horizons, the first an hour after close", res.OpenDivergence)
-	}
-	if o := res.OpenDivergence[0]; o.NotArrivedPerMille != 10 || o.DivergencePerMille != o.NotArrivedPerMille {
-		t.Fatalf("an hour after close: %+v; want 10 ‰ (1 of 100) not yet arrived, and the open divergence equal to it", o)
-	}
-	p := res.DivergenceAtPublication
-	if len(p) != 5 || p[0].LatenessS != 0 || p[2].LatenessS != 60 || p[0].DivergencePerMille < p[2].DivergencePerMille || p[2].DivergencePerMille <= 0 {
-		t.Fatalf("divergence at publication %+v: want 5 latenesses, 0 s first and 60 s third, 0 s ≥ 60 s > 0", p)
-	}
-	if res.TotalWorkRatio > 2.0 || res.TotalWorkRatio < 1.0 {
-		t.Fatalf("total work %.2f rows read per row ingested, want between 1 and 2", res.TotalWorkRatio)
+		t.Fatal("final counts are not exact: some window's final row is not 40 received")
 	}
 	name := regexp.MustCompile(`galewatch_experiment_[0-9a-f]{8}`).FindString(stderr)
 	if name == "" {

@@ -70,6 +70,18 @@ func DefaultConfig() Config {
 	}
 }
 
+// Check refuses a size the experiment cannot run: no window, or events
+// that do not fill the window's slots evenly (20 at a 3 s cadence and 60 s
+// windows) on at least one turbine per shard.
+func (c Config) Check() error {
+	slots := int(c.Window / c.Cadence)
+	if c.Windows < 1 || c.EventsPerWindow < 2*slots || c.EventsPerWindow%slots != 0 {
+		return fmt.Errorf("windows must be at least 1 and events per window a multiple of %d (%d slots a window) of at least %d (a turbine on each of the two shards), got %d and %d",
+			slots, slots, 2*slots, c.Windows, c.EventsPerWindow)
+	}
+	return nil
+}
+
 // Seed 002's figures, printed beside ours.
 var (
 	modelAtPublication = map[time.Duration]float64{0: 82.46, 15 * time.Second: 37.42, time.Minute: 24.67, 2 * time.Minute: 13.32, 5 * time.Minute: 5.37}
