@@ -101,9 +101,9 @@ func (m *Main) Control(ctx context.Context) (*pgxpool.Pool, error) {
 	cfg.MaxConns = 24 + publish.DefaultParallel
 	// The control database answers small queries (a farm's due windows, a
 	// month of days) whose row estimates, built on generate_series, look
-	// large enough to JIT-compile: FarmWindowsDue, which the fast path asks
-	// for every farm each minute, took 0.5-1 s with JIT and 6 ms without.
-	// JIT never pays for itself here (the heavy aggregates run on shards).
+	// large enough to JIT-compile (FarmWindowsDue, asked for every farm
+	// each minute, a hundred times slower with it). JIT never pays for
+	// itself here: the heavy aggregates run on shards.
 	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}

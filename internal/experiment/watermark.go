@@ -245,9 +245,9 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 
 	// The control statements run as the orchestrator runs them: with jit
 	// off (cmd/orchestrator/app.go). A pool that leaves jit to the server
-	// (the scratch databases', a test's) JIT-compiled FarmWindowsDue on
-	// every publication, 0.4-0.6 s of each farm's 3 ms query: most of a
-	// small run's wall time, and none of the pipeline's.
+	// (the scratch databases', a test's) JIT-compiles FarmWindowsDue on
+	// every publication: most of a small run's wall time, and none of the
+	// pipeline's.
 	if pc := env.Control.Config(); pc.ConnConfig.RuntimeParams["jit"] == "" {
 		pc.ConnConfig.RuntimeParams["jit"] = "off"
 		pool, err := pgxpool.NewWithConfig(ctx, pc)
@@ -277,9 +277,8 @@ func Run(ctx context.Context, env Env, cfg Config) (Result, error) {
 	}
 	// CatchUp is set before each run to reach back exactly to cfg.Start:
 	// every experiment window is published however far the clock jumped,
-	// and none of the empty windows before it (a fixed 48 h computed and
-	// published 2,880 of them a farm on the first run: 3-4 s of a 2-window
-	// run with five farms that now takes 4.4 s).
+	// and none of the empty windows before it (a fixed 48 h would publish
+	// 2,880 empty windows a farm first).
 	pub := &publish.Publisher{Control: env.Control, Shards: env.Shards, Now: clk.Now, MaxWindows: 100_000,
 		OnPublish: func(p publish.Published) {
 			work[p.FarmID].FastRowsRead += p.RowsRead

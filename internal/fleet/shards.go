@@ -60,11 +60,10 @@ func (r *Registry) OpenShards(ctx context.Context, maxConns int32) (*Shards, err
 		// No JIT (unless the DSN asks for it): the window statement
 		// (TurbineWindowUpsert, the fast path's and every correction's)
 		// is estimated at a thousand windows per turbine run (a
-		// generate_series over columns), so Postgres compiled it with full
-		// optimisation for 0.8-1 s on a 2-core machine, for 3 ms of work
-		// (one window of 100 turbines): 41 farms' publications a minute
-		// spent most of a core compiling. Measured on 100 turbines x 189
-		// windows (544,320 readings): 1.22-1.33 s with JIT, 0.52 s without.
+		// generate_series over columns), so Postgres compiles it with full
+		// optimisation, for a second, to do milliseconds of work: a fleet's
+		// publications every minute would spend most of a core compiling
+		// (BENCHMARKS.md, "Measurements behind the code").
 		if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 			cfg.ConnConfig.RuntimeParams["jit"] = "off"
 		}

@@ -130,9 +130,9 @@ func (p *Publisher) setNextDue(farm string, lastEnd time.Time, window, lateness 
 // windows: about 4 s of one core), on a machine whose other work (live
 // ingest, a replay's COPY, the corrections it dirties) does not stop for
 // it; the kernel shares the cores among what is runnable, so the round's
-// share grows with its farms in flight. In the soak at 4 the round right
-// after a replay published its last farm 5.08-5.38 s after the watermark
-// (6.1-7.3 s in CI), at 8 2.86-3.89 s (BENCHMARKS.md, "Soak"). Each farm
+// share grows with its farms in flight: at 8 the soak's round right after
+// a replay publishes its last farm within its 5 s target, at 4 it did not
+// (BENCHMARKS.md, "Soak"). Each farm
 // holds one control connection while it publishes (the control pool is
 // sized for it) and one shard connection per shard while it computes.
 const DefaultParallel = 8

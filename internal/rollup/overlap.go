@@ -21,21 +21,12 @@ import (
 // is overlapShrink of the one before, as long as the last keeps
 // overlapMinWindows windows, and there are at most overlapMaxRanges of
 // them. One turbine's day (1,440 windows) is 4 ranges (614, 399, 259,
-// 168 windows). The shrink follows what the control database's writes
-// cost against the shard's: at first 0.72 of them a window (19-20 against
-// 26-29 us, measured on the benchmark's farm), so 0.75, 527 to 222
-// windows (at 0.7 the shard waited for them, 1 ms a range); once each
-// range reconciled only its own windows and the shard stopped planning
-// each range (generic plans), 0.65 did better: one turbine's correction
-// took 48.1-50.8 ms against 50.2-54.6 at 0.75 (medians of 30, five
-// alternating triples with 5 ranges at 0.75: 48.8-52.1), its last
-// range's writes, left after the shard, 168 windows instead of 222. A
-// correction too small to split (under 280 windows) is written after the
-// shard's reads, as before: the extra statements would cost more than the
-// overlap saves. Since the ranges are shared by two shard sessions
-// (computeOverlapped), the same four measured as well as six of 240
-// windows, or ascending, or seven (within the noise of 40 alternating
-// runs each).
+// 168 windows). The shrink is what the control database's writes of a
+// window cost against the shard's compute of it, so the next range's
+// compute covers this one's writes (the runs that chose 0.65:
+// BENCHMARKS.md, "Measurements behind the code"). A correction too small
+// to split (under 280 windows) is written after the shard's reads: the
+// extra statements would cost more than the overlap saves.
 const (
 	overlapMinWindows = 110
 	overlapMaxRanges  = 4

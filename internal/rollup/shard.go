@@ -139,9 +139,9 @@ const helperMaxPairs = 10 * 1440
 // for a correction of at most helperMaxPairs turbine-windows (a larger one
 // is a replay's, throughput work whose jobs already run side by side), and
 // only while no other connection of this process's shard pools is in use
-// (no ingest, fast path or other job working). Measured: the soak's live
-// windows were published 5.17 s late at p99 (limit 5 s) when every
-// correction of its replay took a helper, against 2.0-4.7 s without.
+// (no ingest, fast path or other job working): a replay whose every
+// correction took a helper made the soak's live windows late
+// (BENCHMARKS.md, "Measurements behind the code").
 func (c *Computer) helperPool(shard string, pairs int) *pgxpool.Pool {
 	if pairs > helperMaxPairs || c.Shards.InUse() > 1 {
 		return nil

@@ -43,8 +43,7 @@ type ShardWork struct {
 // the window is not whole either, and filling it in recomputes that
 // turbine's row on the new grid. The sums the window statement returns
 // say it, as the statement left them, in the same transaction: no read
-// before the compute (that was a 1,440-window query, 2.2 ms of a
-// one-turbine correction's 68).
+// before the compute (a whole day's query, for every correction).
 func SplitWhole(sums []sharddb.FarmWindowSumsRow, wholeAt int) ([]sharddb.FarmWindowSumsRow, []time.Time) {
 	if wholeAt <= 0 {
 		return sums, nil

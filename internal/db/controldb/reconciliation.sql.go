@@ -147,9 +147,9 @@ type ReconciliationWriteParams struct {
 // re-read for every range was a quarter of the control side's work).
 // Every read is one range scan of farm_window, with no join (the windows'
 // span, then their days' bounds), so the plan holds with or without
-// statistics and never scans the farm's history (60 ms with 30 days,
-// growing daily; a join or a probe per window was planned as a scan per
-// window on an unanalysed table). TestControlWritesReadTheirWindows.
+// statistics and never scans the farm's history, which grows daily (a
+// join or a probe per window was planned as a scan per window on an
+// unanalysed table). TestControlWritesReadTheirWindows.
 func (q *Queries) ReconciliationWrite(ctx context.Context, arg ReconciliationWriteParams) error {
 	_, err := q.db.Exec(ctx, reconciliationWrite,
 		arg.FarmID,

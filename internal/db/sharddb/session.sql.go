@@ -32,8 +32,8 @@ SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
 // each execution, until PlanCustom. For a large correction's ranges: the
 // window statement's plan has one shape whatever its arguments and
 // statistics (a key range per turbine, OFFSET 0 fences), and it runs once
-// a range (4 for one turbine's day), each planned again for 0.75-0.9 ms
-// otherwise (TestAGenericCorrectionReadsItsKeyRanges). The window statement's
+// a range (4 for one turbine's day), each planned again otherwise
+// (TestAGenericCorrectionReadsItsKeyRanges). The window statement's
 // readings are pruned to the day's partitions when it starts (the day's
 // bounds are arguments), and what it compares each reading with is
 // computed once a turbine, not from the arguments a reading at a time.

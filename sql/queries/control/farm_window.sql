@@ -16,8 +16,8 @@ WITH f AS (
     -- its catch-up starts again at @start_from (the final path covers the
     -- gap). The last window is read through the key, the latest first (as
     -- FarmWindowFastThrough): a max(window_end) read every fast row the
-    -- farm has ever had, for every farm in every round (30 days: 8-33 ms
-    -- a farm instead of ~1; TestFastPathReadsItsLastWindow).
+    -- farm has ever had, for every farm in every round
+    -- (TestFastPathReadsItsLastWindow).
     SELECT greatest((SELECT fw.window_end FROM farm_window fw WHERE fw.farm_id = sqlc.arg(farm_id) AND fw.path = 'fast'
                      ORDER BY fw.window_start DESC LIMIT 1),
                     sqlc.arg(start_from)::timestamptz) AS from_t

@@ -9,9 +9,9 @@
 -- name: ReconciliationWrite :exec
 -- Every read is one range scan of farm_window, with no join (the windows'
 -- span, then their days' bounds), so the plan holds with or without
--- statistics and never scans the farm's history (60 ms with 30 days,
--- growing daily; a join or a probe per window was planned as a scan per
--- window on an unanalysed table). TestControlWritesReadTheirWindows.
+-- statistics and never scans the farm's history, which grows daily (a
+-- join or a probe per window was planned as a scan per window on an
+-- unanalysed table). TestControlWritesReadTheirWindows.
 WITH touched AS (
     SELECT DISTINCT w.day
     FROM farm_window w

@@ -15,9 +15,9 @@ SELECT pg_advisory_xact_lock(hashtextextended('turbine_window/' || sqlc.arg(farm
 -- EXCEPT those of its rows in its key range of those windows (LATERAL,
 -- OFFSET 0): a set operation, hashed or sorted, never a join the planner
 -- could turn into a loop or a scan of the table. A NOT EXISTS was planned
--- as an anti join over the whole table (30 days of one farm's windows on a
--- shard: a sequential scan and an external sort of 4.46 M rows, 2.8-4.4 s
--- for one recompute; TestMissingWindowsReadTheirRange).
+-- as an anti join over the whole table (a sequential scan and an external
+-- sort of every window retention keeps, for one recompute;
+-- TestMissingWindowsReadTheirRange).
 -- name: TurbineWindowMissing :many
 SELECT t.turbine_id::text AS turbine_id, m.i::integer AS window_index
 FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
@@ -165,9 +165,9 @@ WITH run AS (
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
               -- Per reading, timestamps only (date_bin and comparisons: exact
               -- microsecond arithmetic, by value); the interval lag is kept
-              -- for its minimum and maximum alone. Slots as epoch seconds
+              -- for its minimum and maximum alone (slots as epoch seconds
               -- divided in floating point, and late/early as interval
-              -- comparisons, cost 2.7 ms more a turbine-day (43,200 readings).
+              -- comparisons, cost more per reading).
               FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
                            -- the start of the reading's cadence slot
                            slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
@@ -182,9 +182,8 @@ WITH run AS (
                       AND rd.recorded_at < s.hi
                       -- the day's bounds as arguments: the planner keeps
                       -- the day's partitions only (with s.lo and s.hi alone
-                      -- it plans and locks every partition retention keeps:
-                      -- +3 ms a statement with 62 of them;
-                      -- TestWindowsPlanTheirDayPartitions)
+                      -- it plans and locks every partition retention
+                      -- keeps; TestWindowsPlanTheirDayPartitions)
                       AND rd.recorded_at >= sqlc.arg(day_start)::timestamptz
                       AND rd.recorded_at < sqlc.arg(day_end)::timestamptz
                     OFFSET 0) AS y
