@@ -63,13 +63,9 @@ func sendUntilStored(base string, lines []string) (int, error) {
 // stored (valid lines need only their shard), both processes reconnect by
 // themselves and finish the work, and the day's rows equal the clean run's.
 func TestFaultControlRestart(t *testing.T) {
-	bin := faultBinary(t)
-	day := faultDay()
-	file, total := dayData(t, day)
-	want := cleanFinals(t, file, day)
+	f := newFaultRun(t)
+	bin, day, file, total, want, sep, env := f.bin, f.day, f.file, f.total, f.want, f.sep, f.env
 	ctx := context.Background()
-	sep := testdb.NewSeparate(t, faultFleet)
-	env := orchEnv(sep.ControlDSN)
 	// Each process holds its first recompute of the data with its control
 	// and shard transactions open, so that the restart cuts jobs in the
 	// middle; both go on (SIGUSR1) once the database is back.

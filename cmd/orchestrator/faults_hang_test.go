@@ -54,13 +54,9 @@ func recentLines(t *testing.T, from, to time.Time) []string {
 // answers). On SIGCONT everything that waited finishes and the day's rows
 // equal the clean run's.
 func TestFaultShardHangs(t *testing.T) {
-	bin := faultBinary(t)
-	day := faultDay()
-	file, total := dayData(t, day)
-	want := cleanFinals(t, file, day)
+	f := newFaultRun(t)
+	bin, day, file, total, want, sep, env := f.bin, f.day, f.file, f.total, f.want, f.sep, f.env
 	ctx := context.Background()
-	sep := testdb.NewSeparate(t, faultFleet)
-	env := orchEnv(sep.ControlDSN)
 	srv := serveProc(t, bin, env)
 	if sum := ingestCLI(t, bin, env, file); sum.Accepted != total || sum.Failed != 0 {
 		t.Fatalf("ingest: %+v, want %d accepted", sum, total)

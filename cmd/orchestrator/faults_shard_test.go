@@ -133,13 +133,9 @@ func assertAckedStored(t *testing.T, what string, lines []string, failed map[int
 // them, farm fb (shard s3) and fa's s1 rows carry on and fb publishes while
 // s2 is down, and after recovery the day's rows equal the clean run's.
 func TestFaultShardStopped(t *testing.T) {
-	bin := faultBinary(t)
-	day := faultDay()
-	file, total := dayData(t, day)
-	want := cleanFinals(t, file, day)
+	f := newFaultRun(t)
+	bin, day, file, total, want, sep, env := f.bin, f.day, f.file, f.total, f.want, f.sep, f.env
 	ctx := context.Background()
-	sep := testdb.NewSeparate(t, faultFleet)
-	env := orchEnv(sep.ControlDSN)
 	s2 := sep.Servers["s2"]
 	// The first recompute of the data on s2 waits between its two commits
 	// for the test to stop s2 (then SIGUSR1 lets it go on).

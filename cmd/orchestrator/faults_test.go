@@ -65,6 +65,30 @@ farms:
 const faultSeed = 11
 
 // faultBinary is the orchestrator binary the fault tests run (buildBinary's).
+// faultRun is what a fault test on servers of its own starts from: the
+// binary, the day's data and the rows a clean run leaves of it, the
+// servers (control and shards, each a cluster that can be stopped) and the
+// environment of a process on them.
+type faultRun struct {
+	bin   string
+	day   localday.Date
+	file  string
+	total int64
+	want  finals
+	sep   *testdb.Separate
+	env   []string
+}
+
+func newFaultRun(t *testing.T) faultRun {
+	t.Helper()
+	f := faultRun{bin: faultBinary(t), day: faultDay()}
+	f.file, f.total = dayData(t, f.day)
+	f.want = cleanFinals(t, f.file, f.day)
+	f.sep = testdb.NewSeparate(t, faultFleet)
+	f.env = orchEnv(f.sep.ControlDSN)
+	return f
+}
+
 func faultBinary(t *testing.T) string { t.Helper(); return buildBinary(t) }
 
 // faultDay is the simulated farm-local day: three days ago, long ended.

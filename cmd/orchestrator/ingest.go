@@ -71,19 +71,21 @@ func (m *Main) ingestCommand() *cobra.Command {
 			var total ingest.Summary
 			var files []fileSummary
 			var failed bool
+			var lastErr string
 			for _, path := range args {
 				sum, err := m.ingestPath(c.Context(), in, path, formatFlag, !asJSON)
-				total = addSummary(total, sum)
+				total = total.Plus(sum) // line numbers are per file: printed per file
 				files = append(files, fileSummary{Path: path, Summary: sum})
 				if err != nil {
 					failed = true
 					fmt.Fprintf(os.Stderr, "orchestrator: ingest %s: %v\n", path, err)
-					total.Error = err.Error()
+					lastErr = err.Error()
 				}
 				if !asJSON {
 					printSummary(path, sum)
 				}
 			}
+			total.Error = lastErr
 			switch {
 			case asJSON && len(files) == 1:
 				// One source: its summary, with its rejects and failed lines.
@@ -154,26 +156,6 @@ func isTerminal(f *os.File) bool {
 type fileSummary struct {
 	Path string `json:"path"`
 	ingest.Summary
-}
-
-func addSummary(a, b ingest.Summary) ingest.Summary {
-	a.Accepted += b.Accepted
-	a.Duplicate += b.Duplicate
-	a.Rejected += b.Rejected
-	a.Live += b.Live
-	a.Backfill += b.Backfill
-	a.Early += b.Early
-	a.DirtyMarks += b.DirtyMarks
-	a.Failed += b.Failed
-	a.RejectsKept += b.RejectsKept
-	for k, n := range b.RejectsNotKept {
-		if a.RejectsNotKept == nil {
-			a.RejectsNotKept = map[string]int64{}
-		}
-		a.RejectsNotKept[k] += n
-	}
-	// Line numbers are per file; printSummary shows them per file.
-	return a
 }
 
 func printSummary(what string, s ingest.Summary) {

@@ -28,7 +28,7 @@ func TestSummarySaysWhatWasNotKept(t *testing.T) {
 			t.Fatalf("summary:\n%s\nwant it to contain %q", out, want)
 		}
 	}
-	total := addSummary(addSummary(ingest.Summary{}, sum), ingest.Summary{Rejected: 1005, RejectsKept: 1000, RejectsNotKept: map[string]int64{"future": 5}})
+	total := ingest.Summary{}.Plus(sum).Plus(ingest.Summary{Rejected: 1005, RejectsKept: 1000, RejectsNotKept: map[string]int64{"future": 5}})
 	if total.RejectsKept != 2000 || len(total.RejectsNotKept) != 3 || total.RejectsNotKept["invalid"] != 3200 || total.RejectsNotKept["future"] != 5 {
 		t.Fatalf("total %+v, want 2000 kept and invalid 3200, unknown_turbine 800, future 5 not kept", total)
 	}

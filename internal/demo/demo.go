@@ -272,10 +272,10 @@ func (d *Demo) runReports(ctx context.Context) {
 		cur := d.feed.Stats()
 		sum := cur.Ingest
 		line := fmt.Sprintf("live feed: %s readings stored in the last %s (%s live lane, %s backfill lane; %s farm-day-shard marks for the drain), %s still on their way",
-			num(sum.Accepted-prev.Ingest.Accepted), d.cfg.Report, num(sum.Live-prev.Ingest.Live), num(sum.Backfill-prev.Ingest.Backfill),
-			num(sum.DirtyMarks-prev.Ingest.DirtyMarks), num(cur.Waiting))
+			provenance.Count(sum.Accepted-prev.Ingest.Accepted), d.cfg.Report, provenance.Count(sum.Live-prev.Ingest.Live), provenance.Count(sum.Backfill-prev.Ingest.Backfill),
+			provenance.Count(sum.DirtyMarks-prev.Ingest.DirtyMarks), provenance.Count(cur.Waiting))
 		if n := sum.Rejected - prev.Ingest.Rejected; n > 0 {
-			line += fmt.Sprintf(", %s rejected (ingest_reject says why)", num(n))
+			line += fmt.Sprintf(", %s rejected (ingest_reject says why)", provenance.Count(n))
 		}
 		d.out.say("%s", line)
 		if tile, err := provenance.Tile(ctx, d.control, simulate.ArdnaveFarm); err == nil {
@@ -317,24 +317,6 @@ func (p *printer) say(format string, args ...any) {
 	for _, line := range strings.Split(text, "\n") {
 		fmt.Fprintf(p.w, "demo %s  %s\n", stamp, line)
 	}
-}
-
-// num writes n with thousands separators: 12,960,000.
-func num(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 func pct(rate float64) string                        { return fmt.Sprintf("%.2f %%", 100*rate) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/provenance"
 	"github.com/galewatch/galewatch/internal/simulate"
 )
 
@@ -46,7 +47,7 @@ func (d *Demo) intro(before prior) {
 		fmt.Fprintf(&b, "\nlive feed: %d farms, %s turbines, %s readings/s (each turbine one per cadence, with the fleet's clock offsets and delays),"+
 			"\n  ingested as they arrive; the fast path publishes every farm's windows once they are a window plus the allowed lateness old,"+
 			"\n  so the tiles move every minute (%s's windows: %s, published %s after they end)",
-			len(d.cfg.Plan.Farms), num(int64(st.Turbines)), trimFloat(st.PerSecond), simulate.ArdnaveFarm, d.window(), d.lateness())
+			len(d.cfg.Plan.Farms), provenance.Count(int64(st.Turbines)), trimFloat(st.PerSecond), simulate.ArdnaveFarm, d.window(), d.lateness())
 	}
 	if s := d.story; s != nil {
 		dayAt, replayAt := d.start.Add(d.cfg.DayAfter), d.start.Add(d.cfg.ReplayAfter)
@@ -59,14 +60,14 @@ func (d *Demo) intro(before prior) {
 			when = "earlier "
 		}
 		fmt.Fprintf(&b, "\n  %s  the day as the link delivered it: %s readings; link down %s-%s local, the writer lost %s-%s,",
-			when, num(s.DayReadings), localHM(s.Outage.From, s.Location), localHM(s.Outage.To, s.Location),
+			when, provenance.Count(s.DayReadings), localHM(s.Outage.From, s.Location), localHM(s.Outage.To, s.Location),
 			localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
 		fmt.Fprintf(&b, "\n            %d of %d turbines stopped all day (%s)", len(s.Stopped), s.Turbines, strings.Join(s.Stopped, ", "))
 		fmt.Fprintf(&b, "\n            expect, once the drain has rolled it up (a minute or two): %s (%s): the hole counted against the farm,",
 			pct(s.AfterDay.Availability()), counts(s.AfterDay))
 		fmt.Fprintf(&b, "\n            and the day final by the report's rule (provisional only while its recompute is pending)")
 		fmt.Fprintf(&b, "\n  %s  the replay of what the writer lost: %s readings, %s-%s local (not before the day's number is out)",
-			replayWhen, num(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
+			replayWhen, provenance.Count(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
 		fmt.Fprintf(&b, "\n            expect within a minute or so: %s, final again (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
 		switch before {
 		case played:
@@ -161,7 +162,7 @@ func (d *Demo) phase(ctx context.Context, phase string, due time.Time, want Coun
 		return fmt.Errorf("%s phase: %w", phase, err)
 	}
 	d.out.say("  ingested: %s accepted (%s live lane, %s backfill lane), %s duplicates, %s rejected, %s farm-day-shards marked dirty",
-		num(sum.Accepted), num(sum.Live), num(sum.Backfill), num(sum.Duplicate), num(sum.Rejected), num(sum.DirtyMarks))
+		provenance.Count(sum.Accepted), provenance.Count(sum.Live), provenance.Count(sum.Backfill), provenance.Count(sum.Duplicate), provenance.Count(sum.Rejected), provenance.Count(sum.DirtyMarks))
 	if sum.Rejected > 0 && len(sum.Rejects) > 0 {
 		d.out.say("  first reject: line %d: %s", sum.Rejects[0].Line, sum.Rejects[0].Reason)
 	}
@@ -180,7 +181,7 @@ func (d *Demo) phase(ctx context.Context, phase string, due time.Time, want Coun
 		d.out.say("  %s of the day's %s slots never arrived. The windows shown leave the hole out of both sides of the ratio (the\n"+
 			"  streaming answer); the day counts it against the farm (the batch answer, what the monthly report sums). And the day\n"+
 			"  is %s: it has ended, was rolled up after it closed, nothing is pending. Nothing in the pipeline says more is\n"+
-			"  coming: the seed story's trap, where only completeness tells", num(seen.Expected-seen.Received), num(seen.Expected), seen.Status)
+			"  coming: the seed story's trap, where only completeness tells", provenance.Count(seen.Expected-seen.Received), provenance.Count(seen.Expected), seen.Status)
 	} else {
 		d.out.say("%s %s after the replay: %s %s\n%s", s.Farm, s.Day, pct(seen.Availability()), seen.Status, d.describe(seen))
 		d.out.say("  the replay marked the windows it filled, the drain turned the marks into rollup_day jobs, and they rewrote the windows and the day")
@@ -210,7 +211,7 @@ func (d *Demo) deliver(ctx context.Context, phase string, at time.Time) (ingest.
 		if err == nil || sum.Failed == 0 || ctx.Err() != nil || attempt == maxAttempts {
 			return total, attempt, err
 		}
-		d.out.say("  %s readings not stored (%v); re-sending them", num(sum.Failed), err)
+		d.out.say("  %s readings not stored (%v); re-sending them", provenance.Count(sum.Failed), err)
 		lines = sum.FailedLines
 		if err := d.wait(ctx, d.cfg.Clock.Now().Add(5*time.Second)); err != nil {
 			return total, attempt, err
@@ -266,7 +267,7 @@ func (d *Demo) describe(o Observation) string {
 	}
 	of := ""
 	if d.story.Windows > 0 {
-		of = fmt.Sprintf(" of the day's %s", num(int64(d.story.Windows)))
+		of = fmt.Sprintf(" of the day's %s", provenance.Count(int64(d.story.Windows)))
 	}
 	pending := "nothing pending"
 	if o.WindowsPending {
@@ -275,11 +276,11 @@ func (d *Demo) describe(o Observation) string {
 	return fmt.Sprintf("  the day (%s, as the status page and the monthly report show it): %s %s (%s; completeness %s)\n"+
 		"  its windows as shown (day_provenance, the tiles' path):          %s over %s%s windows, %s final, %s",
 		o.Source, pct(o.Availability()), status, counts(o.Counts), pct(o.Completeness()),
-		pct(o.Shown.Availability()), num(int64(o.Windows)), of, num(int64(o.FinalWindows)), pending)
+		pct(o.Shown.Availability()), provenance.Count(int64(o.Windows)), of, provenance.Count(int64(o.FinalWindows)), pending)
 }
 
 func counts(c Counts) string {
-	return fmt.Sprintf("expected %s, received %s, available %s", num(c.Expected), num(c.Received), num(c.Available))
+	return fmt.Sprintf("expected %s, received %s, available %s", provenance.Count(c.Expected), provenance.Count(c.Received), provenance.Count(c.Available))
 }
 
 func span(d time.Duration) string {
@@ -291,7 +292,7 @@ func span(d time.Duration) string {
 
 func trimFloat(f float64) string {
 	if f == float64(int64(f)) {
-		return num(int64(f))
+		return provenance.Count(int64(f))
 	}
 	return fmt.Sprintf("%.1f", f)
 }

@@ -21,16 +21,7 @@ import (
 func TestDrainDetachesAStuckShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testdb.New(t, testdb.ArdnaveFleet)
-	for _, s := range []struct{ shard, farm, turbine string }{{"s1", "ardnave-point", "AP-001"}, {"s4", "kilmore-sands", "KS-001"}} {
-		testdb.Exec(t, env.Shards.Pool(s.shard), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings)
-			VALUES ($1, '2026-08-01', ARRAY[$2], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1)`, s.farm, s.turbine)
-	}
-	lock, err := env.Shards.Pool("s1").Begin(ctx)
-	testdb.Must(t, err, "begin")
-	defer lock.Rollback(ctx)
-	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
-	testdb.Must(t, err, "lock s1's marks")
+	env, lock := marksBehindALock(t)
 
 	enqueue := enqueuer(t, env)
 	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) },

@@ -19,6 +19,26 @@ import (
 // table is locked by another session, as a shard under a long lock or a
 // slow disk would be). A drain must still turn shard s4's mark into a
 // request and a job while s1's part waits out its own timeout.
+// marksBehindALock is the Ardnave fleet with a mark of 1 August on s1 and
+// on s4, s1's dirty_mark locked (ACCESS EXCLUSIVE) by the returned
+// transaction until it is rolled back or the test ends: a shard whose
+// drain hangs beside one that answers.
+func marksBehindALock(t *testing.T) (*testdb.Env, pgx.Tx) {
+	t.Helper()
+	ctx := context.Background()
+	env := testdb.New(t, testdb.ArdnaveFleet)
+	for _, s := range []struct{ shard, farm, turbine string }{{"s1", "ardnave-point", "AP-001"}, {"s4", "kilmore-sands", "KS-001"}} {
+		testdb.Exec(t, env.Shards.Pool(s.shard), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings)
+			VALUES ($1, '2026-08-01', ARRAY[$2], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1)`, s.farm, s.turbine)
+	}
+	lock, err := env.Shards.Pool("s1").Begin(ctx)
+	testdb.Must(t, err, "begin")
+	t.Cleanup(func() { _ = lock.Rollback(ctx) })
+	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
+	testdb.Must(t, err, "lock s1's marks")
+	return env, lock
+}
+
 // enqueuer inserts rollup_day jobs through a stopped River client of a
 // pipeline on env: the jobs wait, so a test reads what the drain left.
 func enqueuer(t *testing.T, env *testdb.Env) drain.Enqueue {
@@ -29,16 +49,7 @@ func enqueuer(t *testing.T, env *testdb.Env) drain.Enqueue {
 func TestDrainDoesNotWaitForASlowShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testdb.New(t, testdb.ArdnaveFleet)
-	for _, s := range []struct{ shard, farm, turbine string }{{"s1", "ardnave-point", "AP-001"}, {"s4", "kilmore-sands", "KS-001"}} {
-		testdb.Exec(t, env.Shards.Pool(s.shard), `INSERT INTO dirty_mark (farm_id, day, turbine_ids, first_recorded_at, last_recorded_at, readings)
-			VALUES ($1, '2026-08-01', ARRAY[$2], '2026-08-01T10:00:00Z', '2026-08-01T10:00:00Z', 1)`, s.farm, s.turbine)
-	}
-	lock, err := env.Shards.Pool("s1").Begin(ctx)
-	testdb.Must(t, err, "begin")
-	defer lock.Rollback(ctx)
-	_, err = lock.Exec(ctx, `LOCK TABLE dirty_mark IN ACCESS EXCLUSIVE MODE`)
-	testdb.Must(t, err, "lock s1's marks")
+	env, lock := marksBehindALock(t)
 
 	enqueue := enqueuer(t, env)
 	d := &drain.Drainer{Control: env.Control, Shards: env.Shards, Now: func() time.Time { return time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC) }, ShardTimeout: 20 * time.Second}

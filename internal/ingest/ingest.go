@@ -118,6 +118,26 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 }
 
+// Plus is the counts of s and o added up (several files, senders or
+// bodies); what names lines (FailedLines, Rejects, ReadThrough) is per
+// input and not carried.
+func (s Summary) Plus(o Summary) Summary {
+	t := Summary{
+		Accepted: s.Accepted + o.Accepted, Duplicate: s.Duplicate + o.Duplicate, Rejected: s.Rejected + o.Rejected,
+		Live: s.Live + o.Live, Backfill: s.Backfill + o.Backfill, Early: s.Early + o.Early,
+		DirtyMarks: s.DirtyMarks + o.DirtyMarks, Failed: s.Failed + o.Failed, RejectsKept: s.RejectsKept + o.RejectsKept,
+	}
+	for _, m := range []map[string]int64{s.RejectsNotKept, o.RejectsNotKept} {
+		for k, n := range m {
+			if t.RejectsNotKept == nil {
+				t.RejectsNotKept = map[string]int64{}
+			}
+			t.RejectsNotKept[k] += n
+		}
+	}
+	return t
+}
+
 // LineRange is a run of line numbers, first to last inclusive.
 type LineRange struct {
 	From int64 `json:"from"`

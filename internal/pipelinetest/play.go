@@ -73,14 +73,7 @@ func CheckDelivered(t testing.TB, k int, d Delivery, copies int, sums []ingest.S
 	t.Helper()
 	var tot ingest.Summary
 	for _, s := range sums {
-		tot.Accepted += s.Accepted
-		tot.Duplicate += s.Duplicate
-		tot.Rejected += s.Rejected
-		tot.Failed += s.Failed
-		tot.DirtyMarks += s.DirtyMarks
-		tot.Live += s.Live
-		tot.Backfill += s.Backfill
-		tot.Early += s.Early
+		tot = tot.Plus(s)
 	}
 	if tot.Accepted != int64(d.Readings) || tot.Duplicate != int64((copies-1)*d.Readings) || tot.Rejected != 0 || tot.Failed != 0 {
 		t.Fatalf("delivery %d (%d readings) sent %d times: accepted %d, duplicate %d, rejected %d, failed %d; want accepted %d, duplicate %d, none rejected or failed (summaries %+v)",

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -134,4 +136,23 @@ func Freshnesses(ctx context.Context, db controldb.DBTX) ([]Freshness, error) {
 			CompleteThrough: r.CompleteThrough, LastPublishedAt: r.LastPublishedAt}
 	}
 	return out, nil
+}
+
+// Count shows a count as every surface writes it, with thousands
+// separators: 12,960,000.
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

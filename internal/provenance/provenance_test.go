@@ -83,3 +83,12 @@ func TestProvenanceSaysWhichPathMadeANumber(t *testing.T) {
 		t.Fatalf("tile of an unknown farm: %v, want ErrNotPublished", err)
 	}
 }
+
+// TestCountHasThousandsSeparators: how every surface writes a count.
+func TestCountHasThousandsSeparators(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 12_960_000: "12,960,000", -1_234_567: "-1,234,567"} {
+		if got := provenance.Count(n); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/localday"
+	"github.com/galewatch/galewatch/internal/provenance"
 	"github.com/galewatch/galewatch/internal/report"
 )
 
@@ -33,7 +34,7 @@ var pageTemplates = func() map[string]*template.Template {
 		"hasClass": func(classes, c string) bool { return strings.Contains(" "+classes+" ", " "+c+" ") },
 		"pct":      pct,
 		"permille": permille,
-		"count":    count,
+		"count":    provenance.Count,
 		"countp":   countp,
 		"behind":   behind,
 		"offset":   offset,
@@ -65,30 +66,12 @@ func pct(r *float64) string {
 // permille shows a per mille value with two decimals.
 func permille(v float64) string { return fmt.Sprintf("%.2f ‰", v) }
 
-// count shows a count with thousands separators.
-func count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // countp is count of a count that may be missing.
 func countp(n *int64) string {
 	if n == nil {
 		return "—"
 	}
-	return count(*n)
+	return provenance.Count(*n)
 }
 
 // behind shows a number of seconds as a duration ("1 h 02 m", "42 s").
