@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -26,7 +26,7 @@ import (
 func TestControlWritesReadTheirWindows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, first := controlHistory(t)
+	pool, first := pipelinetest.ControlHistory(t)
 	var err error
 
 	// The 19th day: 2026-07-20.
@@ -88,81 +88,6 @@ func TestControlWritesReadTheirWindows(t *testing.T) {
 	}
 }
 
-// controlHistory is the test's copy of a migrated control database holding
-// 30 days of farm f's windows (2-31 July, Europe/London): 3 shards' parts
-// and a fast and a final row per window, analysed (built once per test
-// binary, testdb.Fixture). It returns the first day's start.
-func controlHistory(t *testing.T) (*pgxpool.Pool, time.Time) {
-	first := time.Date(2026, 7, 1, 23, 0, 0, 0, time.UTC) // local midnight of 2 July, Europe/London
-	dsn := testdb.Fixture(t, "control_history", func(ctx context.Context, pool *pgxpool.Pool) error {
-		for _, stmt := range []struct {
-			sql  string
-			args []any
-		}{
-			{`INSERT INTO farm (id, name, timezone) VALUES ('f', 'F', 'Europe/London')`, nil},
-			{`INSERT INTO shard (name, database) SELECT s, 'unused_' || s FROM unnest(ARRAY['s1', 's2', 's3']) AS s`, nil},
-			{`INSERT INTO farm_window_part (farm_id, window_start, shard_name, window_end, day, expected, received, available, late, readings, shard_xid, computed_at)
-			  SELECT 'f', $1::timestamptz + m * interval '1 minute', 's' || s, $1::timestamptz + (m + 1) * interval '1 minute',
-			         date '2026-07-02' + m / 1440, 30, 30, 30, 0, 30, 1, now()
-			  FROM generate_series(0, 30 * 1440 - 1) AS m, generate_series(1, 3) AS s`, []any{first}},
-			{`INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late, readings, computed_at, complete_through, revision)
-			  SELECT 'f', $1::timestamptz + m * interval '1 minute', p, $1::timestamptz + (m + 1) * interval '1 minute',
-			         date '2026-07-02' + m / 1440, 90, 90, 90, 0, 90, now(), now(), 1
-			  FROM generate_series(0, 30 * 1440 - 1) AS m, unnest(ARRAY['fast', 'final']) AS p`, []any{first}},
-			{`ANALYZE farm_window_part`, nil},
-			{`ANALYZE farm_window`, nil},
-		} {
-			if _, err := pool.Exec(ctx, stmt.sql, stmt.args...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return testdb.Pool(t, dsn), first
-}
-
-// TestFastPathReadsItsLastWindow: asking which of a farm's windows are due
-// for publication reads the farm's last fast window through the key (the
-// latest first), not every fast row the farm has: with 30 days of history
-// (43,200 fast rows), analysed or not, no row of farm_window is read by a
-// sequential scan and at most 100 index entries. Before, a max(window_end)
-// over the farm's fast rows read all of them, for every farm in every
-// publication round (8-33 ms a farm with 30 days, growing daily).
-func TestFastPathReadsItsLastWindow(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool, first := controlHistory(t)
-	next := first.Add(30 * 24 * time.Hour) // 31 July 23:00Z: the window after the last fast one
-	for _, unanalysed := range []bool{true, false} {
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if unanalysed {
-				if err := testdb.ForgetStatistics(ctx, tx, "farm_window"); err != nil {
-					return err
-				}
-			}
-			due, err := controldb.New(tx).FarmWindowsDue(ctx, controldb.FarmWindowsDueParams{
-				FarmID: "f", StartFrom: first, Now: next.Add(24 * time.Hour), MaxWindows: 5,
-			})
-			if err != nil {
-				return err
-			}
-			if len(due) != 5 || !due[0].WindowStart.Equal(next) || !due[4].WindowStart.Equal(next.Add(4*time.Minute)) {
-				t.Fatalf("unanalysed=%v: %d windows due (%+v), want 5 from %s", unanalysed, len(due), due, next)
-			}
-			seq, idx, err := testdb.TableReads(ctx, tx, "farm_window")
-			if err != nil {
-				return err
-			}
-			if seq != 0 || idx > 100 {
-				t.Fatalf("unanalysed=%v: %d rows of farm_window read by sequential scan, %d index entries; want 0 and <= 100 (the farm has 86,400)", unanalysed, seq, idx)
-			}
-			t.Logf("unanalysed=%v: %d index entries read", unanalysed, idx)
-			return nil
-		})
-		testdb.Must(t, err, "windows due")
-	}
-}
-
 // TestARangeReconcilesItsWindowsOnly: a correction written in ranges
 // reconciles each range's windows without re-reading their day, and the
 // day once, with its last range. 100 windows of the 19th day without the
@@ -173,7 +98,7 @@ func TestFastPathReadsItsLastWindow(t *testing.T) {
 func TestARangeReconcilesItsWindowsOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, first := controlHistory(t)
+	pool, first := pipelinetest.ControlHistory(t)
 	noon := first.Add(time.Duration(18*1440+13*60) * time.Minute) // 2026-07-20, 13:00 local
 	starts := func(from, n int) []time.Time {
 		out := make([]time.Time, n)
@@ -235,7 +160,7 @@ func TestARangeReconcilesItsWindowsOnly(t *testing.T) {
 func TestOffGridDeleteReadsItsDay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, first := controlHistory(t)
+	pool, first := pipelinetest.ControlHistory(t)
 	dayStart := first.Add(18 * 24 * time.Hour) // 2026-07-20, Europe/London (summer time all month)
 	day := time.Date(2026, 7, 20, 0, 0, 0, 0, time.UTC)
 	// every window of the 30 days measured, and their days: 43,230 rows
