@@ -226,7 +226,7 @@ func (f *Feed) settleLocked(sent []reading.Record, sum ingest.Summary, err error
 		sum.Failed -= int64(len(failed))
 	}
 	f.stats.Delivered += int64(len(sent) - len(failed))
-	addSummary(&f.stats.Ingest, sum)
+	f.stats.Ingest = f.stats.Ingest.Plus(sum)
 	return failed
 }
 
@@ -267,18 +267,6 @@ func (f *Feed) deliverLate(ctx context.Context, send []reading.Record) {
 // Wait returns once no late delivery runs (one ends with the ctx of the
 // Step that started it).
 func (f *Feed) Wait() { f.late.Wait() }
-
-// addSummary adds the counts of s to total.
-func addSummary(total *ingest.Summary, s ingest.Summary) {
-	total.Accepted += s.Accepted
-	total.Duplicate += s.Duplicate
-	total.Rejected += s.Rejected
-	total.Live += s.Live
-	total.Backfill += s.Backfill
-	total.Early += s.Early
-	total.DirtyMarks += s.DirtyMarks
-	total.Failed += s.Failed
-}
 
 // arrivals is a min-heap of readings by received_at.
 type arrivals []reading.Reading

@@ -205,7 +205,7 @@ func (d *Demo) deliver(ctx context.Context, phase string, at time.Time) (ingest.
 		if attempt == 1 {
 			total = sum
 		} else {
-			addSummary(&total, ingest.Summary{Accepted: sum.Accepted, Duplicate: sum.Duplicate, Rejected: sum.Rejected, DirtyMarks: sum.DirtyMarks})
+			total = total.Plus(ingest.Summary{Accepted: sum.Accepted, Duplicate: sum.Duplicate, Rejected: sum.Rejected, DirtyMarks: sum.DirtyMarks})
 		}
 		total.Failed, total.FailedLines, total.Error = sum.Failed, sum.FailedLines, sum.Error
 		if err == nil || sum.Failed == 0 || ctx.Err() != nil || attempt == maxAttempts {
