@@ -43,8 +43,8 @@ type Options struct {
 	// At is where the clock starts (default Clocks[0]).
 	At time.Time
 	// Now replaces the Clock (a demo's scaled clock); Pipeline.Clock is
-	// then nil, and so are the Driver methods that move it (Start,
-	// SetClock, Close): the caller's clock moves on its own.
+	// then nil, and the Driver methods that move it (Start, SetClock,
+	// Close) are not for it: the caller's clock moves on its own.
 	Now func() time.Time
 	// Ingest and Jobs adjust the configurations before anything starts
 	// (jobs are never periodic unless Jobs says so: a test drains and
