@@ -180,12 +180,17 @@ func (m *Main) Migrate(ctx context.Context) (schema.Result, error) {
 }
 
 func (m *Main) provision(ctx context.Context, plan *fleet.Plan, source string) (provision.Result, error) {
+	return m.provisionWith(ctx, plan, source, fleet.ApplyOptions{})
+}
+
+// provisionWith is provision applying plan with opts.
+func (m *Main) provisionWith(ctx context.Context, plan *fleet.Plan, source string, opts fleet.ApplyOptions) (provision.Result, error) {
 	reg, err := m.Registry(ctx)
 	if err != nil {
 		return provision.Result{}, err
 	}
 	res, err := provision.Provision(ctx, reg, provision.Options{
-		Plan: plan, Source: source, Partitions: true, Now: m.Now(),
+		Plan: plan, Source: source, Apply: opts, Partitions: true, Now: m.Now(),
 		PartitionsAhead: m.Config.PartitionsAhead, RetentionDays: m.Config.RetentionDays, MaxShardConns: 12,
 		// A process that starts while a shard is down serves the others;
 		// a fleet apply must reach every shard.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -154,34 +155,74 @@ func (m *Main) migrateCommand() *cobra.Command {
 }
 
 func (m *Main) fleetCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "fleet", Short: "Fleet registry: shards, farms, turbines"}
-	var asJSON bool
+	cmd := &cobra.Command{Use: "fleet", Short: "Fleet registry: shards, farms, turbines, and what it said when"}
+	var asJSON, reopen bool
+	var effective string
 	apply := &cobra.Command{
-		Use:   "apply FILE.yaml",
-		Short: "Validate a fleet file and upsert it into the registry (idempotent)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "apply FILE.yaml [--effective-from INSTANT] [--reopen]",
+		Short: "Validate a fleet file and write it into the registry as new versions from an instant (idempotent)",
+		Long: "Writes what changed as new versions from --effective-from (default now; never in the future): a\n" +
+			"turbine's cadence or service interval from that instant, a farm's zone and rules from the farm-local\n" +
+			"day holding it. A turbine or farm new to the registry is in service from it unless its entry gives\n" +
+			"commissioned_at. A change that would alter a farm-day already rolled up is refused (exit 2, nothing\n" +
+			"changed, the days listed) unless --reopen, which applies it and queues those days for recompute.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			plan, err := fleet.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
-			prov, err := m.provision(c.Context(), plan, args[0])
+			opts := fleet.ApplyOptions{Reopen: reopen}
+			if effective != "" {
+				if opts.EffectiveFrom, err = time.Parse(time.RFC3339, effective); err != nil {
+					return fmt.Errorf("--effective-from: %w (give an instant such as 2026-12-01T00:00:00Z)", err)
+				}
+			}
+			prov, err := m.provisionWith(c.Context(), plan, args[0], opts)
 			if err != nil {
 				return err
 			}
 			res := *prov.Apply
+			var jobs []int64
+			if len(res.Reopened) > 0 {
+				if jobs, err = m.reopen(c.Context(), res.Reopened); err != nil {
+					return fmt.Errorf("the registry is applied, but queueing the reopened days failed: %w; run orchestrator rollup for them", err)
+				}
+			}
 			if asJSON {
 				return json.NewEncoder(os.Stdout).Encode(res)
 			}
-			fmt.Printf("fleet %s applied: %d shards, %d farms, %d turbines in service (%d retired, %d newly)\n",
-				args[0], res.Shards, res.Farms, res.Turbines, res.Retired, res.NewlyRetired)
+			fmt.Printf("fleet %s applied from %s: %d shards, %d farms, %d turbines in service (%d retired, %d newly; %d new)\n",
+				args[0], res.EffectiveFrom.UTC().Format(time.RFC3339), res.Shards, res.Farms, res.Turbines, res.Retired, res.NewlyRetired, res.New)
+			if res.New > 0 {
+				fmt.Printf("new turbines are in service from %s unless the file gives commissioned_at\n", res.EffectiveFrom.UTC().Format(time.RFC3339))
+			}
+			for i, ch := range res.Changes {
+				if i == 50 {
+					fmt.Printf("… and %d more changes (orchestrator fleet history lists every version)\n", len(res.Changes)-50)
+					break
+				}
+				affects := "no rolled-up day changes"
+				if len(ch.Days) > 0 {
+					affects = fmt.Sprintf("reopens %d rolled-up day(s)", len(ch.Days))
+				}
+				fmt.Printf("%s: %s\n", ch.What, affects)
+			}
 			for _, c := range res.RuleChanges {
 				fmt.Printf("farm %s: rules changed: %s. %s\n", c.FarmID, strings.Join(c.From.Changes(c.To), ", "), c.Consequence())
+			}
+			if len(res.Reopened) > 0 {
+				fmt.Printf("reopened %d farm-day(s) for recompute (%d rollup_day job(s) queued):\n", len(res.Reopened), len(jobs))
+				for _, d := range res.Reopened {
+					fmt.Printf("  %s\n", d)
+				}
 			}
 			return nil
 		},
 	}
 	apply.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.AddCommand(apply)
+	apply.Flags().StringVar(&effective, "effective-from", "", "instant the new versions start (RFC 3339; default now)")
+	apply.Flags().BoolVar(&reopen, "reopen", false, "apply even if it changes farm-days already rolled up, and queue them for recompute")
+	cmd.AddCommand(apply, m.fleetHistoryCommand())
 	return cmd
 }

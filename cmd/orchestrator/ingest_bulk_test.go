@@ -65,7 +65,7 @@ func TestIngestCommandWritesBulkBatches(t *testing.T) {
 		cfg.Ingest.Observer = counter
 		return runMain(&Main{Config: cfg, Now: func() time.Time { return now }}, args...)
 	}
-	testdb.Must(t, run("fleet", "apply", fleetFile), "fleet apply")
+	testdb.Must(t, run("fleet", "apply", "--effective-from", testFleetSince, fleetFile), "fleet apply")
 	testdb.Must(t, run("ingest", file), "ingest")
 
 	live := slices.Clone(counter.sizes[ingest.Live])

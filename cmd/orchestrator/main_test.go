@@ -20,6 +20,11 @@ import (
 
 // testConfig is what the in-process command tests run with: env's control
 // database, partitions one day ahead.
+// testFleetSince is the --effective-from of a test's first fleet apply:
+// its turbines were in service before the readings the test writes (an
+// apply on the test's day would put them in service from that day only).
+const testFleetSince = "2026-01-01T00:00:00Z"
+
 func testConfig(env *testdb.Env) Config {
 	cfg := ConfigFromEnv()
 	cfg.DatabaseURL, cfg.PartitionsAhead = env.ControlDSN, 1

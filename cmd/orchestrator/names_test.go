@@ -70,7 +70,7 @@ farms:
 		t.Helper()
 		testdb.Must(t, runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, args...), "orchestrator %v", args)
 	}
-	run("fleet", "apply", fleetFile)
+	run("fleet", "apply", "--effective-from", testFleetSince, fleetFile)
 	if db := controlDB + "_" + localShard; len(db) != fleet.MaxDatabaseName || testdb.Int(t, env.Control, `SELECT count(*) FROM pg_database WHERE datname = $1`, db) != 1 {
 		t.Fatalf("shard %s: database %s (%d bytes) missing, want one of exactly %d bytes", localShard, db, len(db), fleet.MaxDatabaseName)
 	}

@@ -44,7 +44,7 @@ func TestRollupWaitBesideServe(t *testing.T) {
 		}
 		return string(out), time.Since(start)
 	}
-	run(2*time.Minute, "fleet", "apply", fleetFile)
+	run(2*time.Minute, "fleet", "apply", "--effective-from", testFleetSince, fleetFile)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -35,7 +35,7 @@ func TestRulesLiveInTheControlDatabase(t *testing.T) {
 	apply := func(threshold string) {
 		t.Helper()
 		testdb.Must(t, os.WriteFile(fleetFile, []byte(fmt.Sprintf(rulesFleet, threshold)), 0o644), "write fleet")
-		testdb.Must(t, run("fleet", "apply", fleetFile), "fleet apply")
+		testdb.Must(t, run("fleet", "apply", "--effective-from", testFleetSince, fleetFile), "fleet apply")
 	}
 	// Ten readings on 1 August (or 2 August): five that arrived 45 s after
 	// they were recorded, five after 1 s. Returns how many took the backfill lane.

@@ -29,7 +29,7 @@ func TestIngestThenWorkUntilIdle(t *testing.T) {
 		t.Helper()
 		testdb.Must(t, runMain(&Main{Config: testConfig(env), Now: func() time.Time { return later }}, args...), "orchestrator %v", args)
 	}
-	run("fleet", "apply", fleetFile)
+	run("fleet", "apply", "--effective-from", testFleetSince, fleetFile)
 	run("simulate", "--fleet", fleetFile, "--farm", "kilmore-sands", "--from", "2026-08-01T10:00:00Z", "--to", "2026-08-01T12:00:00Z", "--exact-clocks", "--ingest")
 	out := captureStdout(t, func() { run("work", "--until-idle") })
 	// It says what it did: the jobs it ran and the farm days it wrote.

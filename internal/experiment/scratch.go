@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -53,7 +54,7 @@ func Scratch(ctx context.Context, serverDSN string, cfg Config) (Env, string, fu
 		drop()
 		return Env{}, name, nil, err
 	}
-	res, err := provision.Provision(ctx, &fleet.Registry{Pool: pool, ControlDSN: dsn}, provision.Options{Plan: plan, Source: "experiment", MaxShardConns: 10})
+	res, err := provision.Provision(ctx, &fleet.Registry{Pool: pool, ControlDSN: dsn, Since: scratchSince}, provision.Options{Plan: plan, Source: "experiment", MaxShardConns: 10})
 	if err != nil {
 		drop()
 		return Env{}, name, nil, fmt.Errorf("experiment databases: %w", err)
@@ -61,3 +62,7 @@ func Scratch(ctx context.Context, serverDSN string, cfg Config) (Env, string, fu
 	shards = res.Shards
 	return Env{Control: pool, Shards: shards}, name, drop, nil
 }
+
+// scratchSince is when the scratch fleet's turbines entered service: before
+// any reading a study writes.
+var scratchSince = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)

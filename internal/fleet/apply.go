@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,49 @@ type ApplyResult struct {
 	// RuleChanges says, per farm whose rules in force changed, from what
 	// to what.
 	RuleChanges []RuleChange
+	// EffectiveFrom is the instant the apply's versions start.
+	EffectiveFrom time.Time
+	// Changes are the registry edits the apply made (new turbines and farms
+	// counted in New, not listed), each with the rolled-up days it changes.
+	Changes []Change
+	// New is how many turbines the registry did not know.
+	New int
+	// Reopened is every rolled-up farm-day the apply changed (--reopen),
+	// to recompute.
+	Reopened []FarmDay
+}
+
+// ChangesClosedDaysError is an apply refused because it would change
+// farm-days already rolled up, without --reopen.
+type ChangesClosedDaysError struct {
+	Changes []Change
+}
+
+func (e *ChangesClosedDaysError) Error() string {
+	var b strings.Builder
+	n := 0
+	for _, c := range e.Changes {
+		if len(c.Days) == 0 {
+			continue
+		}
+		n += len(c.Days)
+		fmt.Fprintf(&b, "\n  %s changes %d rolled-up day(s): %s", c.What, len(c.Days), dayList(c.Days, 10))
+	}
+	return fmt.Sprintf("fleet apply refused: it would change farm-days already rolled up (%d):%s\n"+
+		"nothing was changed; apply with --reopen to recompute those days with the new registry, or give --effective-from after them", n, b.String())
+}
+
+// dayList names up to max days, then how many more.
+func dayList(days []FarmDay, max int) string {
+	var names []string
+	for i, d := range days {
+		if i == max {
+			names = append(names, fmt.Sprintf("… and %d more", len(days)-max))
+			break
+		}
+		names = append(names, d.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // RuleChange is a farm whose rules in force changed.
@@ -41,14 +85,34 @@ type RuleChange struct {
 type Registry struct {
 	Pool       *pgxpool.Pool
 	ControlDSN string
-	// Now is the clock used to date retirements.
+	// Now is the registry's clock: an apply's default effective instant.
 	Now func() time.Time
+	// Since, when set, is when a turbine new to the registry without
+	// commissioned_at entered service, instead of the apply's effective
+	// instant (a test fixture's fleet, there long before its readings).
+	Since time.Time
 }
 
 // Apply checks the plan against the database (time zones Postgres knows,
 // turbines that would move shards), creates and migrates the shard databases,
 // then upserts the registry in one transaction. Re-applying is idempotent.
 func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyResult, error) {
+	return r.ApplyWith(ctx, source, plan, ApplyOptions{})
+}
+
+// ApplyWith is Apply from opts.EffectiveFrom: new versions of every changed
+// fact from then, refused (with nothing changed) when they would change a
+// farm-day already rolled up, unless opts.Reopen.
+func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opts ApplyOptions) (ApplyResult, error) {
+	now := r.now()
+	if opts.EffectiveFrom.IsZero() {
+		opts.EffectiveFrom = now
+	}
+	if opts.EffectiveFrom.After(now) {
+		return ApplyResult{}, &ValidationError{Source: source, Problems: []string{fmt.Sprintf(
+			"--effective-from %s is in the future (now %s); apply the file at that time",
+			opts.EffectiveFrom.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))}}
+	}
 	q := controldb.New(r.Pool)
 	if err := r.check(ctx, q, source, plan); err != nil {
 		return ApplyResult{}, err
@@ -68,9 +132,26 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 		}
 	}
 
-	var res ApplyResult
+	res := ApplyResult{EffectiveFrom: opts.EffectiveFrom}
 	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 		qtx := controldb.New(tx)
+		// One apply at a time: each decides its versions from the last.
+		if err := qtx.AdvisoryXactLockKey(ctx, "fleet_apply"); err != nil {
+			return err
+		}
+		vp, err := r.planVersions(ctx, qtx, plan, opts)
+		if err != nil {
+			return err
+		}
+		if len(vp.refused) > 0 {
+			return &ValidationError{Source: source, Problems: vp.refused}
+		}
+		reopened := vp.reopened()
+		if len(reopened) > 0 && !opts.Reopen {
+			return &ChangesClosedDaysError{Changes: vp.changes}
+		}
+		res.Changes, res.Reopened = vp.changes, reopened
+		res.New = vp.added
 		before, err := farmRules(ctx, qtx)
 		if err != nil {
 			return err
@@ -105,7 +186,7 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 		for i, t := range plan.Turbines {
 			params[i] = controldb.TurbineUpsertParams{
 				ID: t.ID, FarmID: t.FarmID, ShardName: t.Shard, CadenceSeconds: int32(t.CadenceSeconds),
-				CommissionedAt: t.CommissionedAt, DecommissionedAt: t.DecommissionedAt,
+				CommissionedAt: vp.commissioned[t.ID], DecommissionedAt: t.DecommissionedAt,
 			}
 			keep[i] = t.ID
 		}
@@ -118,11 +199,14 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 		if batchErr != nil {
 			return batchErr
 		}
-		retired, err := qtx.TurbineRetire(ctx, controldb.TurbineRetireParams{Now: r.now(), KeepIds: keep})
+		retired, err := qtx.TurbineRetire(ctx, controldb.TurbineRetireParams{Now: opts.EffectiveFrom, KeepIds: keep})
 		if err != nil {
 			return err
 		}
 		res.NewlyRetired = retired
+		if err := vp.write(ctx, qtx, plan.Hash, reopened); err != nil {
+			return err
+		}
 		counts, err := qtx.FleetCounts(ctx)
 		if err != nil {
 			return err
@@ -275,8 +359,10 @@ func nullable(s string) *string {
 	return &s
 }
 
-// IsValidation reports whether err is a fleet-file problem (exit code 2).
+// IsValidation reports whether err is a fleet-file problem, or an apply
+// refused for the days it would change (exit code 2).
 func IsValidation(err error) bool {
 	var v *ValidationError
-	return errors.As(err, &v)
+	var c *ChangesClosedDaysError
+	return errors.As(err, &v) || errors.As(err, &c)
 }

@@ -5,6 +5,8 @@ package fleet
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +41,9 @@ type FarmSpec struct {
 	Name           string `yaml:"name"`
 	Timezone       string `yaml:"timezone"`
 	CadenceSeconds int    `yaml:"cadence_seconds"`
+	// CommissionedAt is the default of its turbine entries' (a farm's
+	// turbines are otherwise in service from the apply that adds them).
+	CommissionedAt *time.Time `yaml:"commissioned_at"`
 	// Rules override the fleet-wide rules for this farm.
 	Rules    RulesSpec     `yaml:"rules"`
 	Turbines []TurbineSpec `yaml:"turbines"`
@@ -77,6 +82,9 @@ type Plan struct {
 	Shards   []ShardSpec
 	Farms    []FarmSpec
 	Turbines []Turbine
+	// Hash is the sha256 of the file's bytes (hex), recorded with the
+	// versions an apply writes; empty for a plan built in code.
+	Hash string
 }
 
 // FarmRules is the rules in force for farm f of the plan.
@@ -118,7 +126,13 @@ func Parse(source string, r io.Reader) (*Plan, error) {
 		}
 		return nil, &ValidationError{Source: source, Problems: []string{err.Error()}}
 	}
-	return file.validate(source, &lines{data: data})
+	plan, err := file.validate(source, &lines{data: data})
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	plan.Hash = hex.EncodeToString(sum[:])
+	return plan, nil
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -256,6 +270,9 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 			if len(plan.Turbines)+len(ids) > MaxTurbines {
 				badAt(entry(), "%s: the file names more than %d turbines", tat, MaxTurbines)
 				break
+			}
+			if ts.CommissionedAt == nil {
+				ts.CommissionedAt = f.CommissionedAt
 			}
 			if ts.CommissionedAt != nil && ts.DecommissionedAt != nil && !ts.DecommissionedAt.After(*ts.CommissionedAt) {
 				badAt(entry("decommissioned_at"), "%s.decommissioned_at: %s is not after commissioned_at %s", tat,

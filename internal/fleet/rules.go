@@ -247,6 +247,16 @@ func (r Rules) validate(at string, bad func(string, ...any)) {
 	}
 }
 
+// RulesOfDay is the rules of the farm version governing one day
+// (FarmDayGet).
+func RulesOfDay(d controldb.FarmDayGetRow) Rules {
+	return RulesFromRow(controldb.FarmRule{
+		FarmID: d.ID, LaneThresholdMs: d.LaneThresholdMs, EarlyToleranceMs: d.EarlyToleranceMs,
+		FutureLimitS: d.FutureLimitS, MaxAgeDays: d.MaxAgeDays, WindowS: d.WindowS, MarkMarginS: d.MarkMarginS,
+		AllowedLatenessS: d.AllowedLatenessS, DivergenceAlertPm: d.DivergenceAlertPm, CompletenessAlertPm: d.CompletenessAlertPm,
+	})
+}
+
 // RulesFromRow converts the control database's row (farm_rules).
 func RulesFromRow(r controldb.FarmRule) Rules {
 	return Rules{

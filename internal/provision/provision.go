@@ -26,6 +26,8 @@ type Options struct {
 	// Plan, if set, is applied to the registry (Source names it).
 	Plan   *fleet.Plan
 	Source string
+	// Apply says from when the plan holds and whether it may reopen days.
+	Apply fleet.ApplyOptions
 	// Partitions lays out partitions from yesterday to PartitionsAhead
 	// days after Now and applies retention (RetentionDays > 0).
 	Partitions      bool
@@ -64,7 +66,7 @@ func Provision(ctx context.Context, reg *fleet.Registry, opts Options) (Result, 
 		return res, err
 	}
 	if opts.Plan != nil {
-		applied, err := reg.Apply(ctx, opts.Source, opts.Plan)
+		applied, err := reg.ApplyWith(ctx, opts.Source, opts.Plan, opts.Apply)
 		if err != nil {
 			return res, err
 		}

@@ -354,7 +354,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("farm day: %w", err)
 	}
-	rules := fleet.RulesFromRow(day.FarmRule)
+	rules := fleet.RulesOfDay(day)
 	type part struct {
 		shard string
 		work  window.ShardWork
@@ -364,12 +364,12 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	turbines := make([][]window.Turbine, len(shards))
 	most := 1
 	for i, shard := range shards {
-		rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: farm, ShardName: shard})
+		rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: farm, ShardName: shard, DayStart: day.DayStart, DayEnd: day.DayEnd})
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("turbines on shard %s: %w", shard, err)
 		}
 		turbines[i] = window.TurbinesOf(rows)
-		most = max(most, len(rows))
+		most = max(most, len(window.IDs(turbines[i])))
 	}
 	if allowed := max(1, cmp.Or(p.MaxTurbineWindows, 20_000)/most); len(due) > allowed {
 		due = due[:allowed]

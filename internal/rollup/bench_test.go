@@ -215,7 +215,7 @@ func history(b *testing.B, tb *bundle, shards []string, report func(string, ...a
 
 // turbinesOn lists the farm's turbines on shard s.
 func (tb *bundle) turbinesOn(b *testing.B, s string) []string {
-	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(context.Background(), controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s})
+	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(context.Background(), controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s, DayStart: time.Now().AddDate(0, 0, -1), DayEnd: time.Now()})
 	testdb.Must(b, err, "turbines of %s", s)
 	ids := make([]string, len(ts))
 	for i, t := range ts {
@@ -234,9 +234,9 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
-	rules := fleet.RulesFromRow(farm.FarmRule)
+	rules := fleet.RulesOfDay(farm)
 	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
-	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1"})
+	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1", DayStart: farm.DayStart, DayEnd: farm.DayEnd})
 	testdb.Must(b, err, "turbines")
 	turbines := window.TurbinesOf(ts)
 	const w = 720 // 12:00 local
@@ -366,7 +366,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	ctx := context.Background()
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
-	rules := fleet.RulesFromRow(farm.FarmRule)
+	rules := fleet.RulesOfDay(farm)
 	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
 	type shardArgs struct {
 		turbines []window.Turbine
@@ -375,7 +375,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	}
 	args := map[string]shardArgs{}
 	for _, s := range shards {
-		ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only})
+		ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: s, OnlyIds: only, DayStart: farm.DayStart, DayEnd: farm.DayEnd})
 		testdb.Must(b, err, "turbines")
 		a := shardArgs{turbines: window.TurbinesOf(ts), pairs: window.Pairs{}}
 		a.pairs.AddRange(a.turbines, 0, g.Len())
@@ -433,7 +433,7 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 	// consecutive windows per batch.
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
-	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesFromRow(farm.FarmRule).Window}
+	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesOfDay(farm).Window}
 	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.Clock.Now()}
 	const batches = 60
 	for k := 0; k < batches; k++ {

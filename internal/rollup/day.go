@@ -76,11 +76,11 @@ func (c *Computer) open(ctx context.Context, tx, stx pgx.Tx, req Request) (*day,
 	if err != nil {
 		return nil, nil, fmt.Errorf("farm: %w", err)
 	}
-	rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: req.FarmID, ShardName: req.Shard})
+	rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: req.FarmID, ShardName: req.Shard, DayStart: farm.DayStart, DayEnd: farm.DayEnd})
 	if err != nil {
 		return nil, nil, fmt.Errorf("turbines: %w", err)
 	}
-	d := &day{req: req, tx: tx, q: q, farm: farm, rules: fleet.RulesFromRow(farm.FarmRule), turbines: window.TurbinesOf(rows),
+	d := &day{req: req, tx: tx, q: q, farm: farm, rules: fleet.RulesOfDay(farm), turbines: window.TurbinesOf(rows),
 		// A retry does the same work as a first attempt, so that the rows
 		// a day ends with do not depend on whether a job was retried (a
 		// killed worker, a shard that failed): only the marks decide.
@@ -112,10 +112,7 @@ func (c *Computer) open(ctx context.Context, tx, stx pgx.Tx, req Request) (*day,
 	if err := d.sq.WindowLock(ctx, sharddb.WindowLockParams{FarmID: req.FarmID, Day: req.Day}); err != nil {
 		return nil, nil, fmt.Errorf("shard %s: window lock: %w", req.Shard, err)
 	}
-	d.allIDs = make([]string, len(d.turbines))
-	for i, t := range d.turbines {
-		d.allIDs[i] = t.ID
-	}
+	d.allIDs = window.IDs(d.turbines)
 	if empty, err := emptyDay(ctx, q, d.sq, farm, d.allIDs); err != nil {
 		return nil, nil, fmt.Errorf("shard %s: %w", req.Shard, err)
 	} else if empty {

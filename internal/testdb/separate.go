@@ -97,7 +97,7 @@ func NewSeparate(t testing.TB, fleetYAML string) *Separate {
 	}
 	dsn := sep.ControlServer.TCPURL(name)
 	pool := Pool(t, dsn)
-	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}, Plan: plan}
+	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn, Since: FleetSince}, Plan: plan}
 	res, err := provision.Provision(ctx, env.Registry, provision.Options{Plan: plan, MaxShardConns: 10, Source: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -281,7 +281,7 @@ func provisioned(t testing.TB, dsn string, plan *fleet.Plan) *Env {
 	t.Helper()
 	ctx := context.Background()
 	pool := Pool(t, dsn)
-	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}, Plan: plan}
+	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn, Since: FleetSince}, Plan: plan}
 	opts := provision.Options{MaxShardConns: 10, Source: "test", Plan: plan}
 	if plan != nil {
 		control, err := pgserver.DatabaseName(dsn)
@@ -352,7 +352,7 @@ func fromFleetFixture(t testing.TB, fleetYAML string, plan *fleet.Plan) *Env {
 	// The registry names each shard's database, as fleet.Apply wrote it
 	// for the fixture's (the DSN itself is derived from the control's name).
 	Exec(t, pool, "UPDATE shard SET database = $1 || '_' || name WHERE dsn IS NULL", name)
-	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn}, Plan: plan}
+	env := &Env{ControlDSN: dsn, Control: pool, Registry: &fleet.Registry{Pool: pool, ControlDSN: dsn, Since: FleetSince}, Plan: plan}
 	shards, err := env.Registry.OpenShards(ctx, 10)
 	Must(t, err, "open the shards")
 	t.Cleanup(shards.Close)
@@ -404,7 +404,7 @@ func (fx *fleetFixture) build(maint, key string, plan *fleet.Plan) error {
 	if err != nil {
 		return err
 	}
-	reg := &fleet.Registry{Pool: pool, ControlDSN: dsn}
+	reg := &fleet.Registry{Pool: pool, ControlDSN: dsn, Since: FleetSince}
 	res, err := provision.Provision(ctx, reg, provision.Options{MaxShardConns: 10, Source: "test", Plan: plan})
 	if res.Shards != nil {
 		res.Shards.Close()
@@ -420,6 +420,12 @@ func (fx *fleetFixture) build(maint, key string, plan *fleet.Plan) error {
 	}
 	return nil
 }
+
+// FleetSince is when a test's fleet took effect: long before any reading a
+// test writes (a fleet applied on the test's day would put its turbines in
+// service from that day only). A test of that rule applies with its own
+// instant (fleet.ApplyOptions).
+var FleetSince = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // DemoFleet returns the contents of fleet/demo.yaml.
 func DemoFleet(t testing.TB) string {
@@ -493,6 +499,16 @@ func Int(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// Text runs a query returning one text value.
+func Text(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) string {
+	t.Helper()
+	var s string
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return s
 }
 
 // Must fails the test on err.

@@ -60,7 +60,7 @@ func TestGridIsTheSQLGrid(t *testing.T) {
 			testdb.Must(t, err, "FarmDayGet")
 			loc, err := time.LoadLocation(farm.Timezone)
 			testdb.Must(t, err, "zone")
-			rules := fleet.RulesFromRow(farm.FarmRule)
+			rules := fleet.RulesOfDay(farm)
 			// Any instant of the day gives the same grid: its first, a
 			// middle one and its last.
 			var g window.Grid

@@ -63,8 +63,9 @@ func (p Pairs) Turbines() []string {
 	return out
 }
 
-// UpsertParams turns the set into the shard statement's runs: per turbine,
-// maximal runs of consecutive windows, each read as one key range.
+// UpsertParams turns the set into the shard statement's runs: per turbine
+// span (Turbine), maximal runs of consecutive windows starting in it, each
+// read as one key range.
 func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, computedAt time.Time) sharddb.TurbineWindowUpsertParams {
 	args := sharddb.TurbineWindowUpsertParams{
 		DayStart: g.Start, DayEnd: g.End, WindowS: int32(g.Window / time.Second),
@@ -78,7 +79,9 @@ func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, compu
 		}
 		ws := make([]int, 0, len(set))
 		for w := range set {
-			ws = append(ws, w)
+			if start, _ := g.Bounds(w); t.Holds(start) {
+				ws = append(ws, w)
+			}
 		}
 		sort.Ints(ws)
 		for i := 0; i < len(ws); {

@@ -103,6 +103,18 @@ $$;
 
 COMMENT ON FUNCTION public.farm_day_reasons() IS 'The reasons farm_day_status may hold a farm-day back, in the order it lists them.';
 
+-- Name: farm_day_start(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.farm_day_start(p_farm text, p_day date) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT local_day_start((farm_day_version(p_farm, p_day - 1)).timezone, p_day)
+$$;
+
+-- Name: FUNCTION farm_day_start(p_farm text, p_day date); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.farm_day_start(p_farm text, p_day date) IS 'Start of farm-local day p_day: the end of the day before, midnight in the zone of the version governing that day. A day ends at midnight in its own zone, so days tile time and a zone change moves no day before the one it starts on (that day starts at the old midnight).';
+
 -- Name: farm_day_status(text, date, timestamp with time zone); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.farm_day_status(p_farm text, p_day date, p_now timestamp with time zone DEFAULT now()) RETURNS TABLE(farm_id text, day date, day_start timestamp with time zone, day_end timestamp with time zone, registered_turbines integer, turbines integer, turbines_in_service integer, expected bigint, received bigint, available bigint, late bigint, early bigint, beyond_cadence bigint, out_of_service bigint, last_received_at timestamp with time zone, oldest_computed_at timestamp with time zone, computed_at timestamp with time zone, closed_at timestamp with time zone, computed_after_close boolean, pending boolean, status text, held_back text[], notes text[], why text)
@@ -205,6 +217,118 @@ $$;
 -- Name: FUNCTION farm_day_status(p_farm text, p_day date, p_now timestamp with time zone); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.farm_day_status(p_farm text, p_day date, p_now timestamp with time zone) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. Never final while a mark of the day announced on a shard (dirty_mark_announced) is not passed by that shard''s drain, nor while a shard holding its turbines was never drained. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. docs/report-user.md: The monthly report.';
+
+-- Name: farm_version; Type: TABLE; Schema: public
+
+CREATE TABLE public.farm_version (
+    farm_id text NOT NULL,
+    first_day date NOT NULL,
+    valid_from timestamp with time zone NOT NULL,
+    valid_to timestamp with time zone,
+    name text NOT NULL,
+    timezone text NOT NULL,
+    cadence_seconds integer NOT NULL,
+    lane_threshold_ms integer NOT NULL,
+    early_tolerance_ms integer NOT NULL,
+    future_limit_s integer NOT NULL,
+    max_age_days integer NOT NULL,
+    window_s integer NOT NULL,
+    mark_margin_s integer NOT NULL,
+    allowed_lateness_s integer NOT NULL,
+    divergence_alert_pm integer NOT NULL,
+    completeness_alert_pm integer NOT NULL,
+    apply_id bigint NOT NULL,
+    CONSTRAINT farm_version_cadence_seconds_check CHECK ((cadence_seconds > 0)),
+    CONSTRAINT farm_version_check CHECK (((valid_to IS NULL) OR (valid_to > valid_from))),
+    CONSTRAINT farm_version_window_s_check CHECK ((window_s > 0))
+);
+
+-- Name: TABLE farm_version; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.farm_version IS 'Versions of a farm''s calendar and rules in force (the fleet file''s rules over the fleet defaults, resolved): day first_day onward until the next version''s first_day. A day ends at midnight in its version''s zone and starts where the day before ended (farm_day_start).';
+
+-- Name: COLUMN farm_version.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN farm_version.first_day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.first_day IS 'The first farm-local day this version governs (-infinity: since before the registry kept versions).';
+
+-- Name: COLUMN farm_version.valid_from; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.valid_from IS 'The instant first_day starts: midnight in the previous version''s zone (farm_day_start; -infinity for the first version).';
+
+-- Name: COLUMN farm_version.valid_to; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.valid_to IS 'The instant the next version starts; NULL = the version in force.';
+
+-- Name: COLUMN farm_version.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.name IS 'Display name.';
+
+-- Name: COLUMN farm_version.timezone; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.timezone IS 'IANA zone of the farm-local days this version governs.';
+
+-- Name: COLUMN farm_version.cadence_seconds; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.cadence_seconds IS 'Default cadence of the farm''s turbine entries (each turbine''s own is in turbine_version).';
+
+-- Name: COLUMN farm_version.lane_threshold_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.lane_threshold_ms IS 'farm_rules.lane_threshold_ms in force under this version.';
+
+-- Name: COLUMN farm_version.early_tolerance_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.early_tolerance_ms IS 'farm_rules.early_tolerance_ms in force under this version.';
+
+-- Name: COLUMN farm_version.future_limit_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.future_limit_s IS 'farm_rules.future_limit_s in force under this version.';
+
+-- Name: COLUMN farm_version.max_age_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.max_age_days IS 'farm_rules.max_age_days in force under this version.';
+
+-- Name: COLUMN farm_version.window_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.window_s IS 'farm_rules.window_s in force under this version: the window grid of its days.';
+
+-- Name: COLUMN farm_version.mark_margin_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.mark_margin_s IS 'farm_rules.mark_margin_s in force under this version.';
+
+-- Name: COLUMN farm_version.allowed_lateness_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.allowed_lateness_s IS 'farm_rules.allowed_lateness_s in force under this version.';
+
+-- Name: COLUMN farm_version.divergence_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.divergence_alert_pm IS 'farm_rules.divergence_alert_pm in force under this version.';
+
+-- Name: COLUMN farm_version.completeness_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.completeness_alert_pm IS 'farm_rules.completeness_alert_pm in force under this version.';
+
+-- Name: COLUMN farm_version.apply_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.apply_id IS 'The fleet apply that wrote it (fleet_apply.id).';
+
+-- Name: farm_day_version(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.farm_day_version(p_farm text, p_day date) RETURNS public.farm_version
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT v.* FROM farm_version v
+    WHERE v.farm_id = p_farm AND v.first_day <= p_day
+    ORDER BY v.first_day DESC
+    LIMIT 1
+$$;
+
+-- Name: FUNCTION farm_day_version(p_farm text, p_day date); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.farm_day_version(p_farm text, p_day date) IS 'The farm_version governing farm-local day p_day (the latest with first_day <= p_day).';
 
 -- Name: farm_day_waiting(text, date); Type: FUNCTION; Schema: public
 
@@ -1347,6 +1471,150 @@ COMMENT ON COLUMN public.farm_freshness.last_published_at IS 'When the fast path
 
 COMMENT ON COLUMN public.farm_freshness.behind_s IS 'now() - complete_through, in seconds (NULL before the first publication).';
 
+-- Name: fleet_apply; Type: TABLE; Schema: public
+
+CREATE TABLE public.fleet_apply (
+    id bigint NOT NULL,
+    fleet_hash text NOT NULL,
+    applied_by text DEFAULT CURRENT_USER NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    effective_from timestamp with time zone NOT NULL,
+    reopened_days text[] DEFAULT '{}'::text[] NOT NULL
+);
+
+-- Name: TABLE fleet_apply; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.fleet_apply IS 'One row per fleet apply that wrote a version: the fleet file''s hash, the database user who applied it, when, from which instant, and the farm-days it reopened (--reopen).';
+
+-- Name: COLUMN fleet_apply.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_apply.id IS 'The apply; farm_version.apply_id and turbine_version.apply_id name it.';
+
+-- Name: COLUMN fleet_apply.fleet_hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_apply.fleet_hash IS 'sha256 of the fleet file''s bytes (hex); ''registry before versions'' for the versions made from the rows that existed before the registry was effective-dated.';
+
+-- Name: COLUMN fleet_apply.applied_by; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_apply.applied_by IS 'The database user (current_user) who applied it.';
+
+-- Name: COLUMN fleet_apply.applied_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_apply.applied_at IS 'When the apply committed (the database clock).';
+
+-- Name: COLUMN fleet_apply.effective_from; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_apply.effective_from IS 'The instant its versions start (--effective-from, default the time of the apply); a farm''s versions start at the farm-local day holding it.';
+
+-- Name: COLUMN fleet_apply.reopened_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_apply.reopened_days IS 'Farm-days (farm/YYYY-MM-DD) already rolled up that this apply changed and queued for recompute (--reopen); empty otherwise.';
+
+-- Name: farm_history; Type: VIEW; Schema: public
+
+CREATE VIEW public.farm_history AS
+ SELECT v.farm_id,
+    v.name,
+    v.timezone,
+    v.cadence_seconds,
+    v.window_s,
+    v.lane_threshold_ms,
+    v.early_tolerance_ms,
+    v.future_limit_s,
+    v.max_age_days,
+    v.mark_margin_s,
+    v.allowed_lateness_s,
+    v.divergence_alert_pm,
+    v.completeness_alert_pm,
+    v.first_day,
+    v.valid_from,
+    v.valid_to,
+    a.fleet_hash,
+    a.applied_by,
+    a.applied_at
+   FROM (public.farm_version v
+     JOIN public.fleet_apply a ON ((a.id = v.apply_id)));
+
+-- Name: VIEW farm_history; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.farm_history IS 'What the registry said about each farm over time: one row per version, in force over [valid_from, valid_to) (valid_to NULL = now), from first_day; who applied which fleet file.';
+
+-- Name: COLUMN farm_history.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.farm_id IS 'The farm.';
+
+-- Name: COLUMN farm_history.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.name IS 'Display name.';
+
+-- Name: COLUMN farm_history.timezone; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.timezone IS 'IANA zone of the days the version governs.';
+
+-- Name: COLUMN farm_history.cadence_seconds; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.cadence_seconds IS 'Default cadence of the farm''s turbine entries.';
+
+-- Name: COLUMN farm_history.window_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.window_s IS 'Window grid of its days, s.';
+
+-- Name: COLUMN farm_history.lane_threshold_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.lane_threshold_ms IS 'Backfill lane / turbine_day.late threshold, ms.';
+
+-- Name: COLUMN farm_history.early_tolerance_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.early_tolerance_ms IS 'turbine_day.early tolerance, ms.';
+
+-- Name: COLUMN farm_history.future_limit_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.future_limit_s IS 'Future limit at ingest, s.';
+
+-- Name: COLUMN farm_history.max_age_days; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.max_age_days IS 'Maximum age at ingest, days.';
+
+-- Name: COLUMN farm_history.mark_margin_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.mark_margin_s IS 'Margin of the dirty-mark rule, s.';
+
+-- Name: COLUMN farm_history.allowed_lateness_s; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.allowed_lateness_s IS 'Allowed lateness of the fast path, s.';
+
+-- Name: COLUMN farm_history.divergence_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.divergence_alert_pm IS 'Divergence alert threshold, per mille.';
+
+-- Name: COLUMN farm_history.completeness_alert_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.completeness_alert_pm IS 'Completeness alert threshold, per mille.';
+
+-- Name: COLUMN farm_history.first_day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.first_day IS 'The first farm-local day the version governs.';
+
+-- Name: COLUMN farm_history.valid_from; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.valid_from IS 'Start of first_day (midnight in the previous version''s zone); -infinity for the version made from the registry before it kept history.';
+
+-- Name: COLUMN farm_history.valid_to; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.valid_to IS 'Where the next version starts; NULL = in force now.';
+
+-- Name: COLUMN farm_history.fleet_hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.fleet_hash IS 'sha256 of the fleet file that wrote the version.';
+
+-- Name: COLUMN farm_history.applied_by; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.applied_by IS 'The database user who applied it.';
+
+-- Name: COLUMN farm_history.applied_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.applied_at IS 'When the apply that wrote it committed.';
+
 -- Name: farm_month; Type: VIEW; Schema: public
 
 CREATE VIEW public.farm_month AS
@@ -1700,6 +1968,19 @@ COMMENT ON COLUMN public.farm_window_part.shard_xid IS 'The shard transaction th
 -- Name: COLUMN farm_window_part.computed_at; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_window_part.computed_at IS 'Clock of the computation that wrote the part.';
+
+-- Name: fleet_apply_id_seq; Type: SEQUENCE; Schema: public
+
+CREATE SEQUENCE public.fleet_apply_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+-- Name: fleet_apply_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+
+ALTER SEQUENCE public.fleet_apply_id_seq OWNED BY public.fleet_apply.id;
 
 -- Name: goose_db_version; Type: TABLE; Schema: public
 
@@ -2316,6 +2597,131 @@ COMMENT ON COLUMN public.turbine.created_at IS 'When the turbine was first regis
 
 COMMENT ON COLUMN public.turbine.updated_at IS 'When a fleet apply last changed the turbine.';
 
+-- Name: turbine_version; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_version (
+    turbine_id text NOT NULL,
+    valid_from timestamp with time zone NOT NULL,
+    valid_to timestamp with time zone,
+    farm_id text NOT NULL,
+    shard_name text NOT NULL,
+    cadence_seconds integer NOT NULL,
+    commissioned_at timestamp with time zone,
+    decommissioned_at timestamp with time zone,
+    apply_id bigint NOT NULL,
+    CONSTRAINT turbine_version_cadence_seconds_check CHECK ((cadence_seconds > 0)),
+    CONSTRAINT turbine_version_check CHECK (((valid_to IS NULL) OR (valid_to > valid_from)))
+);
+
+-- Name: TABLE turbine_version; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_version IS 'Versions of a turbine''s farm, shard, cadence and service interval, each in force over [valid_from, valid_to). A day''s expected count is cut at the instants its versions change.';
+
+-- Name: COLUMN turbine_version.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.turbine_id IS 'The turbine (turbine.id).';
+
+-- Name: COLUMN turbine_version.valid_from; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.valid_from IS 'The instant this version starts (-infinity: since before the registry kept versions).';
+
+-- Name: COLUMN turbine_version.valid_to; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.valid_to IS 'The instant the next version starts; NULL = the version in force.';
+
+-- Name: COLUMN turbine_version.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.farm_id IS 'The farm it belonged to.';
+
+-- Name: COLUMN turbine_version.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.shard_name IS 'The shard that held its readings.';
+
+-- Name: COLUMN turbine_version.cadence_seconds; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.cadence_seconds IS 'Seconds between readings: the slots of the windows that start in this version.';
+
+-- Name: COLUMN turbine_version.commissioned_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.commissioned_at IS 'Start of service as this version recorded it (NULL = always). The service interval is the turbine''s life, not a fact of one period: a day is computed with the one in the version in force now (turbine.commissioned_at).';
+
+-- Name: COLUMN turbine_version.decommissioned_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.decommissioned_at IS 'End of service as this version recorded it (NULL = in service).';
+
+-- Name: COLUMN turbine_version.apply_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_version.apply_id IS 'The fleet apply that wrote it (fleet_apply.id).';
+
+-- Name: turbine_history; Type: VIEW; Schema: public
+
+CREATE VIEW public.turbine_history AS
+ SELECT v.turbine_id,
+    v.farm_id,
+    v.shard_name,
+    v.cadence_seconds,
+    v.commissioned_at,
+    v.decommissioned_at,
+    v.valid_from,
+    v.valid_to,
+    a.fleet_hash,
+    a.applied_by,
+    a.applied_at
+   FROM (public.turbine_version v
+     JOIN public.fleet_apply a ON ((a.id = v.apply_id)));
+
+-- Name: VIEW turbine_history; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.turbine_history IS 'What the registry said about each turbine over time: its farm, shard, cadence and service interval in force over [valid_from, valid_to) (valid_to NULL = now). Where was T at instant X: WHERE turbine_id = T AND valid_from <= X AND (valid_to IS NULL OR valid_to > X).';
+
+-- Name: COLUMN turbine_history.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.turbine_id IS 'The turbine.';
+
+-- Name: COLUMN turbine_history.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.farm_id IS 'The farm it belonged to.';
+
+-- Name: COLUMN turbine_history.shard_name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.shard_name IS 'The shard that held its readings.';
+
+-- Name: COLUMN turbine_history.cadence_seconds; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.cadence_seconds IS 'Seconds between readings under this version.';
+
+-- Name: COLUMN turbine_history.commissioned_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.commissioned_at IS 'Start of service as this version recorded it (NULL = always).';
+
+-- Name: COLUMN turbine_history.decommissioned_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.decommissioned_at IS 'End of service as this version recorded it (NULL = in service).';
+
+-- Name: COLUMN turbine_history.valid_from; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.valid_from IS 'Start of the version; -infinity for the version made from the registry before it kept history.';
+
+-- Name: COLUMN turbine_history.valid_to; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.valid_to IS 'Where the next version starts; NULL = in force now.';
+
+-- Name: COLUMN turbine_history.fleet_hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.fleet_hash IS 'sha256 of the fleet file that wrote the version.';
+
+-- Name: COLUMN turbine_history.applied_by; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.applied_by IS 'The database user who applied it.';
+
+-- Name: COLUMN turbine_history.applied_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_history.applied_at IS 'When the apply that wrote it committed.';
+
+-- Name: fleet_apply id; Type: DEFAULT; Schema: public
+
+ALTER TABLE ONLY public.fleet_apply ALTER COLUMN id SET DEFAULT nextval('public.fleet_apply_id_seq'::regclass);
+
 -- Name: river_job id; Type: DEFAULT; Schema: public
 
 ALTER TABLE ONLY public.river_job ALTER COLUMN id SET DEFAULT nextval('public.river_job_id_seq'::regclass);
@@ -2367,6 +2773,11 @@ COMMENT ON CONSTRAINT farm_name_bounded ON public.farm IS 'A display name of 1 t
 ALTER TABLE ONLY public.farm
     ADD CONSTRAINT farm_pkey PRIMARY KEY (id);
 
+-- Name: farm_version farm_version_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_version
+    ADD CONSTRAINT farm_version_pkey PRIMARY KEY (farm_id, first_day);
+
 -- Name: farm_window_part farm_window_part_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.farm_window_part
@@ -2376,6 +2787,11 @@ ALTER TABLE ONLY public.farm_window_part
 
 ALTER TABLE ONLY public.farm_window
     ADD CONSTRAINT farm_window_pkey PRIMARY KEY (farm_id, window_start, path);
+
+-- Name: fleet_apply fleet_apply_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.fleet_apply
+    ADD CONSTRAINT fleet_apply_pkey PRIMARY KEY (id);
 
 -- Name: fleet_rules fleet_rules_pkey; Type: CONSTRAINT; Schema: public
 
@@ -2470,6 +2886,11 @@ COMMENT ON CONSTRAINT turbine_id_bounded ON public.turbine IS 'A turbine in the 
 ALTER TABLE ONLY public.turbine
     ADD CONSTRAINT turbine_pkey PRIMARY KEY (id);
 
+-- Name: turbine_version turbine_version_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_version
+    ADD CONSTRAINT turbine_version_pkey PRIMARY KEY (turbine_id, valid_from);
+
 -- Name: alert_farm_day_idx; Type: INDEX; Schema: public
 
 CREATE INDEX alert_farm_day_idx ON public.alert USING btree (farm_id, day);
@@ -2485,6 +2906,10 @@ CREATE INDEX alert_raised_idx ON public.alert USING btree (raised_at);
 -- Name: dirty_mark_announced_shard; Type: INDEX; Schema: public
 
 CREATE INDEX dirty_mark_announced_shard ON public.dirty_mark_announced USING btree (shard_name, xact);
+
+-- Name: farm_version_current_idx; Type: INDEX; Schema: public
+
+CREATE UNIQUE INDEX farm_version_current_idx ON public.farm_version USING btree (farm_id) WHERE (valid_to IS NULL);
 
 -- Name: farm_window_day_idx; Type: INDEX; Schema: public
 
@@ -2546,6 +2971,14 @@ CREATE INDEX turbine_day_farm_day_idx ON public.turbine_day USING btree (farm_id
 
 CREATE INDEX turbine_farm_idx ON public.turbine USING btree (farm_id, shard_name, id);
 
+-- Name: turbine_version_current_idx; Type: INDEX; Schema: public
+
+CREATE UNIQUE INDEX turbine_version_current_idx ON public.turbine_version USING btree (turbine_id) WHERE (valid_to IS NULL);
+
+-- Name: turbine_version_farm_idx; Type: INDEX; Schema: public
+
+CREATE INDEX turbine_version_farm_idx ON public.turbine_version USING btree (farm_id, shard_name, valid_from);
+
 -- Name: alert alert_count_deleted; Type: TRIGGER; Schema: public
 
 CREATE TRIGGER alert_count_deleted AFTER DELETE ON public.alert REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public.alert_count_deleted();
@@ -2577,6 +3010,16 @@ ALTER TABLE ONLY public.dirty_mark_announced
 ALTER TABLE ONLY public.dirty_mark_settling
     ADD CONSTRAINT dirty_mark_settling_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name) ON DELETE CASCADE;
 
+-- Name: farm_version farm_version_apply_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_version
+    ADD CONSTRAINT farm_version_apply_id_fkey FOREIGN KEY (apply_id) REFERENCES public.fleet_apply(id);
+
+-- Name: farm_version farm_version_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_version
+    ADD CONSTRAINT farm_version_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
 -- Name: farm_window farm_window_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.farm_window
@@ -2606,6 +3049,26 @@ ALTER TABLE ONLY public.turbine
 
 ALTER TABLE ONLY public.turbine
     ADD CONSTRAINT turbine_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name);
+
+-- Name: turbine_version turbine_version_apply_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_version
+    ADD CONSTRAINT turbine_version_apply_id_fkey FOREIGN KEY (apply_id) REFERENCES public.fleet_apply(id);
+
+-- Name: turbine_version turbine_version_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_version
+    ADD CONSTRAINT turbine_version_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: turbine_version turbine_version_shard_name_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_version
+    ADD CONSTRAINT turbine_version_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name);
+
+-- Name: turbine_version turbine_version_turbine_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_version
+    ADD CONSTRAINT turbine_version_turbine_id_fkey FOREIGN KEY (turbine_id) REFERENCES public.turbine(id);
 
 -- Name: FUNCTION pg_advisory_lock(bigint); Type: ACL; Schema: pg_catalog
 
@@ -2691,6 +3154,10 @@ REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) FROM 
 
 REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
 
+-- Name: TABLE farm_version; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_version TO galewatch_reporting;
+
 -- Name: FUNCTION report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone); Type: ACL; Schema: public
 
 GRANT ALL ON FUNCTION public.report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone) TO galewatch_reporting;
@@ -2757,6 +3224,14 @@ GRANT SELECT ON TABLE public.farm_day TO galewatch_reporting;
 -- Name: TABLE farm_freshness; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.farm_freshness TO galewatch_reporting;
+
+-- Name: TABLE fleet_apply; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.fleet_apply TO galewatch_reporting;
+
+-- Name: TABLE farm_history; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_history TO galewatch_reporting;
 
 -- Name: TABLE farm_month; Type: ACL; Schema: public
 
@@ -2849,3 +3324,11 @@ GRANT SELECT ON TABLE public.shard_drain TO galewatch_reporting;
 -- Name: TABLE turbine; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine TO galewatch_reporting;
+
+-- Name: TABLE turbine_version; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_version TO galewatch_reporting;
+
+-- Name: TABLE turbine_history; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_history TO galewatch_reporting;

@@ -86,3 +86,171 @@ func (b *TurbineUpsertBatchResults) Close() error {
 	b.closed = true
 	return b.br.Close()
 }
+
+const turbineVersionClose = `-- name: TurbineVersionClose :batchexec
+UPDATE turbine_version v SET valid_to = $1::timestamptz
+WHERE v.turbine_id = $2::text
+  AND v.valid_from = (SELECT max(x.valid_from) FROM turbine_version x WHERE x.turbine_id = $2::text AND x.valid_from < $1::timestamptz)
+`
+
+type TurbineVersionCloseBatchResults struct {
+	br     pgx.BatchResults
+	tot    int
+	closed bool
+}
+
+type TurbineVersionCloseParams struct {
+	ValidFrom time.Time
+	TurbineID string
+}
+
+func (q *Queries) TurbineVersionClose(ctx context.Context, arg []TurbineVersionCloseParams) *TurbineVersionCloseBatchResults {
+	batch := &pgx.Batch{}
+	for _, a := range arg {
+		vals := []interface{}{
+			a.ValidFrom,
+			a.TurbineID,
+		}
+		batch.Queue(turbineVersionClose, vals...)
+	}
+	br := q.db.SendBatch(ctx, batch)
+	return &TurbineVersionCloseBatchResults{br, len(arg), false}
+}
+
+func (b *TurbineVersionCloseBatchResults) Exec(f func(int, error)) {
+	defer b.br.Close()
+	for t := 0; t < b.tot; t++ {
+		if b.closed {
+			if f != nil {
+				f(t, ErrBatchAlreadyClosed)
+			}
+			continue
+		}
+		_, err := b.br.Exec()
+		if f != nil {
+			f(t, err)
+		}
+	}
+}
+
+func (b *TurbineVersionCloseBatchResults) Close() error {
+	b.closed = true
+	return b.br.Close()
+}
+
+const turbineVersionDeleteAt = `-- name: TurbineVersionDeleteAt :batchexec
+DELETE FROM turbine_version WHERE turbine_id = $1 AND valid_from = $2::timestamptz
+`
+
+type TurbineVersionDeleteAtBatchResults struct {
+	br     pgx.BatchResults
+	tot    int
+	closed bool
+}
+
+type TurbineVersionDeleteAtParams struct {
+	TurbineID string
+	ValidFrom time.Time
+}
+
+// TurbineVersionReplace ends a turbine's version in force at @valid_from
+// and opens the new one there (a version that starts at that instant is
+// replaced); a new turbine's first version has no predecessor. Three
+// statements, in this order, for the reason FarmVersionDeleteDay gives.
+func (q *Queries) TurbineVersionDeleteAt(ctx context.Context, arg []TurbineVersionDeleteAtParams) *TurbineVersionDeleteAtBatchResults {
+	batch := &pgx.Batch{}
+	for _, a := range arg {
+		vals := []interface{}{
+			a.TurbineID,
+			a.ValidFrom,
+		}
+		batch.Queue(turbineVersionDeleteAt, vals...)
+	}
+	br := q.db.SendBatch(ctx, batch)
+	return &TurbineVersionDeleteAtBatchResults{br, len(arg), false}
+}
+
+func (b *TurbineVersionDeleteAtBatchResults) Exec(f func(int, error)) {
+	defer b.br.Close()
+	for t := 0; t < b.tot; t++ {
+		if b.closed {
+			if f != nil {
+				f(t, ErrBatchAlreadyClosed)
+			}
+			continue
+		}
+		_, err := b.br.Exec()
+		if f != nil {
+			f(t, err)
+		}
+	}
+}
+
+func (b *TurbineVersionDeleteAtBatchResults) Close() error {
+	b.closed = true
+	return b.br.Close()
+}
+
+const turbineVersionInsert = `-- name: TurbineVersionInsert :batchexec
+INSERT INTO turbine_version (turbine_id, valid_from, valid_to, farm_id, shard_name, cadence_seconds,
+                             commissioned_at, decommissioned_at, apply_id)
+VALUES ($1, $2::timestamptz, NULL, $3, $4, $5,
+        $6, $7, $8)
+`
+
+type TurbineVersionInsertBatchResults struct {
+	br     pgx.BatchResults
+	tot    int
+	closed bool
+}
+
+type TurbineVersionInsertParams struct {
+	TurbineID        string
+	ValidFrom        time.Time
+	FarmID           string
+	ShardName        string
+	CadenceSeconds   int32
+	CommissionedAt   *time.Time
+	DecommissionedAt *time.Time
+	ApplyID          int64
+}
+
+func (q *Queries) TurbineVersionInsert(ctx context.Context, arg []TurbineVersionInsertParams) *TurbineVersionInsertBatchResults {
+	batch := &pgx.Batch{}
+	for _, a := range arg {
+		vals := []interface{}{
+			a.TurbineID,
+			a.ValidFrom,
+			a.FarmID,
+			a.ShardName,
+			a.CadenceSeconds,
+			a.CommissionedAt,
+			a.DecommissionedAt,
+			a.ApplyID,
+		}
+		batch.Queue(turbineVersionInsert, vals...)
+	}
+	br := q.db.SendBatch(ctx, batch)
+	return &TurbineVersionInsertBatchResults{br, len(arg), false}
+}
+
+func (b *TurbineVersionInsertBatchResults) Exec(f func(int, error)) {
+	defer b.br.Close()
+	for t := 0; t < b.tot; t++ {
+		if b.closed {
+			if f != nil {
+				f(t, ErrBatchAlreadyClosed)
+			}
+			continue
+		}
+		_, err := b.br.Exec()
+		if f != nil {
+			f(t, err)
+		}
+	}
+}
+
+func (b *TurbineVersionInsertBatchResults) Close() error {
+	b.closed = true
+	return b.br.Close()
+}

@@ -11,11 +11,14 @@ import (
 )
 
 const farmDayGet = `-- name: FarmDayGet :one
-SELECT f.id, f.timezone, r.farm_id, r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s, r.allowed_lateness_s, r.divergence_alert_pm, r.completeness_alert_pm,
-       local_day_start(f.timezone, $1::date)::timestamptz     AS day_start,
-       local_day_start(f.timezone, $1::date + 1)::timestamptz AS day_end
-FROM farm f JOIN farm_rules r ON r.farm_id = f.id
-WHERE f.id = $2
+SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days,
+       v.window_s, v.mark_margin_s, v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       farm_day_start(v.farm_id, $1::date)::timestamptz     AS day_start,
+       local_day_start(v.timezone, $1::date + 1)::timestamptz AS day_end
+FROM farm_version v
+WHERE v.farm_id = $2
+  AND v.first_day = (SELECT max(x.first_day) FROM farm_version x
+                     WHERE x.farm_id = $2 AND x.first_day <= $1::date)
 `
 
 type FarmDayGetParams struct {
@@ -24,34 +27,43 @@ type FarmDayGetParams struct {
 }
 
 type FarmDayGetRow struct {
-	ID       string
-	Timezone string
-	FarmRule FarmRule
-	DayStart time.Time
-	DayEnd   time.Time
+	ID                  string
+	Timezone            string
+	LaneThresholdMs     int32
+	EarlyToleranceMs    int32
+	FutureLimitS        int32
+	MaxAgeDays          int32
+	WindowS             int32
+	MarkMarginS         int32
+	AllowedLatenessS    int32
+	DivergenceAlertPm   int32
+	CompletenessAlertPm int32
+	DayStart            time.Time
+	DayEnd              time.Time
 }
 
-// FarmDayGet is what a recompute of one farm-local day needs from the
-// control database: the rules in force, and the day's bounds
-// (local_day_start, control 00016). The bounds are computed here, on the
-// control database, and passed to the shard: a shard server's zone data
-// cannot cut the day differently.
+// FarmDayGet is what a computation of one farm-local day needs from the
+// control database: the farm's version governing that day (its zone and
+// rules, farm_day_version) and the day's bounds: it ends at midnight in its
+// version's zone and starts where the day before ended (farm_day_start), so
+// days tile time and a zone change moves no day before it.
+// The bounds are computed here, on the control database, and passed to the
+// shard: a shard server's zone data cannot cut the day differently.
 func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDayGetRow, error) {
 	row := q.db.QueryRow(ctx, farmDayGet, arg.Day, arg.ID)
 	var i FarmDayGetRow
 	err := row.Scan(
 		&i.ID,
 		&i.Timezone,
-		&i.FarmRule.FarmID,
-		&i.FarmRule.LaneThresholdMs,
-		&i.FarmRule.EarlyToleranceMs,
-		&i.FarmRule.FutureLimitS,
-		&i.FarmRule.MaxAgeDays,
-		&i.FarmRule.WindowS,
-		&i.FarmRule.MarkMarginS,
-		&i.FarmRule.AllowedLatenessS,
-		&i.FarmRule.DivergenceAlertPm,
-		&i.FarmRule.CompletenessAlertPm,
+		&i.LaneThresholdMs,
+		&i.EarlyToleranceMs,
+		&i.FutureLimitS,
+		&i.MaxAgeDays,
+		&i.WindowS,
+		&i.MarkMarginS,
+		&i.AllowedLatenessS,
+		&i.DivergenceAlertPm,
+		&i.CompletenessAlertPm,
 		&i.DayStart,
 		&i.DayEnd,
 	)

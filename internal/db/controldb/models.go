@@ -206,6 +206,48 @@ type FarmFreshness struct {
 	BehindS float64
 }
 
+// What the registry said about each farm over time: one row per version, in force over [valid_from, valid_to) (valid_to NULL = now), from first_day; who applied which fleet file.
+type FarmHistory struct {
+	// The farm.
+	FarmID string
+	// Display name.
+	Name string
+	// IANA zone of the days the version governs.
+	Timezone string
+	// Default cadence of the farm's turbine entries.
+	CadenceSeconds int32
+	// Window grid of its days, s.
+	WindowS int32
+	// Backfill lane / turbine_day.late threshold, ms.
+	LaneThresholdMs int32
+	// turbine_day.early tolerance, ms.
+	EarlyToleranceMs int32
+	// Future limit at ingest, s.
+	FutureLimitS int32
+	// Maximum age at ingest, days.
+	MaxAgeDays int32
+	// Margin of the dirty-mark rule, s.
+	MarkMarginS int32
+	// Allowed lateness of the fast path, s.
+	AllowedLatenessS int32
+	// Divergence alert threshold, per mille.
+	DivergenceAlertPm int32
+	// Completeness alert threshold, per mille.
+	CompletenessAlertPm int32
+	// The first farm-local day the version governs.
+	FirstDay time.Time
+	// Start of first_day (midnight in the previous version's zone); -infinity for the version made from the registry before it kept history.
+	ValidFrom time.Time
+	// Where the next version starts; NULL = in force now.
+	ValidTo *time.Time
+	// sha256 of the fleet file that wrote the version.
+	FleetHash string
+	// The database user who applied it.
+	AppliedBy string
+	// When the apply that wrote it committed.
+	AppliedAt time.Time
+}
+
 // Per farm and calendar month in the farm's zone with rolled-up days: sums of farm_day and rates computed at read time, and the month's status as the monthly report judges it now.
 type FarmMonth struct {
 	// The farm (farm.id).
@@ -268,6 +310,44 @@ type FarmRule struct {
 	CompletenessAlertPm int32
 }
 
+// Versions of a farm's calendar and rules in force (the fleet file's rules over the fleet defaults, resolved): day first_day onward until the next version's first_day. A day ends at midnight in its version's zone and starts where the day before ended (farm_day_start).
+type FarmVersion struct {
+	// The farm (farm.id).
+	FarmID string
+	// The first farm-local day this version governs (-infinity: since before the registry kept versions).
+	FirstDay time.Time
+	// The instant first_day starts: midnight in the previous version's zone (farm_day_start; -infinity for the first version).
+	ValidFrom time.Time
+	// The instant the next version starts; NULL = the version in force.
+	ValidTo *time.Time
+	// Display name.
+	Name string
+	// IANA zone of the farm-local days this version governs.
+	Timezone string
+	// Default cadence of the farm's turbine entries (each turbine's own is in turbine_version).
+	CadenceSeconds int32
+	// farm_rules.lane_threshold_ms in force under this version.
+	LaneThresholdMs int32
+	// farm_rules.early_tolerance_ms in force under this version.
+	EarlyToleranceMs int32
+	// farm_rules.future_limit_s in force under this version.
+	FutureLimitS int32
+	// farm_rules.max_age_days in force under this version.
+	MaxAgeDays int32
+	// farm_rules.window_s in force under this version: the window grid of its days.
+	WindowS int32
+	// farm_rules.mark_margin_s in force under this version.
+	MarkMarginS int32
+	// farm_rules.allowed_lateness_s in force under this version.
+	AllowedLatenessS int32
+	// farm_rules.divergence_alert_pm in force under this version.
+	DivergenceAlertPm int32
+	// farm_rules.completeness_alert_pm in force under this version.
+	CompletenessAlertPm int32
+	// The fleet apply that wrote it (fleet_apply.id).
+	ApplyID int64
+}
+
 // A farm's counts per event-time window, by path: fast (published once at the watermark) and final (corrected by late readings, rewritten with a new revision). Sum of every turbine of the farm on every shard.
 type FarmWindow struct {
 	// The farm (farm.id).
@@ -326,6 +406,22 @@ type FarmWindowPart struct {
 	ShardXid int64
 	// Clock of the computation that wrote the part.
 	ComputedAt time.Time
+}
+
+// One row per fleet apply that wrote a version: the fleet file's hash, the database user who applied it, when, from which instant, and the farm-days it reopened (--reopen).
+type FleetApply struct {
+	// The apply; farm_version.apply_id and turbine_version.apply_id name it.
+	ID int64
+	// sha256 of the fleet file's bytes (hex); 'registry before versions' for the versions made from the rows that existed before the registry was effective-dated.
+	FleetHash string
+	// The database user (current_user) who applied it.
+	AppliedBy string
+	// When the apply committed (the database clock).
+	AppliedAt time.Time
+	// The instant its versions start (--effective-from, default the time of the apply); a farm's versions start at the farm-local day holding it.
+	EffectiveFrom time.Time
+	// Farm-days (farm/YYYY-MM-DD) already rolled up that this apply changed and queued for recompute (--reopen); empty otherwise.
+	ReopenedDays []string
 }
 
 // Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file's rules: section). A farm may override each one (farm.*); farm_rules gives the effective values.
@@ -586,6 +682,54 @@ type TurbineDay struct {
 	SilentHours []int32
 	// When the day counted as closed when this row was written: its end + the farm's allowed lateness then in force (farm_day_closes_at). A row computed at or after it counts every reading that wrote no dirty mark.
 	ClosedAt time.Time
+}
+
+// What the registry said about each turbine over time: its farm, shard, cadence and service interval in force over [valid_from, valid_to) (valid_to NULL = now). Where was T at instant X: WHERE turbine_id = T AND valid_from <= X AND (valid_to IS NULL OR valid_to > X).
+type TurbineHistory struct {
+	// The turbine.
+	TurbineID string
+	// The farm it belonged to.
+	FarmID string
+	// The shard that held its readings.
+	ShardName string
+	// Seconds between readings under this version.
+	CadenceSeconds int32
+	// Start of service as this version recorded it (NULL = always).
+	CommissionedAt *time.Time
+	// End of service as this version recorded it (NULL = in service).
+	DecommissionedAt *time.Time
+	// Start of the version; -infinity for the version made from the registry before it kept history.
+	ValidFrom time.Time
+	// Where the next version starts; NULL = in force now.
+	ValidTo *time.Time
+	// sha256 of the fleet file that wrote the version.
+	FleetHash string
+	// The database user who applied it.
+	AppliedBy string
+	// When the apply that wrote it committed.
+	AppliedAt time.Time
+}
+
+// Versions of a turbine's farm, shard, cadence and service interval, each in force over [valid_from, valid_to). A day's expected count is cut at the instants its versions change.
+type TurbineVersion struct {
+	// The turbine (turbine.id).
+	TurbineID string
+	// The instant this version starts (-infinity: since before the registry kept versions).
+	ValidFrom time.Time
+	// The instant the next version starts; NULL = the version in force.
+	ValidTo *time.Time
+	// The farm it belonged to.
+	FarmID string
+	// The shard that held its readings.
+	ShardName string
+	// Seconds between readings: the slots of the windows that start in this version.
+	CadenceSeconds int32
+	// Start of service as this version recorded it (NULL = always). The service interval is the turbine's life, not a fact of one period: a day is computed with the one in the version in force now (turbine.commissioned_at).
+	CommissionedAt *time.Time
+	// End of service as this version recorded it (NULL = in service).
+	DecommissionedAt *time.Time
+	// The fleet apply that wrote it (fleet_apply.id).
+	ApplyID int64
 }
 
 // Per farm window, the number to show: the final row when there is one, else the fast row; with its path, when it was computed, what it is complete through, its revision, and whether a recompute of its farm-day is requested or running.

@@ -98,15 +98,23 @@ func (q *Queries) TurbineRetire(ctx context.Context, arg TurbineRetireParams) (i
 }
 
 const turbineRollupList = `-- name: TurbineRollupList :many
-SELECT t.id, t.cadence_seconds, t.commissioned_at, t.decommissioned_at
-FROM turbine t
-WHERE t.farm_id = $1
-  AND t.shard_name = $2
-  AND ($3::text[] IS NULL OR t.id = ANY ($3::text[]))
-ORDER BY t.id
+SELECT v.turbine_id AS id, v.cadence_seconds, t.commissioned_at, t.decommissioned_at,
+       -- the version's span within the day (a first version starts at -infinity)
+       greatest(v.valid_from, $1::timestamptz)::timestamptz AS valid_from,
+       least(coalesce(v.valid_to, 'infinity'), $2::timestamptz)::timestamptz AS valid_to
+FROM turbine_version v
+JOIN turbine t ON t.id = v.turbine_id
+WHERE v.farm_id = $3
+  AND v.shard_name = $4
+  AND v.valid_from < $2::timestamptz
+  AND (v.valid_to IS NULL OR v.valid_to > $1::timestamptz)
+  AND ($5::text[] IS NULL OR v.turbine_id = ANY ($5::text[]))
+ORDER BY v.turbine_id, v.valid_from
 `
 
 type TurbineRollupListParams struct {
+	DayStart  time.Time
+	DayEnd    time.Time
 	FarmID    string
 	ShardName string
 	OnlyIds   []string
@@ -117,13 +125,23 @@ type TurbineRollupListRow struct {
 	CadenceSeconds   int32
 	CommissionedAt   *time.Time
 	DecommissionedAt *time.Time
+	ValidFrom        time.Time
+	ValidTo          time.Time
 }
 
-// TurbineRollupList lists the turbines a rollup of one farm on one shard
-// covers (retired ones included: their history still counts), optionally
-// only some of them.
+// TurbineRollupList lists the turbines a computation of one farm-day on one
+// shard covers, one row per version in force some time during the day
+// [@day_start, @day_end) on this farm and shard (retired turbines included:
+// their history still counts), optionally only some of them. The service
+// interval is the turbine's (turbine.commissioned_at, decommissioned_at).
 func (q *Queries) TurbineRollupList(ctx context.Context, arg TurbineRollupListParams) ([]TurbineRollupListRow, error) {
-	rows, err := q.db.Query(ctx, turbineRollupList, arg.FarmID, arg.ShardName, arg.OnlyIds)
+	rows, err := q.db.Query(ctx, turbineRollupList,
+		arg.DayStart,
+		arg.DayEnd,
+		arg.FarmID,
+		arg.ShardName,
+		arg.OnlyIds,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +154,8 @@ func (q *Queries) TurbineRollupList(ctx context.Context, arg TurbineRollupListPa
 			&i.CadenceSeconds,
 			&i.CommissionedAt,
 			&i.DecommissionedAt,
+			&i.ValidFrom,
+			&i.ValidTo,
 		); err != nil {
 			return nil, err
 		}

@@ -26,17 +26,22 @@ WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, f
 -- name: FarmList :many
 SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
 
--- FarmDayGet is what a recompute of one farm-local day needs from the
--- control database: the rules in force, and the day's bounds
--- (local_day_start, control 00016). The bounds are computed here, on the
--- control database, and passed to the shard: a shard server's zone data
--- cannot cut the day differently.
+-- FarmDayGet is what a computation of one farm-local day needs from the
+-- control database: the farm's version governing that day (its zone and
+-- rules, farm_day_version) and the day's bounds: it ends at midnight in its
+-- version's zone and starts where the day before ended (farm_day_start), so
+-- days tile time and a zone change moves no day before it.
+-- The bounds are computed here, on the control database, and passed to the
+-- shard: a shard server's zone data cannot cut the day differently.
 -- name: FarmDayGet :one
-SELECT f.id, f.timezone, sqlc.embed(r),
-       local_day_start(f.timezone, sqlc.arg(day)::date)::timestamptz     AS day_start,
-       local_day_start(f.timezone, sqlc.arg(day)::date + 1)::timestamptz AS day_end
-FROM farm f JOIN farm_rules r ON r.farm_id = f.id
-WHERE f.id = sqlc.arg(id);
+SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days,
+       v.window_s, v.mark_margin_s, v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       farm_day_start(v.farm_id, sqlc.arg(day)::date)::timestamptz     AS day_start,
+       local_day_start(v.timezone, sqlc.arg(day)::date + 1)::timestamptz AS day_end
+FROM farm_version v
+WHERE v.farm_id = sqlc.arg(id)
+  AND v.first_day = (SELECT max(x.first_day) FROM farm_version x
+                     WHERE x.farm_id = sqlc.arg(id) AND x.first_day <= sqlc.arg(day)::date);
 
 -- FarmRulesList is the rules in force for every farm.
 -- name: FarmRulesList :many

@@ -38,16 +38,24 @@ JOIN farm f ON f.id = t.farm_id
 JOIN farm_rules r ON r.farm_id = t.farm_id
 ORDER BY t.id;
 
--- TurbineRollupList lists the turbines a rollup of one farm on one shard
--- covers (retired ones included: their history still counts), optionally
--- only some of them.
+-- TurbineRollupList lists the turbines a computation of one farm-day on one
+-- shard covers, one row per version in force some time during the day
+-- [@day_start, @day_end) on this farm and shard (retired turbines included:
+-- their history still counts), optionally only some of them. The service
+-- interval is the turbine's (turbine.commissioned_at, decommissioned_at).
 -- name: TurbineRollupList :many
-SELECT t.id, t.cadence_seconds, t.commissioned_at, t.decommissioned_at
-FROM turbine t
-WHERE t.farm_id = @farm_id
-  AND t.shard_name = @shard_name
-  AND (sqlc.narg(only_ids)::text[] IS NULL OR t.id = ANY (sqlc.narg(only_ids)::text[]))
-ORDER BY t.id;
+SELECT v.turbine_id AS id, v.cadence_seconds, t.commissioned_at, t.decommissioned_at,
+       -- the version's span within the day (a first version starts at -infinity)
+       greatest(v.valid_from, @day_start::timestamptz)::timestamptz AS valid_from,
+       least(coalesce(v.valid_to, 'infinity'), @day_end::timestamptz)::timestamptz AS valid_to
+FROM turbine_version v
+JOIN turbine t ON t.id = v.turbine_id
+WHERE v.farm_id = @farm_id
+  AND v.shard_name = @shard_name
+  AND v.valid_from < @day_end::timestamptz
+  AND (v.valid_to IS NULL OR v.valid_to > @day_start::timestamptz)
+  AND (sqlc.narg(only_ids)::text[] IS NULL OR v.turbine_id = ANY (sqlc.narg(only_ids)::text[]))
+ORDER BY v.turbine_id, v.valid_from;
 
 -- TurbineStatusList is one farm-day per turbine: every turbine in service
 -- that day and every turbine_day row of it (a turbine in service without a

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/rollup"
+)
+
+// reopen queues the recompute of farm-days a fleet apply changed.
+func (m *Main) reopen(ctx context.Context, days []fleet.FarmDay) ([]int64, error) {
+	cfg := jobs.DefaultConfig()
+	cfg.Periodic = false
+	client, err := m.River(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, d := range days {
+		got, err := jobs.EnqueueFarmDay(ctx, m.control, client, d.FarmID, d.Day.String(), rollup.ReasonManual, jobs.PriorityManual)
+		if err != nil {
+			return ids, fmt.Errorf("%s: %w", d, err)
+		}
+		ids = append(ids, got...)
+	}
+	return ids, nil
+}
+
+func (m *Main) fleetHistoryCommand() *cobra.Command {
+	var f fleet.HistoryFilter
+	var at string
+	cmd := &cobra.Command{
+		Use:   "history [--farm F | --turbine T] [--at INSTANT]",
+		Short: "What the registry said: every version of farms and turbines (farm_history, turbine_history), or those in force at an instant",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if f.Farm != "" && f.Turbine != "" {
+				return fmt.Errorf("give at most one of --farm and --turbine")
+			}
+			if at != "" {
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return fmt.Errorf("--at: %w (give an instant such as 2026-12-01T13:00:00Z)", err)
+				}
+				f.At = &t
+			}
+			if _, err := m.Migrate(c.Context()); err != nil {
+				return err
+			}
+			return fleet.WriteHistory(c.Context(), controldb.New(m.control), f, os.Stdout)
+		},
+	}
+	cmd.Flags().StringVar(&f.Farm, "farm", "", "only this farm (and its turbines)")
+	cmd.Flags().StringVar(&f.Turbine, "turbine", "", "only this turbine")
+	cmd.Flags().StringVar(&at, "at", "", "only the versions in force at this instant (RFC 3339)")
+	return cmd
+}
