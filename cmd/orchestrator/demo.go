@@ -71,6 +71,9 @@ func (m *Main) newDemo(ctx context.Context, o *demoOptions, in *ingest.Ingestor)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Registry, err = m.Registry(ctx); err != nil {
+		return nil, err
+	}
 	d, err := demo.New(cfg, control, in)
 	if err != nil {
 		return nil, err

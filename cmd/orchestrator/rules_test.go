@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -32,10 +33,10 @@ func TestRulesLiveInTheControlDatabase(t *testing.T) {
 	now := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 	newMain := func() *Main { return &Main{Config: testConfig(env), Now: func() time.Time { return now }} }
 	run := func(args ...string) error { return runMain(newMain(), args...) }
-	apply := func(threshold string) {
+	apply := func(threshold string, flags ...string) {
 		t.Helper()
 		testdb.Must(t, os.WriteFile(fleetFile, []byte(fmt.Sprintf(rulesFleet, threshold)), 0o644), "write fleet")
-		testdb.Must(t, run("fleet", "apply", "--effective-from", testFleetSince, fleetFile), "fleet apply")
+		testdb.Must(t, run(append(append([]string{"fleet", "apply"}, flags...), fleetFile)...), "fleet apply")
 	}
 	// Ten readings on 1 August (or 2 August): five that arrived 45 s after
 	// they were recorded, five after 1 s. Returns how many took the backfill lane.
@@ -68,7 +69,7 @@ func TestRulesLiveInTheControlDatabase(t *testing.T) {
 		return testdb.Int(t, env.Control, `SELECT late FROM turbine_day WHERE turbine_id = 'G-001' AND day = $1`, day)
 	}
 
-	apply("30s")
+	apply("30s", "--effective-from", testFleetSince)
 	if n := testdb.Int(t, env.Control, `SELECT lane_threshold_ms FROM farm_rules WHERE farm_id = 'glen'`); n != 30_000 {
 		t.Fatalf("farm_rules.lane_threshold_ms = %d, want 30000 from the fleet file", n)
 	}
@@ -79,7 +80,13 @@ func TestRulesLiveInTheControlDatabase(t *testing.T) {
 		t.Fatalf("at 30 s, turbine_day.late = %d, want 5", n)
 	}
 
-	apply("60s")
+	// The new threshold from 1 August on: 1 August is rolled up, so the
+	// apply must reopen it (and queues its recompute).
+	testdb.Must(t, os.WriteFile(fleetFile, []byte(fmt.Sprintf(rulesFleet, "60s")), 0o644), "write fleet")
+	if err := run("fleet", "apply", "--effective-from", "2026-08-01T00:00:00Z", fleetFile); !fleet.IsValidation(err) || !strings.Contains(err.Error(), "glen/2026-08-01") {
+		t.Fatalf("an apply reaching back over rolled-up 1 August without --reopen: %v, want refused naming glen/2026-08-01", err)
+	}
+	apply("60s", "--effective-from", "2026-08-01T00:00:00Z", "--reopen")
 	if n := ingest(2); n != 0 {
 		t.Fatalf("at 60 s, %d readings took the backfill lane, want 0", n)
 	}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,10 @@ type Config struct {
 	// Plan is the fleet the feed simulates (the fleet file `make run`
 	// applies); the story needs its Ardnave Point.
 	Plan *fleet.Plan
+	// Registry, when set, lets the story put its farm in service from its
+	// Saturday when the registry has it start later (a fleet applied
+	// today), as a DBA back-fills a farm that existed.
+	Registry *fleet.Registry
 	// Seed fixes clock offsets and delays.
 	Seed uint64
 	// Saturday is the farm-local day the story is placed on; zero means
@@ -175,6 +180,14 @@ func (d *Demo) placeStory() error {
 	if route == nil || route.FarmID != story.Farm {
 		return fmt.Errorf("demo: the database's fleet has no %s turbine %s: apply the fleet file first (orchestrator fleet apply)", story.Farm, story.firstTurbine)
 	}
+	if c := route.CommissionedAt; c != nil && c.After(story.Start) {
+		if err := d.backfill(story); err != nil {
+			return err
+		}
+		if route = d.in.Routes().Lookup(story.firstTurbine); route == nil || route.CommissionedAt != nil && route.CommissionedAt.After(story.Start) {
+			return fmt.Errorf("demo: %s is still not in service on %s after the back-fill", story.Farm, day)
+		}
+	}
 	if age := d.start.Sub(story.Start); age > route.Rules.MaxAge {
 		return fmt.Errorf("demo: the story's day %s starts %d days ago, beyond %s's max_age of %d days: ingest would reject every reading; choose a later day or raise rules: max_age",
 			day, int(age.Hours()/24), story.Farm, int(route.Rules.MaxAge.Hours()/24))
@@ -187,6 +200,41 @@ func (d *Demo) placeStory() error {
 		story.Windows = int((story.End.Sub(story.Start) + w - 1) / w)
 	}
 	d.story = story
+	return nil
+}
+
+// backfill applies the demo's fleet file with the story farm's turbines
+// commissioned at the start of its day (the registry puts a farm applied
+// today in service from today, so the Saturday's readings would be
+// refused), then reloads ingest's routes. It changes no other farm, and no
+// rolled-up day: any it would is reopened and named.
+func (d *Demo) backfill(story *Story) error {
+	if d.cfg.Registry == nil {
+		return fmt.Errorf("demo: %s is in service only from after %s in the registry: apply the fleet with its commissioned_at at or before %s",
+			story.Farm, story.Day, story.Start.UTC().Format(time.RFC3339))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	plan := *d.cfg.Plan
+	plan.Turbines = slices.Clone(plan.Turbines)
+	start := story.Start
+	for i := range plan.Turbines {
+		if plan.Turbines[i].FarmID == story.Farm {
+			plan.Turbines[i].CommissionedAt = &start
+		}
+	}
+	res, err := d.cfg.Registry.ApplyWith(ctx, "demo back-fill of "+story.Farm, &plan, fleet.ApplyOptions{Reopen: true})
+	if err != nil {
+		return fmt.Errorf("demo: back-fill %s from %s: %w", story.Farm, story.Day, err)
+	}
+	d.out.say("%s: in service from %s (its story day) — the registry had it from this fleet's first apply; back-filled as a DBA would (fleet apply with commissioned_at); %d rolled-up day(s) reopened",
+		story.Farm, start.UTC().Format(time.RFC3339), len(res.Reopened))
+	// Retention's horizon comes back with the next periodic reload.
+	routes, err := ingest.LoadRoutes(ctx, d.control, d.start, 0)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	d.in.SetRoutes(routes)
 	return nil
 }
 
