@@ -88,14 +88,22 @@ func NewFeed(plan *fleet.Plan, seed uint64, start time.Time, in *ingest.Ingestor
 		return nil, fmt.Errorf("live feed: the fleet has no turbines")
 	}
 	ids := make([]string, len(plan.Turbines))
-	byCadence := map[int][]fleet.Turbine{}
 	for i, t := range plan.Turbines {
 		ids[i] = t.ID
-		byCadence[t.CadenceSeconds] = append(byCadence[t.CadenceSeconds], t)
 	}
 	// One set of offsets for the whole fleet, as FarmConfig does: a
 	// turbine's clock is off by the same amount whichever group it is in.
 	offsets := simulate.ClockOffsets(ids, seed)
+	byCadence := map[int][]fleet.Turbine{}
+	for _, t := range plan.Turbines {
+		// A turbine reports from when the registry has it in service (a
+		// fleet applied just now: from then), by its own clock.
+		if r := in.Routes().Lookup(t.ID); r != nil && r.CommissionedAt != nil {
+			from := r.CommissionedAt.Add(-offsets[t.ID])
+			t.CommissionedAt = &from
+		}
+		byCadence[t.CadenceSeconds] = append(byCadence[t.CadenceSeconds], t)
+	}
 	f := &Feed{in: in}
 	f.stats.Turbines = len(ids)
 	for _, cad := range slices.Sorted(maps.Keys(byCadence)) {

@@ -157,9 +157,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 				}
 				v.CommissionedAt = &at
 			}
-			if v.CommissionedAt.Before(v.ValidFrom) {
-				v.ValidFrom = *v.CommissionedAt
-			}
+			v.SinceEver = true
 			vp.commissioned[t.ID] = v.CommissionedAt
 			vp.turbines = append(vp.turbines, v)
 			vp.added++

@@ -216,8 +216,11 @@ func TestNewTurbinesAreInServiceFromTheirApply(t *testing.T) {
 		b.Enqueue(t, f, "2026-08-01", rollup.ReasonSchedule, jobs.PriorityManual)
 	}
 	b.WaitJobs(t)
-	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE day = '2026-08-01' AND (turbine_id = 'G-3' OR farm_id = 'moor')`); n != 0 {
-		t.Fatalf("1 August has %d rows of turbines added on 2 August, want 0", n)
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_day WHERE day = '2026-08-01' AND farm_id = 'moor'`); n != 0 {
+		t.Fatalf("1 August has %d rows of moor, applied on 2 August, want 0", n)
+	}
+	if n := b.TurbineDay(t, "G-3", "2026-08-01").Expected; n != 0 {
+		t.Fatalf("G-3, added on 2 August, expected %d readings on 1 August, want 0", n)
 	}
 	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_day WHERE farm_id = 'moor' AND day = '2026-08-01'`); n != 0 {
 		t.Fatalf("moor, applied on 2 August, has %d farm_day rows for 1 August, want 0", n)
@@ -233,5 +236,20 @@ func TestNewTurbinesAreInServiceFromTheirApply(t *testing.T) {
 	}
 	if got := testdb.Text(t, b.Env.Control, `SELECT commissioned_at::text FROM turbine WHERE id = 'M-001'`); got != "2026-08-02 14:00:00+00" {
 		t.Fatalf("M-001 commissioned_at = %s, want the apply's instant", got)
+	}
+
+	// A DBA back-fills moor: in service from 1 August (the farm's
+	// commissioned_at). Nothing of moor was rolled up then, so nothing is
+	// reopened, and 1 August now counts its whole day.
+	backfilled := strings.Replace(bigger, "  - id: moor\n", "  - id: moor\n    commissioned_at: 2026-08-01T00:00:00+01:00\n", 1)
+	res, err = applyAt(t, b, backfilled, time.Date(2026, 8, 3, 12, 0, 0, 0, time.UTC), fleet.ApplyOptions{})
+	testdb.Must(t, err, "back-fill moor")
+	if len(res.Changes) != 3 || len(res.Reopened) != 0 {
+		t.Fatalf("back-fill: changes %+v, reopened %v; want M-001..M-003's commissioned_at, nothing reopened", res.Changes, res.Reopened)
+	}
+	b.Enqueue(t, "moor", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	b.WaitJobs(t)
+	if got := b.TurbineDay(t, "M-001", "2026-08-01").Expected; got != 43_200 {
+		t.Fatalf("M-001 expected on 1 August after its back-fill = %d, want 43200", got)
 	}
 }

@@ -155,7 +155,10 @@ type TurbineVersionDeleteAtParams struct {
 
 // TurbineVersionReplace ends a turbine's version in force at @valid_from
 // and opens the new one there (a version that starts at that instant is
-// replaced); a new turbine's first version has no predecessor. Three
+// replaced); a new turbine's first version (@since_ever) starts at
+// -infinity, as the registry's first versions do: its service interval
+// says when it counts, and a back-filled commissioned_at needs no version
+// before the first. Three
 // statements, in this order, for the reason FarmVersionDeleteDay gives.
 func (q *Queries) TurbineVersionDeleteAt(ctx context.Context, arg []TurbineVersionDeleteAtParams) *TurbineVersionDeleteAtBatchResults {
 	batch := &pgx.Batch{}
@@ -194,8 +197,8 @@ func (b *TurbineVersionDeleteAtBatchResults) Close() error {
 const turbineVersionInsert = `-- name: TurbineVersionInsert :batchexec
 INSERT INTO turbine_version (turbine_id, valid_from, valid_to, farm_id, shard_name, cadence_seconds,
                              commissioned_at, decommissioned_at, apply_id)
-VALUES ($1, $2::timestamptz, NULL, $3, $4, $5,
-        $6, $7, $8)
+VALUES ($1, CASE WHEN $2::boolean THEN '-infinity'::timestamptz ELSE $3::timestamptz END,
+        NULL, $4, $5, $6, $7, $8, $9)
 `
 
 type TurbineVersionInsertBatchResults struct {
@@ -206,6 +209,7 @@ type TurbineVersionInsertBatchResults struct {
 
 type TurbineVersionInsertParams struct {
 	TurbineID        string
+	SinceEver        bool
 	ValidFrom        time.Time
 	FarmID           string
 	ShardName        string
@@ -220,6 +224,7 @@ func (q *Queries) TurbineVersionInsert(ctx context.Context, arg []TurbineVersion
 	for _, a := range arg {
 		vals := []interface{}{
 			a.TurbineID,
+			a.SinceEver,
 			a.ValidFrom,
 			a.FarmID,
 			a.ShardName,

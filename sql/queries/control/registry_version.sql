@@ -60,7 +60,10 @@ ORDER BY v.turbine_id;
 
 -- TurbineVersionReplace ends a turbine's version in force at @valid_from
 -- and opens the new one there (a version that starts at that instant is
--- replaced); a new turbine's first version has no predecessor. Three
+-- replaced); a new turbine's first version (@since_ever) starts at
+-- -infinity, as the registry's first versions do: its service interval
+-- says when it counts, and a back-filled commissioned_at needs no version
+-- before the first. Three
 -- statements, in this order, for the reason FarmVersionDeleteDay gives.
 -- name: TurbineVersionDeleteAt :batchexec
 DELETE FROM turbine_version WHERE turbine_id = @turbine_id AND valid_from = @valid_from::timestamptz;
@@ -73,8 +76,8 @@ WHERE v.turbine_id = @turbine_id::text
 -- name: TurbineVersionInsert :batchexec
 INSERT INTO turbine_version (turbine_id, valid_from, valid_to, farm_id, shard_name, cadence_seconds,
                              commissioned_at, decommissioned_at, apply_id)
-VALUES (@turbine_id, @valid_from::timestamptz, NULL, @farm_id, @shard_name, @cadence_seconds,
-        sqlc.narg(commissioned_at), sqlc.narg(decommissioned_at), @apply_id);
+VALUES (@turbine_id, CASE WHEN @since_ever::boolean THEN '-infinity'::timestamptz ELSE @valid_from::timestamptz END,
+        NULL, @farm_id, @shard_name, @cadence_seconds, sqlc.narg(commissioned_at), sqlc.narg(decommissioned_at), @apply_id);
 
 -- FarmDaysRolledUp lists the farm-days in [@from_day, @to_day] that have
 -- turbine_day rows: days already closed (final or provisional), which a
