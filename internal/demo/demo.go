@@ -227,7 +227,9 @@ func (d *Demo) backfill(story *Story) error {
 	if err != nil {
 		return fmt.Errorf("demo: back-fill %s from %s: %w", story.Farm, story.Day, err)
 	}
-	d.out.say("%s: in service from %s (its story day) — the registry had it from this fleet's first apply; back-filled as a DBA would (fleet apply with commissioned_at); %d rolled-up day(s) reopened",
+	d.out.say("%s: in service from %s (its story day) — the registry had it from this fleet's first apply; back-filled as a DBA would\n"+
+		"  (fleet apply with commissioned_at; %d rolled-up day(s) reopened). The demo sends nothing for it between that day and now, so a\n"+
+		"  day of that gap that gets rolled up (the nightly rollup of yesterday) reads 0 received",
 		story.Farm, start.UTC().Format(time.RFC3339), len(res.Reopened))
 	// Retention's horizon comes back with the next periodic reload.
 	routes, err := ingest.LoadRoutes(ctx, d.control, d.start, 0)

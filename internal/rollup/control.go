@@ -69,6 +69,9 @@ func (c *Computer) writeDay(ctx context.Context, q *controldb.Queries, req Reque
 		up.MaxLagMs = append(up.MaxLagMs, r.MaxLagMs)
 		up.LastReceivedAt = append(up.LastReceivedAt, r.LastReceivedAt)
 		up.SilentHours = append(up.SilentHours, intArrayLiteral(r.SilentHours))
+		up.InputReadings = append(up.InputReadings, r.InputReadings)
+		up.InputHash = append(up.InputHash, r.InputHash)
+		up.Fingerprinted = append(up.Fingerprinted, r.Fingerprinted)
 	}
 	n, err := q.TurbineDayUpsert(ctx, up)
 	if err != nil {

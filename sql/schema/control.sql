@@ -1214,7 +1214,9 @@ CREATE TABLE public.turbine_day (
     beyond_cadence integer DEFAULT 0 NOT NULL,
     out_of_service integer DEFAULT 0 NOT NULL,
     silent_hours integer[] DEFAULT '{}'::integer[] NOT NULL,
-    closed_at timestamp with time zone NOT NULL
+    closed_at timestamp with time zone NOT NULL,
+    input_readings bigint,
+    input_hash bigint
 );
 
 -- Name: TABLE turbine_day; Type: COMMENT; Schema: public
@@ -1292,6 +1294,14 @@ COMMENT ON COLUMN public.turbine_day.silent_hours IS 'Local hours of the day (0 
 -- Name: COLUMN turbine_day.closed_at; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_day.closed_at IS 'When the day counted as closed when this row was written: its end + the farm''s allowed lateness then in force (farm_day_closes_at). A row computed at or after it counts every reading that wrote no dirty mark.';
+
+-- Name: COLUMN turbine_day.input_readings; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.input_readings IS 'Readings the counts were computed from (received + beyond_cadence + out_of_service), with input_hash the row''s input fingerprint. NULL: computed before fingerprints existed (recompute the day to fingerprint it).';
+
+-- Name: COLUMN turbine_day.input_hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.input_hash IS 'Order-independent hash of those readings'' (recorded_at, available) on shard_name: the sum of its windows'' turbine_window.input_hash. orchestrator verify recomputes it from the readings.';
 
 -- Name: farm_day; Type: VIEW; Schema: public
 

@@ -2,6 +2,18 @@
 -- pg_dump --schema-only, normalised. Written by `make schema`; do not edit.
 -- `make verify` fails when it differs from what the migrations give.
 
+-- Name: input_fingerprint(timestamp with time zone, boolean); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT timestamp_hash_extended(p_recorded_at AT TIME ZONE 'UTC', p_available::integer::bigint) >> 24
+$$;
+
+-- Name: FUNCTION input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) IS 'One reading''s share of a fingerprint: the top 40 bits of a 64-bit hash of its recorded_at (as UTC, so no session setting changes it) seeded by its available flag.';
+
 -- Name: readings_drop_partitions_before(timestamp with time zone); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.readings_drop_partitions_before(p_before timestamp with time zone) RETURNS integer
@@ -346,7 +358,8 @@ CREATE TABLE public.turbine_window (
     min_lag_ms bigint,
     max_lag_ms bigint,
     last_received_at timestamp with time zone,
-    computed_at timestamp with time zone NOT NULL
+    computed_at timestamp with time zone NOT NULL,
+    input_hash bigint
 )
 WITH (fillfactor='70');
 
@@ -389,6 +402,10 @@ COMMENT ON COLUMN public.turbine_window.out_of_service IS 'Readings in the windo
 -- Name: COLUMN turbine_window.computed_at; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_window.computed_at IS 'Clock of the computation that wrote the row.';
+
+-- Name: COLUMN turbine_window.input_hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.input_hash IS 'Order-independent fingerprint of the readings counted in this row: sum of input_fingerprint(recorded_at, available). NULL: computed before fingerprints existed.';
 
 -- Name: dirty_mark dirty_mark_farm_id_day_key; Type: CONSTRAINT; Schema: public
 

@@ -682,6 +682,10 @@ type TurbineDay struct {
 	SilentHours []int32
 	// When the day counted as closed when this row was written: its end + the farm's allowed lateness then in force (farm_day_closes_at). A row computed at or after it counts every reading that wrote no dirty mark.
 	ClosedAt time.Time
+	// Readings the counts were computed from (received + beyond_cadence + out_of_service), with input_hash the row's input fingerprint. NULL: computed before fingerprints existed (recompute the day to fingerprint it).
+	InputReadings *int64
+	// Order-independent hash of those readings' (recorded_at, available) on shard_name: the sum of its windows' turbine_window.input_hash. orchestrator verify recomputes it from the readings.
+	InputHash *int64
 }
 
 // What the registry said about each turbine over time: its farm, shard, cadence and service interval in force over [valid_from, valid_to) (valid_to NULL = now). Where was T at instant X: WHERE turbine_id = T AND valid_from <= X AND (valid_to IS NULL OR valid_to > X).

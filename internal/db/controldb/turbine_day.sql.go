@@ -10,11 +10,57 @@ import (
 	"time"
 )
 
+const turbineDayFingerprints = `-- name: TurbineDayFingerprints :many
+SELECT turbine_id, shard_name, input_readings, input_hash
+FROM turbine_day
+WHERE farm_id = $1 AND day = $2::date
+ORDER BY shard_name, turbine_id
+`
+
+type TurbineDayFingerprintsParams struct {
+	FarmID string
+	Day    time.Time
+}
+
+type TurbineDayFingerprintsRow struct {
+	TurbineID     string
+	ShardName     string
+	InputReadings *int64
+	InputHash     *int64
+}
+
+// TurbineDayFingerprints is each turbine_day row of a farm-day with its
+// shard and input fingerprint (NULL: computed before fingerprints).
+func (q *Queries) TurbineDayFingerprints(ctx context.Context, arg TurbineDayFingerprintsParams) ([]TurbineDayFingerprintsRow, error) {
+	rows, err := q.db.Query(ctx, turbineDayFingerprints, arg.FarmID, arg.Day)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TurbineDayFingerprintsRow
+	for rows.Next() {
+		var i TurbineDayFingerprintsRow
+		if err := rows.Scan(
+			&i.TurbineID,
+			&i.ShardName,
+			&i.InputReadings,
+			&i.InputHash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const turbineDayUpsert = `-- name: TurbineDayUpsert :execrows
 
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
                          beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id,
-                         closed_at)
+                         closed_at, input_readings, input_hash)
 SELECT u.turbine_id, $1::date, $2::text, $3::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
@@ -22,7 +68,8 @@ SELECT u.turbine_id, $1::date, $2::text, $3::text, u.expected, u.received, u.ava
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
        u.silent_hours::integer[],
        $4::timestamptz, $5::bigint,
-       c.closed_at
+       c.closed_at,
+       CASE WHEN u.fingerprinted THEN u.input_readings END, CASE WHEN u.fingerprinted THEN u.input_hash END
 FROM (SELECT farm_day_closes_at($2::text, $1::date) AS closed_at) AS c,
      (SELECT unnest($6::text[]) AS turbine_id,
              unnest($7::integer[]) AS expected,
@@ -36,7 +83,10 @@ FROM (SELECT farm_day_closes_at($2::text, $1::date) AS closed_at) AS c,
              unnest($15::bigint[]) AS max_lag_ms,
              unnest($16::timestamptz[]) AS last_received_at,
              -- one '{h,h,...}' literal per turbine (arrays of arrays must be rectangular)
-             unnest($17::text[]) AS silent_hours) AS u
+             unnest($17::text[]) AS silent_hours,
+             unnest($18::bigint[]) AS input_readings,
+             unnest($19::bigint[]) AS input_hash,
+             unnest($20::boolean[]) AS fingerprinted) AS u
 ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -44,7 +94,8 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
-    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at
+    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at,
+    input_readings = EXCLUDED.input_readings, input_hash = EXCLUDED.input_hash
 `
 
 type TurbineDayUpsertParams struct {
@@ -65,6 +116,9 @@ type TurbineDayUpsertParams struct {
 	MaxLagMs       []int64
 	LastReceivedAt []time.Time
 	SilentHours    []string
+	InputReadings  []int64
+	InputHash      []int64
+	Fingerprinted  []bool
 }
 
 // turbine_day: the per-turbine, per-day counts (expected, received, available), written by the farm-
@@ -92,6 +146,9 @@ func (q *Queries) TurbineDayUpsert(ctx context.Context, arg TurbineDayUpsertPara
 		arg.MaxLagMs,
 		arg.LastReceivedAt,
 		arg.SilentHours,
+		arg.InputReadings,
+		arg.InputHash,
+		arg.Fingerprinted,
 	)
 	if err != nil {
 		return 0, err

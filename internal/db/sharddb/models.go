@@ -128,4 +128,6 @@ type TurbineWindow struct {
 	LastReceivedAt *time.Time
 	// Clock of the computation that wrote the row.
 	ComputedAt time.Time
+	// Order-independent fingerprint of the readings counted in this row: sum of input_fingerprint(recorded_at, available). NULL: computed before fingerprints existed.
+	InputHash *int64
 }

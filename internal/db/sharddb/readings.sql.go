@@ -64,6 +64,54 @@ func (q *Queries) ReadingsEnsurePartition(ctx context.Context, day time.Time) (b
 	return created, err
 }
 
+const readingsFingerprint = `-- name: ReadingsFingerprint :many
+SELECT t.turbine_id::text AS turbine_id, count(r.recorded_at)::bigint AS readings,
+       coalesce(sum(input_fingerprint(r.recorded_at, r.available)), 0)::bigint AS input_hash
+FROM unnest($1::text[]) AS t(turbine_id)
+LEFT JOIN LATERAL (SELECT r.recorded_at, r.available FROM readings r
+                   WHERE r.turbine_id = t.turbine_id
+                     AND r.recorded_at >= $2::timestamptz AND r.recorded_at < $3::timestamptz
+                   OFFSET 0) AS r ON true
+GROUP BY 1
+ORDER BY 1
+`
+
+type ReadingsFingerprintParams struct {
+	TurbineIds []string
+	DayStart   time.Time
+	DayEnd     time.Time
+}
+
+type ReadingsFingerprintRow struct {
+	TurbineID string
+	Readings  int64
+	InputHash int64
+}
+
+// ReadingsFingerprint recomputes, from the readings, the input fingerprint
+// of the given turbines' day [@day_start, @day_end): how many readings and
+// the sum of their input_fingerprint (what TurbineWindowUpsert adds up per
+// window and turbine_day keeps). It writes nothing (orchestrator verify).
+func (q *Queries) ReadingsFingerprint(ctx context.Context, arg ReadingsFingerprintParams) ([]ReadingsFingerprintRow, error) {
+	rows, err := q.db.Query(ctx, readingsFingerprint, arg.TurbineIds, arg.DayStart, arg.DayEnd)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ReadingsFingerprintRow
+	for rows.Next() {
+		var i ReadingsFingerprintRow
+		if err := rows.Scan(&i.TurbineID, &i.Readings, &i.InputHash); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const readingsInsertFromStaging = `-- name: ReadingsInsertFromStaging :many
 INSERT INTO readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms)
 SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms

@@ -53,18 +53,23 @@ SELECT h.turbine_id,
        sum(h.out_of_service)::integer AS out_of_service, sum(h.late)::integer AS late, sum(h.early)::integer AS early,
        coalesce(min(h.min_lag_ms), 0)::bigint AS min_lag_ms, coalesce(max(h.max_lag_ms), 0)::bigint AS max_lag_ms,
        coalesce(max(h.last_received_at), 'epoch')::timestamptz AS last_received_at,
-       coalesce(array_agg(h.hour ORDER BY h.hour) FILTER (WHERE h.expected > 0 AND h.received = 0), '{}')::integer[] AS silent_hours
+       coalesce(array_agg(h.hour ORDER BY h.hour) FILTER (WHERE h.expected > 0 AND h.received = 0), '{}')::integer[] AS silent_hours,
+       -- the input fingerprint: the windows' sum, none when a window has none
+       (sum(h.received) + sum(h.beyond_cadence) + sum(h.out_of_service))::bigint AS input_readings,
+       coalesce(sum(h.input_hash), 0)::bigint AS input_hash,
+       (sum(h.unhashed) = 0)::boolean AS fingerprinted
 FROM (SELECT tw.turbine_id,
              floor(extract(epoch FROM tw.window_start - $1::timestamptz) / 3600)::integer AS hour,
              count(*) AS windows,
              sum(tw.expected) AS expected, sum(tw.received) AS received, sum(tw.available) AS available,
              sum(tw.beyond_cadence) AS beyond_cadence, sum(tw.out_of_service) AS out_of_service,
              sum(tw.late) AS late, sum(tw.early) AS early,
-             min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at
+             min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at,
+             sum(tw.input_hash) AS input_hash, count(*) FILTER (WHERE tw.input_hash IS NULL) AS unhashed
       FROM unnest($2::text[]) AS t(turbine_id)
       -- the day's key range of each turbine (primary key), not the farm's
       -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
-      CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at FROM turbine_window tw
+      CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
                           WHERE tw.turbine_id = t.turbine_id
                             AND tw.window_start >= $1::timestamptz AND tw.window_start < $3::timestamptz
                           OFFSET 0) AS tw
@@ -96,6 +101,9 @@ type TurbineDayFromWindowsRow struct {
 	MaxLagMs       int64
 	LastReceivedAt time.Time
 	SilentHours    []int32
+	InputReadings  int64
+	InputHash      int64
+	Fingerprinted  bool
 }
 
 // TurbineDayFromWindows adds up the given turbines' windows of the day (on
@@ -131,6 +139,9 @@ func (q *Queries) TurbineDayFromWindows(ctx context.Context, arg TurbineDayFromW
 			&i.MaxLagMs,
 			&i.LastReceivedAt,
 			&i.SilentHours,
+			&i.InputReadings,
+			&i.InputHash,
+			&i.Fingerprinted,
 		); err != nil {
 			return nil, err
 		}
@@ -222,7 +233,7 @@ WITH off_grid AS (
     -- day: OFFSET 0 keeps the farm and day tests out of the scan, so the
     -- planner cannot take the farm's index even when the table has no
     -- statistics yet (TestOneTurbineReadsItsKeyRange)
-    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at FROM turbine_window tw
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
                         WHERE tw.turbine_id = t.turbine_id
                           AND tw.window_start >= $2::timestamptz - interval '1 day'
                           AND tw.window_start < $3::timestamptz + interval '1 day'
@@ -358,7 +369,7 @@ WITH run AS (
            slot_count(w.i * $9::integer, (w.i + 1) * $9::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at
+    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash
     FROM span s
     CROSS JOIN LATERAL (
         SELECT x.window_start,
@@ -370,8 +381,9 @@ WITH run AS (
                count(*) FILTER (WHERE x.early) AS early,
                (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
-               max(x.received_at) AS last_received_at
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at,
+               max(x.received_at) AS last_received_at,
+               sum(x.fp)::bigint AS input_hash
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
@@ -387,7 +399,8 @@ WITH run AS (
                            rd.received_at - rd.recorded_at AS lag,
                            rd.received_at > rd.recorded_at + s.lane AS late,
                            rd.recorded_at > rd.received_at + s.tolerance AS early,
-                           rd.received_at
+                           rd.received_at,
+                           input_fingerprint(rd.recorded_at, rd.available) AS fp
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -407,12 +420,13 @@ WITH run AS (
     ) AS a
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
-                                beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at)
+                                beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
+                                input_hash)
     SELECT w.turbine_id, w.window_start, w.window_end, $12::text, $13::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           $14::timestamptz
+           $14::timestamptz, coalesce(a.input_hash, 0)
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     ON CONFLICT (turbine_id, window_start) DO UPDATE
@@ -421,7 +435,8 @@ WITH run AS (
         beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
-        last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at
+        last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
+        input_hash = EXCLUDED.input_hash
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -440,7 +455,7 @@ WITH run AS (
     -- keeps it a range scan: a generic plan would otherwise hash the whole
     -- table)
     FROM span s
-    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at FROM turbine_window tw
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
                         WHERE tw.turbine_id = s.turbine_id AND tw.window_start >= s.lo
                           AND tw.window_start < $1::timestamptz + (s.w1 + 1) * $9::integer * interval '1 second'
                         OFFSET 0) AS o

@@ -8,7 +8,7 @@
 -- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
                          beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id,
-                         closed_at)
+                         closed_at, input_readings, input_hash)
 SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
@@ -16,7 +16,8 @@ SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, 
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.last_received_at END,
        u.silent_hours::integer[],
        @computed_at::timestamptz, sqlc.narg(job_id)::bigint,
-       c.closed_at
+       c.closed_at,
+       CASE WHEN u.fingerprinted THEN u.input_readings END, CASE WHEN u.fingerprinted THEN u.input_hash END
 FROM (SELECT farm_day_closes_at(@farm_id::text, @day::date) AS closed_at) AS c,
      (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
              unnest(@expected::integer[]) AS expected,
@@ -30,7 +31,10 @@ FROM (SELECT farm_day_closes_at(@farm_id::text, @day::date) AS closed_at) AS c,
              unnest(@max_lag_ms::bigint[]) AS max_lag_ms,
              unnest(@last_received_at::timestamptz[]) AS last_received_at,
              -- one '{h,h,...}' literal per turbine (arrays of arrays must be rectangular)
-             unnest(@silent_hours::text[]) AS silent_hours) AS u
+             unnest(@silent_hours::text[]) AS silent_hours,
+             unnest(@input_readings::bigint[]) AS input_readings,
+             unnest(@input_hash::bigint[]) AS input_hash,
+             unnest(@fingerprinted::boolean[]) AS fingerprinted) AS u
 ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -38,5 +42,14 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
-    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at;
+    computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at,
+    input_readings = EXCLUDED.input_readings, input_hash = EXCLUDED.input_hash;
 
+
+-- TurbineDayFingerprints is each turbine_day row of a farm-day with its
+-- shard and input fingerprint (NULL: computed before fingerprints).
+-- name: TurbineDayFingerprints :many
+SELECT turbine_id, shard_name, input_readings, input_hash
+FROM turbine_day
+WHERE farm_id = @farm_id AND day = @day::date
+ORDER BY shard_name, turbine_id;

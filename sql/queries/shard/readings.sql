@@ -37,3 +37,18 @@ SELECT coalesce(rr.dropped_before > sqlc.arg(day_start)::timestamptz, false)::bo
        coalesce(rr.dropped_before, 'epoch')::timestamptz AS dropped_before
 FROM (SELECT 1) AS one
 LEFT JOIN readings_retention rr ON true;
+
+-- ReadingsFingerprint recomputes, from the readings, the input fingerprint
+-- of the given turbines' day [@day_start, @day_end): how many readings and
+-- the sum of their input_fingerprint (what TurbineWindowUpsert adds up per
+-- window and turbine_day keeps). It writes nothing (orchestrator verify).
+-- name: ReadingsFingerprint :many
+SELECT t.turbine_id::text AS turbine_id, count(r.recorded_at)::bigint AS readings,
+       coalesce(sum(input_fingerprint(r.recorded_at, r.available)), 0)::bigint AS input_hash
+FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
+LEFT JOIN LATERAL (SELECT r.recorded_at, r.available FROM readings r
+                   WHERE r.turbine_id = t.turbine_id
+                     AND r.recorded_at >= sqlc.arg(day_start)::timestamptz AND r.recorded_at < sqlc.arg(day_end)::timestamptz
+                   OFFSET 0) AS r ON true
+GROUP BY 1
+ORDER BY 1;

@@ -158,8 +158,9 @@ WITH run AS (
                count(*) FILTER (WHERE x.early) AS early,
                (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
-               max(x.received_at) AS last_received_at
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at,
+               max(x.received_at) AS last_received_at,
+               sum(x.fp)::bigint AS input_hash
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
@@ -175,7 +176,8 @@ WITH run AS (
                            rd.received_at - rd.recorded_at AS lag,
                            rd.received_at > rd.recorded_at + s.lane AS late,
                            rd.recorded_at > rd.received_at + s.tolerance AS early,
-                           rd.received_at
+                           rd.received_at,
+                           input_fingerprint(rd.recorded_at, rd.available) AS fp
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -195,12 +197,13 @@ WITH run AS (
     ) AS a
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
-                                beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at)
+                                beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
+                                input_hash)
     SELECT w.turbine_id, w.window_start, w.window_end, sqlc.arg(farm_id)::text, sqlc.arg(day)::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           sqlc.arg(computed_at)::timestamptz
+           sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0)
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     ON CONFLICT (turbine_id, window_start) DO UPDATE
@@ -209,7 +212,8 @@ WITH run AS (
         beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
-        last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at
+        last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
+        input_hash = EXCLUDED.input_hash
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -272,14 +276,19 @@ SELECT h.turbine_id,
        sum(h.out_of_service)::integer AS out_of_service, sum(h.late)::integer AS late, sum(h.early)::integer AS early,
        coalesce(min(h.min_lag_ms), 0)::bigint AS min_lag_ms, coalesce(max(h.max_lag_ms), 0)::bigint AS max_lag_ms,
        coalesce(max(h.last_received_at), 'epoch')::timestamptz AS last_received_at,
-       coalesce(array_agg(h.hour ORDER BY h.hour) FILTER (WHERE h.expected > 0 AND h.received = 0), '{}')::integer[] AS silent_hours
+       coalesce(array_agg(h.hour ORDER BY h.hour) FILTER (WHERE h.expected > 0 AND h.received = 0), '{}')::integer[] AS silent_hours,
+       -- the input fingerprint: the windows' sum, none when a window has none
+       (sum(h.received) + sum(h.beyond_cadence) + sum(h.out_of_service))::bigint AS input_readings,
+       coalesce(sum(h.input_hash), 0)::bigint AS input_hash,
+       (sum(h.unhashed) = 0)::boolean AS fingerprinted
 FROM (SELECT tw.turbine_id,
              floor(extract(epoch FROM tw.window_start - sqlc.arg(day_start)::timestamptz) / 3600)::integer AS hour,
              count(*) AS windows,
              sum(tw.expected) AS expected, sum(tw.received) AS received, sum(tw.available) AS available,
              sum(tw.beyond_cadence) AS beyond_cadence, sum(tw.out_of_service) AS out_of_service,
              sum(tw.late) AS late, sum(tw.early) AS early,
-             min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at
+             min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at,
+             sum(tw.input_hash) AS input_hash, count(*) FILTER (WHERE tw.input_hash IS NULL) AS unhashed
       FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
       -- the day's key range of each turbine (primary key), not the farm's
       -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
