@@ -82,7 +82,7 @@ type markSet struct {
 	writeTime time.Time
 	marks     map[markKey]*markAgg
 	windows   map[*Route][]*turbineRuns // per turbine, per day (usually one)
-	days      map[string]window.Grid
+	days      map[string]markDay
 	last      map[*Route]lastMark
 }
 
@@ -98,8 +98,14 @@ type lastMark struct {
 }
 
 func newMarkSet(writeTime time.Time) *markSet {
-	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[*Route][]*turbineRuns{}, days: map[string]window.Grid{},
+	return &markSet{writeTime: writeTime, marks: map[markKey]*markAgg{}, windows: map[*Route][]*turbineRuns{}, days: map[string]markDay{},
 		last: map[*Route]lastMark{}}
+}
+
+// markDay is a farm-local day's grid and the mark rule of its version.
+type markDay struct {
+	grid window.Grid
+	rule MarkRule
 }
 
 // runsOf returns the route's runs of day ld.
@@ -133,12 +139,14 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 			return
 		}
 	}
-	ld, ok := s.days[route.FarmID]
-	if !ok || !ld.Contains(recordedAt) {
-		ld = window.GridOf(recordedAt, route.Location, route.Rules.Window)
-		s.days[route.FarmID] = ld
+	// The day and its rules: the farm's calendar version governing it.
+	day, ok := s.days[route.FarmID]
+	if !ok || !day.grid.Contains(recordedAt) {
+		g, v := route.Calendar.GridOf(recordedAt)
+		day = markDay{grid: g, rule: MarkRule{Window: v.Window, Lateness: v.AllowedLateness, Margin: v.MarkMargin}}
+		s.days[route.FarmID] = day
 	}
-	rule := MarkRule{Window: route.Rules.Window, Lateness: route.Rules.AllowedLateness, Margin: route.Rules.MarkMargin}
+	ld, rule := day.grid, day.rule
 	from := recordedAt.Add(back)
 	if from.Before(ld.Start) {
 		from = ld.Start

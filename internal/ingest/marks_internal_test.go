@@ -25,8 +25,9 @@ func TestMarksAreRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := fleet.Rules{Window: time.Minute, AllowedLateness: time.Minute, MarkMargin: 30 * time.Second}
-	t1 := &Route{TurbineID: "T-1", FarmID: "f", Location: london, Cadence: 2 * time.Second, Rules: rules}
-	t2 := &Route{TurbineID: "T-2", FarmID: "f", Location: london, Cadence: 2 * time.Second, Rules: rules}
+	cal := window.Calendar{{SinceEver: true, Location: london, Window: rules.Window, AllowedLateness: rules.AllowedLateness, MarkMargin: rules.MarkMargin}}
+	t1 := &Route{TurbineID: "T-1", FarmID: "f", Location: london, Cadence: 2 * time.Second, Rules: rules, Calendar: cal}
+	t2 := &Route{TurbineID: "T-2", FarmID: "f", Location: london, Cadence: 2 * time.Second, Rules: rules, Calendar: cal}
 	at := func(day, h, m, s int) time.Time { return time.Date(2026, 8, day, h, m, s, 0, time.UTC) }
 	s := newMarkSet(at(2, 12, 0, 0))
 	for i := 299; i >= 0; i-- {
@@ -69,10 +70,13 @@ func TestMarksMatchTheRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := fleet.Rules{Window: time.Minute, AllowedLateness: 10 * time.Minute, MarkMargin: 30 * time.Second}
+	calendar := func(loc *time.Location) window.Calendar {
+		return window.Calendar{{SinceEver: true, Location: loc, Window: rules.Window, AllowedLateness: rules.AllowedLateness, MarkMargin: rules.MarkMargin}}
+	}
 	routes := []*Route{
-		{TurbineID: "A-1", FarmID: "a", Location: london, Cadence: 2 * time.Second, Rules: rules},
-		{TurbineID: "A-2", FarmID: "a", Location: london, Cadence: 5 * time.Second, Rules: rules},
-		{TurbineID: "S-1", FarmID: "s", Location: santiago, Cadence: 2 * time.Second, Rules: rules},
+		{TurbineID: "A-1", FarmID: "a", Location: london, Cadence: 2 * time.Second, Rules: rules, Calendar: calendar(london)},
+		{TurbineID: "A-2", FarmID: "a", Location: london, Cadence: 5 * time.Second, Rules: rules, Calendar: calendar(london)},
+		{TurbineID: "S-1", FarmID: "s", Location: santiago, Cadence: 2 * time.Second, Rules: rules, Calendar: calendar(santiago)},
 	}
 	base := time.Date(2026, 9, 5, 20, 0, 0, 0, time.UTC)
 	writeTime := base.Add(30 * time.Hour) // windows of the last ~4 h are not yet marked

@@ -10,7 +10,9 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/partition"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // Route is what ingest knows about one turbine: where its readings go and
@@ -26,6 +28,9 @@ type Route struct {
 	Cadence time.Duration
 	// Rules are the farm's rules in force (control database, farm_rules).
 	Rules fleet.Rules
+	// Calendar is the farm's calendar versions: the mark rule cuts a
+	// reading's day and windows by the version governing that day.
+	Calendar window.Calendar
 	// KeepFrom, when set, is the start of the oldest farm-local day
 	// retention keeps for the turbine's farm: older readings are refused
 	// (their partition may be gone, or about to go).
@@ -57,17 +62,45 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, reten
 		return nil, fmt.Errorf("load reject rules: %w", err)
 	}
 	zones := map[string]*time.Location{}
+	zone := func(name string) (*time.Location, error) {
+		loc, ok := zones[name]
+		if !ok {
+			var err error
+			if loc, err = time.LoadLocation(name); err != nil {
+				return nil, err
+			}
+			zones[name] = loc
+		}
+		return loc, nil
+	}
+	versions, err := controldb.New(control).FarmVersionList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load farm calendars: %w", err)
+	}
+	calendars := map[string]window.Calendar{}
+	for _, v := range versions {
+		loc, err := zone(v.Timezone)
+		if err != nil {
+			return nil, fmt.Errorf("farm %s: time zone %q: %w", v.FarmID, v.Timezone, err)
+		}
+		calendars[v.FarmID] = append(calendars[v.FarmID], window.CalendarVersion{
+			SinceEver: v.SinceEver, FirstDay: localday.DateOf(v.FirstDay), Start: v.ValidFrom, Location: loc,
+			Window: time.Duration(v.WindowS) * time.Second, AllowedLateness: time.Duration(v.AllowedLatenessS) * time.Second,
+			MarkMargin: time.Duration(v.MarkMarginS) * time.Second,
+		})
+	}
 	r := &Routes{byID: make(map[string]*Route, len(rows)), LoadedAt: now, Rejects: fleet.RejectRulesFromRow(rej)}
 	for _, row := range rows {
-		loc, ok := zones[row.Timezone]
-		if !ok {
-			if loc, err = time.LoadLocation(row.Timezone); err != nil {
-				return nil, fmt.Errorf("farm %s: time zone %q: %w", row.FarmID, row.Timezone, err)
-			}
-			zones[row.Timezone] = loc
+		loc, err := zone(row.Timezone)
+		if err != nil {
+			return nil, fmt.Errorf("farm %s: time zone %q: %w", row.FarmID, row.Timezone, err)
+		}
+		cal := calendars[row.FarmID]
+		if len(cal) == 0 {
+			return nil, fmt.Errorf("farm %s: no calendar version in the registry", row.FarmID)
 		}
 		r.byID[row.ID] = &Route{
-			TurbineID: row.ID, FarmID: row.FarmID, Shard: row.ShardName, Location: loc,
+			TurbineID: row.ID, FarmID: row.FarmID, Shard: row.ShardName, Location: loc, Calendar: cal,
 			CommissionedAt: row.CommissionedAt, DecommissionedAt: row.DecommissionedAt,
 			Cadence: time.Duration(row.CadenceSeconds) * time.Second,
 			Rules:   fleet.RulesFromRow(row.FarmRule),

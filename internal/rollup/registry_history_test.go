@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -44,7 +45,7 @@ func counts(t testing.TB, b *bundle, id, day string) [3]int64 {
 }
 
 // TestFleetEditNeverRewritesAClosedDay: 1 August is rolled up (G-2 silent
-// 12:00–13:00 BST). On 2 August at 14:00 UTC the farm's zone becomes
+// 23:00–24:00 BST, which is 2 August in Paris). On 2 August at 14:00 UTC the farm's zone becomes
 // Europe/Paris and G-1's cadence 1 s. The apply is accepted (no rolled-up
 // day changes); G-2's lost hour then arrives and 1 August is recomputed
 // with the registry it had: London bounds, 2 s. 2 August, the day in
@@ -57,7 +58,7 @@ func TestFleetEditNeverRewritesAClosedDay(t *testing.T) {
 	var text, late strings.Builder
 	for at := day; at.Before(day.AddDate(0, 0, 1)); at = at.Add(2 * time.Second) {
 		ndjson(&text, "G-1", at, true)
-		if h := at.Hour(); h == 12 {
+		if h := at.Hour(); h == 23 {
 			ndjson(&late, "G-2", at, true)
 		} else {
 			ndjson(&text, "G-2", at, true)
@@ -92,7 +93,12 @@ func TestFleetEditNeverRewritesAClosedDay(t *testing.T) {
 	}
 
 	// G-2's lost hour of 1 August arrives and is recomputed like any late
-	// reading: the day keeps its calendar and cadence.
+	// reading: the day keeps its calendar and cadence. Ingest has the new
+	// registry (as a running server does within seconds): its mark rule
+	// cuts 1 August by London's calendar still.
+	routes, err := ingest.LoadRoutes(context.Background(), b.Env.Control, edit, 0)
+	testdb.Must(t, err, "reload routes")
+	b.In.SetRoutes(routes)
 	b.IngestText(t, late.String())
 	b.DrainNow(t)
 	b.WaitJobs(t)

@@ -274,6 +274,57 @@ func (q *Queries) FarmVersionInsert(ctx context.Context, arg FarmVersionInsertPa
 	return err
 }
 
+const farmVersionList = `-- name: FarmVersionList :many
+SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever,
+       greatest(v.first_day, '1900-01-01'::date)::date AS first_day,
+       greatest(v.valid_from, '1900-01-01 00:00:00+00'::timestamptz)::timestamptz AS valid_from,
+       v.timezone, v.window_s, v.allowed_lateness_s, v.mark_margin_s
+FROM farm_version v
+ORDER BY v.farm_id, v.first_day
+`
+
+type FarmVersionListRow struct {
+	FarmID           string
+	SinceEver        bool
+	FirstDay         time.Time
+	ValidFrom        time.Time
+	Timezone         string
+	WindowS          int32
+	AllowedLatenessS int32
+	MarkMarginS      int32
+}
+
+// FarmVersionList is every farm's calendar versions, oldest first: what
+// ingest's mark rule needs to cut any day as FarmDayGet cuts it.
+func (q *Queries) FarmVersionList(ctx context.Context) ([]FarmVersionListRow, error) {
+	rows, err := q.db.Query(ctx, farmVersionList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FarmVersionListRow
+	for rows.Next() {
+		var i FarmVersionListRow
+		if err := rows.Scan(
+			&i.FarmID,
+			&i.SinceEver,
+			&i.FirstDay,
+			&i.ValidFrom,
+			&i.Timezone,
+			&i.WindowS,
+			&i.AllowedLatenessS,
+			&i.MarkMarginS,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const fleetApplyInsert = `-- name: FleetApplyInsert :one
 
 INSERT INTO fleet_apply (fleet_hash, effective_from, reopened_days)

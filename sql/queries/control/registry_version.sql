@@ -115,3 +115,13 @@ WHERE (sqlc.narg(farm_id)::text IS NULL OR h.farm_id = sqlc.narg(farm_id)::text)
   AND (sqlc.narg(at)::timestamptz IS NULL
        OR (h.valid_from <= sqlc.narg(at)::timestamptz AND (h.valid_to IS NULL OR h.valid_to > sqlc.narg(at)::timestamptz)))
 ORDER BY h.farm_id, h.first_day;
+
+-- FarmVersionList is every farm's calendar versions, oldest first: what
+-- ingest's mark rule needs to cut any day as FarmDayGet cuts it.
+-- name: FarmVersionList :many
+SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever,
+       greatest(v.first_day, '1900-01-01'::date)::date AS first_day,
+       greatest(v.valid_from, '1900-01-01 00:00:00+00'::timestamptz)::timestamptz AS valid_from,
+       v.timezone, v.window_s, v.allowed_lateness_s, v.mark_margin_s
+FROM farm_version v
+ORDER BY v.farm_id, v.first_day;
