@@ -142,8 +142,20 @@ func benchRollupFarmDay(b *testing.B) {
 	if n := testdb.Int(b, env.Control, `SELECT sum(received) FROM turbine_day WHERE farm_id = 'ardnave-point' AND day = '2026-08-01'`); n != rows {
 		b.Fatalf("the jobs counted %d readings, want %d", n, rows)
 	}
-	minimal := countFloor(b, tb, shards, day)
+	minimal := countFloor(b, tb, shards, day, "")
 	report("        plain count(*) GROUP BY turbine, 3 shards:      %6.2f s  (context: the cheapest aggregate over the same rows)", minimal.Seconds())
+	// The input fingerprint's cost: the same aggregate with and without
+	// sum(input_fingerprint(...)) over the day's readings, alternated, the
+	// best of five each; the difference against this run's farm-day.
+	var plain, hashed []time.Duration
+	for i := 0; i < 5; i++ {
+		plain = append(plain, countFloor(b, tb, shards, day, ""))
+		hashed = append(hashed, countFloor(b, tb, shards, day, ", sum(input_fingerprint(recorded_at, available))"))
+	}
+	fp := max(0, slices.Min(hashed)-slices.Min(plain))
+	report("fingerprint the day's input_fingerprint sums, 3 shards: %6.3f s over the same aggregate without (best of 5: %.3f s vs %.3f s) = %.2f %% of the farm-day's floor, %.2f %% of its jobs (target ≤ 5 %%)",
+		fp.Seconds(), slices.Min(hashed).Seconds(), slices.Min(plain).Seconds(), 100*fp.Seconds()/floor.Seconds(), 100*fp.Seconds()/job.Seconds())
+	b.ReportMetric(100*fp.Seconds()/job.Seconds(), "fingerprint-%")
 
 	one, oneWork, fullWork := median(dirty), median(dirtyWork), median(farmWork)
 	onePct := medianFloat(paired)
@@ -410,14 +422,16 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	return time.Since(start)
 }
 
-func countFloor(b *testing.B, tb *bundle, shards []string, day time.Time) time.Duration {
+// countFloor times the cheapest aggregate over the day's readings (plus
+// more, an extra aggregate), on the shards in parallel.
+func countFloor(b *testing.B, tb *bundle, shards []string, day time.Time, more string) time.Duration {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, s := range shards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			testdb.Exec(b, tb.Env.Shards.Pool(s), `SELECT turbine_id, count(*), count(*) FILTER (WHERE available) FROM readings
+			testdb.Exec(b, tb.Env.Shards.Pool(s), `SELECT turbine_id, count(*), count(*) FILTER (WHERE available)`+more+` FROM readings
 				WHERE recorded_at >= '2026-07-31T23:00:00Z' AND recorded_at < '2026-08-01T23:00:00Z' GROUP BY turbine_id`)
 		}()
 	}
