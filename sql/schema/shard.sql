@@ -4,15 +4,15 @@
 
 -- Name: input_fingerprint(timestamp with time zone, boolean); Type: FUNCTION; Schema: public
 
-CREATE FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) RETURNS bigint
+CREATE FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT timestamp_hash_extended(p_recorded_at AT TIME ZONE 'UTC', p_available::integer::bigint) >> 24
+    SELECT interval_hash(p_recorded_at - timestamptz 'epoch') # p_available::integer
 $$;
 
 -- Name: FUNCTION input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean); Type: COMMENT; Schema: public
 
-COMMENT ON FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) IS 'One reading''s share of a fingerprint: the top 40 bits of a 64-bit hash of its recorded_at (as UTC, so no session setting changes it) seeded by its available flag.';
+COMMENT ON FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) IS 'One reading''s share of a fingerprint: a 32-bit hash of its recorded_at (as its distance from the epoch, so no session setting changes it), the last bit flipped when it says available.';
 
 -- Name: readings_drop_partitions_before(timestamp with time zone); Type: FUNCTION; Schema: public
 
