@@ -540,7 +540,7 @@ func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) (reas
 		return RejectOutOfService, fmt.Sprintf("turbine %q was decommissioned at %s; recorded_at %s is not before it", route.TurbineID, d.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
 	}
 	if c := route.CommissionedAt; c != nil && r.RecordedAt.Before(*c) {
-		return RejectOutOfService, fmt.Sprintf("turbine %q was commissioned at %s; recorded_at %s is before it (a turbine is in service from the fleet apply that added it unless the fleet file gives commissioned_at)", route.TurbineID, c.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
+		return RejectOutOfService, fmt.Sprintf("turbine %q was commissioned at %s; recorded_at %s is before it (a turbine is in service from the fleet apply that added it: its --effective-from, or the fleet file's commissioned_at)", route.TurbineID, c.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
 	}
 	return "", ""
 }
