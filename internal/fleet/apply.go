@@ -50,16 +50,24 @@ type ChangesClosedDaysError struct {
 
 func (e *ChangesClosedDaysError) Error() string {
 	var b strings.Builder
-	n := 0
+	var all []FarmDay
+	shown := 0
 	for _, c := range e.Changes {
 		if len(c.Days) == 0 {
 			continue
 		}
-		n += len(c.Days)
-		fmt.Fprintf(&b, "\n  %s changes %d rolled-up day(s): %s", c.What, len(c.Days), dayList(c.Days, 10))
+		all = append(all, c.Days...)
+		if shown++; shown <= 20 {
+			fmt.Fprintf(&b, "\n  %s changes %d rolled-up day(s): %s", c.What, len(c.Days), dayList(c.Days, 10))
+		}
 	}
-	return fmt.Sprintf("fleet apply refused: it would change farm-days already rolled up (%d):%s\n"+
-		"nothing was changed; apply with --reopen to recompute those days with the new registry, or give --effective-from after them", n, b.String())
+	if shown > 20 {
+		fmt.Fprintf(&b, "\n  … and %d more changes", shown-20)
+	}
+	days := dedupe(all)
+	return fmt.Sprintf("fleet apply refused: it would change %d farm-day(s) already rolled up (%s):%s\n"+
+		"nothing was changed; apply with --reopen to recompute those days with the new registry, or give --effective-from after them",
+		len(days), dayList(days, 10), b.String())
 }
 
 // dayList names up to max days, then how many more.
