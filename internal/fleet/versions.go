@@ -76,6 +76,12 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 	for _, f := range farms {
 		current[f.FarmID] = f
 	}
+	// The days of instants are the registry's: each farm's calendar
+	// versions as they stand before this apply.
+	calendars, err := Calendars(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	zones := map[string]*time.Location{}
 	for _, f := range plan.Farms {
 		loc, err := time.LoadLocation(f.Timezone)
@@ -111,6 +117,9 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			return nil, fmt.Errorf("farm %s: %w", f.ID, err)
 		}
 		first := localday.Of(vp.at, oldLoc)
+		if cal := calendars[f.ID]; len(cal) > 0 {
+			first, _, _, _ = cal.DayOf(vp.at)
+		}
 		if !cur.SinceEver && first.UTC().Before(cur.FirstDay) {
 			vp.refused = append(vp.refused, fmt.Sprintf("farm %s: its version in force starts on %s; --effective-from %s is before it (edit from that day on)",
 				f.ID, localday.DateOf(cur.FirstDay), vp.at.UTC().Format(time.RFC3339)))
@@ -119,8 +128,10 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		params.FirstDay = first.UTC()
 		vp.farms = append(vp.farms, params)
 		what := fmt.Sprintf("farm %s: %s from farm-local day %s", f.ID, strings.Join(was.diff(next), ", "), first)
-		if was.name != next.name && len(was.diff(next)) == 1 {
-			vp.changes = append(vp.changes, Change{What: what}) // a name is no count's definition
+		// A name is no count's definition, nor the farm's default cadence
+		// (each turbine's version carries the cadence it counts by).
+		if was.zone == next.zone && was.rules == next.rules {
+			vp.changes = append(vp.changes, Change{What: what})
 			continue
 		}
 		// The days the new version governs change; no day before them does.
@@ -142,8 +153,14 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 	inFile := make(map[string]bool, len(plan.Turbines))
 	for _, t := range plan.Turbines {
 		inFile[t.ID] = true
-		loc := zones[t.FarmID]
-		day := func(at time.Time) localday.Date { return localday.Of(at, loc) }
+		loc, cal := zones[t.FarmID], calendars[t.FarmID]
+		day := func(at time.Time) localday.Date {
+			if len(cal) > 0 {
+				d, _, _, _ := cal.DayOf(at)
+				return d
+			}
+			return localday.Of(at, loc)
+		}
 		v := controldb.TurbineVersionInsertParams{
 			TurbineID: t.ID, FarmID: t.FarmID, ShardName: t.Shard, CadenceSeconds: int32(t.CadenceSeconds),
 			CommissionedAt: t.CommissionedAt, DecommissionedAt: t.DecommissionedAt, ValidFrom: vp.at,
@@ -161,14 +178,13 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			vp.commissioned[t.ID] = v.CommissionedAt
 			vp.turbines = append(vp.turbines, v)
 			vp.added++
-			if v.CommissionedAt.Before(vp.at) {
-				days, err := rolledUp(ctx, q, t.FarmID, day(*v.CommissionedAt), nil)
-				if err != nil {
-					return nil, err
-				}
-				if len(days) > 0 {
-					vp.changes = append(vp.changes, Change{What: fmt.Sprintf("turbine %s: new, in service from %s", t.ID, stamp(v.CommissionedAt)), Days: days})
-				}
+			// Any rolled-up day from its commissioning on now counts it.
+			days, err := rolledUp(ctx, q, t.FarmID, day(*v.CommissionedAt), nil)
+			if err != nil {
+				return nil, err
+			}
+			if len(days) > 0 {
+				vp.changes = append(vp.changes, Change{What: fmt.Sprintf("turbine %s: new, in service from %s", t.ID, stamp(v.CommissionedAt)), Days: days})
 			}
 			continue
 		}
@@ -184,8 +200,18 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			return err
 		}
 		if cur.CadenceSeconds != v.CadenceSeconds {
+			// A window has one cadence: the change starts at the first
+			// window boundary of the farm's grid at or after the instant.
+			if len(cal) > 0 {
+				_, start, end, cv := cal.DayOf(vp.at)
+				if off := vp.at.Sub(start) % cv.Window; off != 0 {
+					if v.ValidFrom = vp.at.Add(cv.Window - off); v.ValidFrom.After(end) {
+						v.ValidFrom = end
+					}
+				}
+			}
 			diffs = append(diffs, fmt.Sprintf("cadence %d s → %d s", cur.CadenceSeconds, v.CadenceSeconds))
-			if err := add(day(vp.at), nil); err != nil {
+			if err := add(day(v.ValidFrom), nil); err != nil {
 				return nil, err
 			}
 		}
@@ -216,13 +242,13 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		if len(diffs) == 0 {
 			continue
 		}
-		if !cur.SinceEver && vp.at.Before(cur.ValidFrom) {
+		if !cur.SinceEver && v.ValidFrom.Before(cur.ValidFrom) {
 			vp.refused = append(vp.refused, fmt.Sprintf("turbine %s: its version in force starts at %s; --effective-from %s is before it",
 				t.ID, cur.ValidFrom.UTC().Format(time.RFC3339), vp.at.UTC().Format(time.RFC3339)))
 			continue
 		}
 		vp.turbines = append(vp.turbines, v)
-		vp.changes = append(vp.changes, Change{What: fmt.Sprintf("turbine %s: %s from %s", t.ID, strings.Join(diffs, ", "), vp.at.UTC().Format(time.RFC3339)), Days: dedupe(days)})
+		vp.changes = append(vp.changes, Change{What: fmt.Sprintf("turbine %s: %s from %s", t.ID, strings.Join(diffs, ", "), v.ValidFrom.UTC().Format(time.RFC3339)), Days: dedupe(days)})
 	}
 	// Turbines the file no longer names are retired at the effective
 	// instant (their history is kept).
@@ -238,9 +264,11 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		if v.DecommissionedAt == nil {
 			at := vp.at
 			v.DecommissionedAt = &at
-			if loc, err := farmZone(zones, current, cur.FarmID); err != nil {
+			from, err := dayOf(calendars[cur.FarmID], zones, current, cur.FarmID, vp.at)
+			if err != nil {
 				return nil, err
-			} else if days, err = rolledUp(ctx, q, cur.FarmID, localday.Of(vp.at, loc), nil); err != nil {
+			}
+			if days, err = rolledUp(ctx, q, cur.FarmID, from, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -353,6 +381,43 @@ func rolledUp(ctx context.Context, q *controldb.Queries, farm string, from local
 		out[i] = FarmDay{FarmID: farm, Day: localday.DateOf(d)}
 	}
 	return out, nil
+}
+
+// Calendars is every farm's calendar versions as the registry has them
+// (what FarmDayGet cuts days by): fleet apply's days of instants, ingest's
+// mark rule.
+func Calendars(ctx context.Context, q *controldb.Queries) (map[string]localday.Calendar, error) {
+	rows, err := q.FarmVersionList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("farm calendars: %w", err)
+	}
+	out := map[string]localday.Calendar{}
+	for _, v := range rows {
+		loc, err := time.LoadLocation(v.Timezone)
+		if err != nil {
+			return nil, fmt.Errorf("farm %s: %w", v.FarmID, err)
+		}
+		out[v.FarmID] = append(out[v.FarmID], localday.CalendarVersion{
+			SinceEver: v.SinceEver, FirstDay: localday.DateOf(v.FirstDay), Start: v.ValidFrom, Location: loc,
+			Window: time.Duration(v.WindowS) * time.Second, AllowedLateness: time.Duration(v.AllowedLatenessS) * time.Second,
+			MarkMargin: time.Duration(v.MarkMarginS) * time.Second,
+		})
+	}
+	return out, nil
+}
+
+// dayOf is the farm-local day holding at: by the registry's calendar, else
+// (a farm it does not know) the zone.
+func dayOf(cal localday.Calendar, zones map[string]*time.Location, current map[string]controldb.FarmVersionCurrentRow, farm string, at time.Time) (localday.Date, error) {
+	if len(cal) > 0 {
+		d, _, _, _ := cal.DayOf(at)
+		return d, nil
+	}
+	loc, err := farmZone(zones, current, farm)
+	if err != nil {
+		return localday.Date{}, err
+	}
+	return localday.Of(at, loc), nil
 }
 
 // farmZone is a farm's zone: the file's, else the registry's.

@@ -142,7 +142,7 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 	// The day and its rules: the farm's calendar version governing it.
 	day, ok := s.days[route.FarmID]
 	if !ok || !day.grid.Contains(recordedAt) {
-		g, v := route.Calendar.GridOf(recordedAt)
+		g, v := window.GridOfCalendar(route.Calendar, recordedAt)
 		day = markDay{grid: g, rule: MarkRule{Window: v.Window, Lateness: v.AllowedLateness, Margin: v.MarkMargin}}
 		s.days[route.FarmID] = day
 	}

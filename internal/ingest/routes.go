@@ -10,7 +10,6 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/fleet"
-	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/partition"
 	"github.com/galewatch/galewatch/internal/window"
 )
@@ -73,21 +72,9 @@ func LoadRoutes(ctx context.Context, control *pgxpool.Pool, now time.Time, reten
 		}
 		return loc, nil
 	}
-	versions, err := controldb.New(control).FarmVersionList(ctx)
+	calendars, err := fleet.Calendars(ctx, controldb.New(control))
 	if err != nil {
-		return nil, fmt.Errorf("load farm calendars: %w", err)
-	}
-	calendars := map[string]window.Calendar{}
-	for _, v := range versions {
-		loc, err := zone(v.Timezone)
-		if err != nil {
-			return nil, fmt.Errorf("farm %s: time zone %q: %w", v.FarmID, v.Timezone, err)
-		}
-		calendars[v.FarmID] = append(calendars[v.FarmID], window.CalendarVersion{
-			SinceEver: v.SinceEver, FirstDay: localday.DateOf(v.FirstDay), Start: v.ValidFrom, Location: loc,
-			Window: time.Duration(v.WindowS) * time.Second, AllowedLateness: time.Duration(v.AllowedLatenessS) * time.Second,
-			MarkMargin: time.Duration(v.MarkMarginS) * time.Second,
-		})
+		return nil, fmt.Errorf("load turbine routes: %w", err)
 	}
 	r := &Routes{byID: make(map[string]*Route, len(rows)), LoadedAt: now, Rejects: fleet.RejectRulesFromRow(rej)}
 	for _, row := range rows {

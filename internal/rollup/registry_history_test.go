@@ -79,7 +79,9 @@ func TestFleetEditNeverRewritesAClosedDay(t *testing.T) {
 		t.Fatalf("1 August is %q before the edit, want final", s)
 	}
 
-	edit := time.Date(2026, 8, 2, 14, 0, 0, 0, time.UTC)
+	// (At 14:00:30: G-1's cadence change starts at the next boundary of
+	// the farm's 1-minute grid, 14:01, so a window has one cadence.)
+	edit := time.Date(2026, 8, 2, 14, 0, 30, 0, time.UTC)
 	b.Clock.Set(edit)
 	res, err := applyAt(t, b, strings.NewReplacer("Europe/London", "Europe/Paris", "{id: G-1, shard: s1}", "{id: G-1, shard: s1, cadence_seconds: 1}").Replace(glenFleet), edit, fleet.ApplyOptions{})
 	testdb.Must(t, err, "apply the zone and the cadence today")
@@ -112,12 +114,13 @@ func TestFleetEditNeverRewritesAClosedDay(t *testing.T) {
 	}
 
 	// 2 August closes: 23:00 UTC on 1 August (London's midnight) to 22:00
-	// UTC on 2 August (Paris's); G-1 15 h at 2 s then 8 h at 1 s.
+	// UTC on 2 August (Paris's); G-1 15 h 1 min at 2 s then 7 h 59 min at
+	// 1 s.
 	b.Clock.Set(time.Date(2026, 8, 3, 12, 0, 0, 0, time.UTC))
 	b.Enqueue(t, "glen", "2026-08-02", rollup.ReasonManual, jobs.PriorityManual)
 	b.WaitJobs(t)
-	if got := b.TurbineDay(t, "G-1", "2026-08-02").Expected; got != 15*1800+8*3600 {
-		t.Fatalf("G-1 expected on 2 August = %d, want %d (27,000 at 2 s before 14:00 UTC, 28,800 at 1 s after)", got, 15*1800+8*3600)
+	if got := b.TurbineDay(t, "G-1", "2026-08-02").Expected; got != 27_030+28_740 {
+		t.Fatalf("G-1 expected on 2 August = %d, want %d (27,030 at 2 s before 14:01 UTC, 28,740 at 1 s after)", got, 27_030+28_740)
 	}
 	if got := b.TurbineDay(t, "G-2", "2026-08-02").Expected; got != 23*1800 {
 		t.Fatalf("G-2 expected on 2 August = %d, want %d (a 23-hour day at 2 s)", got, 23*1800)
@@ -130,8 +133,8 @@ func TestFleetEditNeverRewritesAClosedDay(t *testing.T) {
 	const cadenceAt = `SELECT cadence_seconds::text FROM turbine_history WHERE turbine_id = 'G-1' AND valid_from <= $1::timestamptz AND (valid_to IS NULL OR valid_to > $1::timestamptz)`
 	const zoneAt = `SELECT timezone FROM farm_history WHERE farm_id = 'glen' AND valid_from <= $1::timestamptz AND (valid_to IS NULL OR valid_to > $1::timestamptz)`
 	for _, c := range []struct{ q, at, want string }{
-		{cadenceAt, "2026-08-02T13:59:59Z", "2"},
-		{cadenceAt, "2026-08-02T14:00:00Z", "1"},
+		{cadenceAt, "2026-08-02T14:00:59Z", "2"},
+		{cadenceAt, "2026-08-02T14:01:00Z", "1"},
 		{cadenceAt, "2020-01-01T00:00:00Z", "2"},
 		{zoneAt, "2026-08-01T22:59:59Z", "Europe/London"},
 		{zoneAt, "2026-08-01T23:00:00Z", "Europe/Paris"},
@@ -163,6 +166,13 @@ func TestReopenRecomputesExactlyTheListedDays(t *testing.T) {
 	from := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	versions := func() int64 { return testdb.Int(t, b.Env.Control, `SELECT count(*) FROM turbine_version`) }
 	before := versions()
+
+	// A turbine added from 1 August 12:00 would be in service on rolled-up
+	// 1 August: refused too.
+	withG3 := strings.Replace(glenFleet, "      - {id: G-2, shard: s1}\n", "      - {id: G-2, shard: s1}\n      - {id: G-3, shard: s1}\n", 1)
+	if _, err := applyAt(t, b, withG3, now, fleet.ApplyOptions{EffectiveFrom: from}); !errors.As(err, new(*fleet.ChangesClosedDaysError)) || !strings.Contains(err.Error(), "glen/2026-08-01") {
+		t.Fatalf("adding G-3 from 1 August 12:00 without --reopen: %v, want refused naming glen/2026-08-01", err)
+	}
 
 	_, err := applyAt(t, b, faster, now, fleet.ApplyOptions{EffectiveFrom: from})
 	var refused *fleet.ChangesClosedDaysError

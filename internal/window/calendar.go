@@ -6,39 +6,15 @@ import (
 	"github.com/galewatch/galewatch/internal/localday"
 )
 
-// Calendar is a farm's calendar versions (farm_version), oldest first: the
-// zone and rules each governs from its first day. A day ends at midnight
-// in its version's zone and starts where the day before ended, as
-// FarmDayGet bounds it (farm_day_start), so a version's first day starts
-// at the previous version's midnight.
-type Calendar []CalendarVersion
+// Calendar is a farm's calendar versions (localday.Calendar) as grids.
+type Calendar = localday.Calendar
 
-// CalendarVersion is one farm_version as the mark rule needs it.
-type CalendarVersion struct {
-	// SinceEver: the first version, governing every day before the next.
-	SinceEver bool
-	FirstDay  localday.Date
-	// Start is the instant FirstDay starts (farm_version.valid_from).
-	Start    time.Time
-	Location *time.Location
-	// Window, AllowedLateness and MarkMargin are its rules of the mark rule.
-	Window, AllowedLateness, MarkMargin time.Duration
-}
+// CalendarVersion is one of them.
+type CalendarVersion = localday.CalendarVersion
 
-// GridOf is the grid of the farm-local day holding t and the version that
-// governs it.
-func (c Calendar) GridOf(t time.Time) (Grid, CalendarVersion) {
-	v := c[0]
-	for _, next := range c[1:] {
-		if t.Before(next.Start) {
-			break
-		}
-		v = next
-	}
-	d := localday.Of(t, v.Location)
-	start := localday.Start(d, v.Location)
-	if !v.SinceEver && !d.UTC().After(v.FirstDay.UTC()) {
-		d, start = v.FirstDay, v.Start
-	}
-	return Grid{Day: d.UTC(), Start: start, End: localday.Start(d.AddDays(1), v.Location), Window: v.Window}, v
+// GridOfCalendar is the grid of the farm-local day holding t by the farm's
+// calendar, and the version that governs it.
+func GridOfCalendar(c Calendar, t time.Time) (Grid, CalendarVersion) {
+	d, start, end, v := c.DayOf(t)
+	return Grid{Day: d.UTC(), Start: start, End: end, Window: v.Window}, v
 }

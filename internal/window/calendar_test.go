@@ -10,6 +10,7 @@ import (
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/testdb"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // TestCalendarIsTheSQLCalendar: across zone and window changes the mark
@@ -52,7 +53,7 @@ farms:
 		day, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "f", Day: d})
 		testdb.Must(t, err, "FarmDayGet %s", d)
 		for _, at := range []time.Time{day.DayStart, day.DayStart.Add(day.DayEnd.Sub(day.DayStart) / 2), day.DayEnd.Add(-time.Nanosecond)} {
-			g, v := cal.GridOf(at)
+			g, v := window.GridOfCalendar(cal, at)
 			if !g.Day.Equal(d) || !g.Start.Equal(day.DayStart) || !g.End.Equal(day.DayEnd) || g.Window != time.Duration(day.WindowS)*time.Second || v.Window != g.Window {
 				t.Fatalf("Calendar.GridOf(%s) = day %s [%s, %s) of %s; FarmDayGet says %s [%s, %s) of %d s",
 					at, g.Day.Format(time.DateOnly), g.Start, g.End, g.Window, d.Format(time.DateOnly), day.DayStart, day.DayEnd, day.WindowS)

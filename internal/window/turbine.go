@@ -55,7 +55,8 @@ func TurbinesOf(rows []controldb.TurbineRollupListRow) []Turbine {
 	}
 	// A turbine's spans cover the whole day between them (its first opens,
 	// its last closes it: the service interval says when it counts); a span
-	// after another counts its slots from its start.
+	// after another counts its slots from its start, a span before another
+	// cuts its last slot at its end, so no reading counts in two spans.
 	for i := range out {
 		if i == 0 || out[i-1].ID != out[i].ID {
 			out[i].From = time.Time{}
@@ -64,6 +65,8 @@ func TurbinesOf(rows []controldb.TurbineRollupListRow) []Turbine {
 		}
 		if i == len(out)-1 || out[i+1].ID != out[i].ID {
 			out[i].To = time.Time{}
+		} else if out[i].To.Before(out[i].ServiceTo) {
+			out[i].ServiceTo = out[i].To
 		}
 	}
 	return out
