@@ -165,14 +165,15 @@ func (m *Main) fleetCommand() *cobra.Command {
 			"turbine's cadence or service interval from that instant, a farm's zone and rules from the farm-local\n" +
 			"day holding it. A turbine or farm new to the registry is in service from it unless its entry gives\n" +
 			"commissioned_at. A change that would alter a farm-day already rolled up is refused (exit 2, nothing\n" +
-			"changed, the days listed) unless --reopen, which applies it and queues those days for recompute.",
+			"changed, the days listed) unless --reopen, which applies it and queues those days for recompute.\n" +
+			"A turbine given another shard is moved there online (a move_turbine job; fleet moves shows it).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			plan, err := fleet.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
-			opts := fleet.ApplyOptions{Reopen: reopen}
+			opts := fleet.ApplyOptions{Reopen: reopen, OnMoves: m.queueMoves}
 			if effective != "" {
 				if opts.EffectiveFrom, err = time.Parse(time.RFC3339, effective); err != nil {
 					return fmt.Errorf("--effective-from: %w (give an instant such as 2026-12-01T00:00:00Z)", err)
@@ -211,6 +212,10 @@ func (m *Main) fleetCommand() *cobra.Command {
 			for _, c := range res.RuleChanges {
 				fmt.Printf("farm %s: rules changed: %s. %s\n", c.FarmID, strings.Join(c.From.Changes(c.To), ", "), c.Consequence())
 			}
+			for _, mv := range res.Moves {
+				fmt.Printf("turbine %s: shard %s → %s: move %d queued; its readings are copied while they keep arriving, then ingest switches (a running serve or work does it; orchestrator fleet moves shows how far)\n",
+					mv.TurbineID, mv.From, mv.To, mv.ID)
+			}
 			if len(res.Reopened) > 0 {
 				fmt.Printf("reopened %d farm-day(s) for recompute (%d rollup_day job(s) queued):\n", len(res.Reopened), len(jobs))
 				for _, d := range res.Reopened {
@@ -223,6 +228,6 @@ func (m *Main) fleetCommand() *cobra.Command {
 	apply.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	apply.Flags().StringVar(&effective, "effective-from", "", "instant the new versions start (RFC 3339; default now)")
 	apply.Flags().BoolVar(&reopen, "reopen", false, "apply even if it changes farm-days already rolled up, and queue them for recompute")
-	cmd.AddCommand(apply, m.fleetHistoryCommand())
+	cmd.AddCommand(apply, m.fleetHistoryCommand(), m.fleetMovesCommand())
 	return cmd
 }

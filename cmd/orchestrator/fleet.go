@@ -6,11 +6,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/move"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
@@ -60,5 +62,32 @@ func (m *Main) fleetHistoryCommand() *cobra.Command {
 	cmd.Flags().StringVar(&f.Farm, "farm", "", "only this farm (and its turbines)")
 	cmd.Flags().StringVar(&f.Turbine, "turbine", "", "only this turbine")
 	cmd.Flags().StringVar(&at, "at", "", "only the versions in force at this instant (RFC 3339)")
+	return cmd
+}
+
+// queueMoves queues the move_turbine jobs of the moves an apply started,
+// in its transaction.
+func (m *Main) queueMoves(ctx context.Context, tx pgx.Tx, moves []fleet.Move) error {
+	client, err := jobs.InsertOnlyClient(m.control)
+	if err != nil {
+		return err
+	}
+	return jobs.QueueMoves(ctx, client, tx, moves)
+}
+
+func (m *Main) fleetMovesCommand() *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "moves",
+		Short: "Turbine moves between shards, newest first: how far each has got (turbine_move)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if _, err := m.Migrate(c.Context()); err != nil {
+				return err
+			}
+			return move.WriteList(c.Context(), controldb.New(m.control), limit, os.Stdout)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many moves")
 	return cmd
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/move"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -41,6 +42,7 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 		Partitions: func(ctx context.Context) error {
 			return m.maintainPartitions(ctx, shards)
 		},
+		Mover: &move.Mover{Control: control, Shards: shards, Now: m.Now, Recompute: jobs.RecomputeAfterMove(nil)},
 	})
 }
 

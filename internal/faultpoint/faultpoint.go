@@ -45,6 +45,10 @@ const (
 	// windows (and absorbed those windows' marks) and the farm's fast rows
 	// are not yet published.
 	FastPathBeforePublish = "fastpath.before_publish"
+	// MoveAfterStep: a turbine move has committed a step; the detail is
+	// the state it reached ("copying" after each day copied, "switched",
+	// "fenced", "verified", "done").
+	MoveAfterStep = "move.after_step"
 )
 
 var (

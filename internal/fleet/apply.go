@@ -40,6 +40,9 @@ type ApplyResult struct {
 	// Reopened is every rolled-up farm-day the apply changed (--reopen),
 	// to recompute.
 	Reopened []FarmDay
+	// Moves are the turbine moves between shards the apply started
+	// (turbine_move), each to be worked by a move_turbine job.
+	Moves []Move
 }
 
 // ChangesClosedDaysError is an apply refused because it would change
@@ -102,7 +105,7 @@ type Registry struct {
 }
 
 // Apply checks the plan against the database (time zones Postgres knows,
-// turbines that would move shards), creates and migrates the shard databases,
+// turbines that would change farms), creates and migrates the shard databases,
 // then upserts the registry in one transaction. Re-applying is idempotent.
 func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyResult, error) {
 	return r.ApplyWith(ctx, source, plan, ApplyOptions{})
@@ -125,6 +128,13 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 	if err := r.check(ctx, q, source, plan); err != nil {
 		return ApplyResult{}, err
 	}
+	// A shard change is a move (internal/move): the apply records it and
+	// its job switches the turbine's shard once the readings are copied,
+	// so the registry keeps the current shard until then.
+	plan, moves, err := r.movesOf(ctx, q, plan)
+	if err != nil {
+		return ApplyResult{}, err
+	}
 	for _, s := range plan.Shards {
 		dsn, dbName, err := r.shardDSN(s.Name, s.DSN)
 		if err != nil {
@@ -141,7 +151,7 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 	}
 
 	res := ApplyResult{EffectiveFrom: opts.EffectiveFrom}
-	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 		qtx := controldb.New(tx)
 		// One apply at a time: each decides its versions from the last.
 		if err := qtx.AdvisoryXactLockKey(ctx, "fleet_apply"); err != nil {
@@ -212,8 +222,17 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 			return err
 		}
 		res.NewlyRetired = retired
-		if err := vp.write(ctx, qtx, plan.Hash, reopened); err != nil {
+		applyID, err := vp.write(ctx, qtx, plan.Hash, reopened, len(moves) > 0)
+		if err != nil {
 			return err
+		}
+		if res.Moves, err = startMoves(ctx, qtx, moves, applyID, r.now()); err != nil {
+			return err
+		}
+		if opts.OnMoves != nil && len(res.Moves) > 0 {
+			if err := opts.OnMoves(ctx, tx, res.Moves); err != nil {
+				return fmt.Errorf("queue the moves: %w", err)
+			}
 		}
 		counts, err := qtx.FleetCounts(ctx)
 		if err != nil {
@@ -250,8 +269,8 @@ func (r *Registry) now() time.Time {
 const zoneCheckDays = 400
 
 // check validates what only the database can: zones Postgres knows (the
-// rollups compute local days in SQL) and turbines whose readings already
-// live on another shard (moving history between shards is not supported).
+// rollups compute local days in SQL), turbines that would change farms, and
+// shard changes of a turbine already moving elsewhere.
 func (r *Registry) check(ctx context.Context, q *controldb.Queries, source string, plan *Plan) error {
 	var problems []string
 	for i, f := range plan.Farms {
@@ -282,6 +301,10 @@ func (r *Registry) check(ctx context.Context, q *controldb.Queries, source strin
 	if err != nil {
 		return err
 	}
+	open, err := openMoves(ctx, q)
+	if err != nil {
+		return err
+	}
 	current := make(map[string]controldb.TurbinePlacementsRow, len(existing))
 	for _, t := range existing {
 		current[t.ID] = t
@@ -291,8 +314,8 @@ func (r *Registry) check(ctx context.Context, q *controldb.Queries, source strin
 		if !ok {
 			continue
 		}
-		if prev.ShardName != t.Shard {
-			problems = append(problems, fmt.Sprintf("turbine %q: shard %s, but its readings live on shard %s; moving a turbine between shards is not supported", t.ID, t.Shard, prev.ShardName))
+		if mv, ok := open[t.ID]; ok && t.Shard != mv.ToShard && t.Shard != prev.ShardName {
+			problems = append(problems, fmt.Sprintf("turbine %q: shard %s, but it is moving from shard %s to %s (move %d, %s); wait until `orchestrator fleet moves` says done, then apply", t.ID, t.Shard, mv.FromShard, mv.ToShard, mv.ID, mv.State))
 		}
 		if prev.FarmID != t.FarmID {
 			problems = append(problems, fmt.Sprintf("turbine %q: farm %s, but it is registered to farm %s and its history counts there; moving a turbine between farms is not supported (retire it and register a new id)", t.ID, t.FarmID, prev.FarmID))

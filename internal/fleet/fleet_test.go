@@ -136,15 +136,39 @@ func TestApplyIsIdempotentAndRetiresRemovedTurbines(t *testing.T) {
 	}
 }
 
-func TestApplyRefusesMovingATurbineBetweenShards(t *testing.T) {
+// TestAShardChangeStartsAMove: giving ten turbines another shard starts a
+// move each (turbine_move, copying) and changes no registry fact yet (the
+// move's switch does); re-applying starts none; another shard while they
+// move is refused, naming the move.
+func TestAShardChangeStartsAMove(t *testing.T) {
 	t.Parallel()
 	env := testdb.New(t, testdb.SmallFleet)
-	moved := strings.Replace(testdb.SmallFleet, "{prefix: KS-, from: 1, to: 10, shard: s4}", "{prefix: KS-, from: 1, to: 10, shard: s3}", 1)
-	plan, err := fleet.Parse("moved", strings.NewReader(moved))
-	testdb.Must(t, err, "parse")
-	_, err = env.Registry.Apply(context.Background(), "moved", plan)
-	if err == nil || !strings.Contains(err.Error(), `turbine "KS-001": shard s3, but its readings live on shard s4`) {
-		t.Fatalf("apply moved fleet: err = %v, want a refusal naming KS-001, s3 and s4", err)
+	ctx := context.Background()
+	apply := func(from, to string) (fleet.ApplyResult, error) {
+		moved := strings.Replace(testdb.SmallFleet, from, to, 1)
+		plan, err := fleet.Parse("moved", strings.NewReader(moved))
+		testdb.Must(t, err, "parse")
+		return env.Registry.Apply(ctx, "moved", plan)
+	}
+	const ks = "{prefix: KS-, from: 1, to: 10, shard: s4}"
+	res, err := apply(ks, "{prefix: KS-, from: 1, to: 10, shard: s3}")
+	testdb.Must(t, err, "apply the move")
+	if len(res.Moves) != 10 || res.Moves[0].TurbineID != "KS-001" || res.Moves[0].From != "s4" || res.Moves[0].To != "s3" || len(res.Changes) != 0 {
+		t.Fatalf("apply: moves %+v, changes %+v; want 10 moves s4 → s3 from KS-001, no version", res.Moves, res.Changes)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id LIKE 'KS-%' AND shard_name = 's4'`); n != 10 {
+		t.Fatalf("%d KS turbines still on s4 before their moves run, want 10", n)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine_move WHERE state = 'copying' AND from_shard = 's4' AND to_shard = 's3'`); n != 10 {
+		t.Fatalf("%d moves copying, want 10", n)
+	}
+	again, err := apply(ks, "{prefix: KS-, from: 1, to: 10, shard: s3}")
+	if err != nil || len(again.Moves) != 0 {
+		t.Fatalf("re-apply: moves %+v, err %v; want none", again.Moves, err)
+	}
+	_, err = apply(ks, "{prefix: KS-, from: 1, to: 10, shard: s1}")
+	if err == nil || !strings.Contains(err.Error(), `turbine "KS-001": shard s1, but it is moving from shard s4 to s3`) {
+		t.Fatalf("another shard while moving: err = %v, want a refusal naming KS-001's move s4 → s3", err)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/localday"
 )
@@ -24,6 +26,9 @@ type ApplyOptions struct {
 	// listed (ApplyResult.Reopened) for recompute. Without it such an apply
 	// is refused and changes nothing.
 	Reopen bool
+	// OnMoves, when set, is called in the apply's transaction with the
+	// moves it started: their jobs are queued with the apply or not at all.
+	OnMoves func(ctx context.Context, tx pgx.Tx, moves []Move) error
 }
 
 // FarmDay is one farm-local day of one farm.
@@ -291,9 +296,11 @@ func (vp *versionPlan) reopened() []FarmDay {
 }
 
 // write records the apply and its versions (after the current rows).
-func (vp *versionPlan) write(ctx context.Context, q *controldb.Queries, hash string, reopened []FarmDay) error {
-	if len(vp.farms) == 0 && len(vp.turbines) == 0 {
-		return nil
+// write records the apply (fleet_apply) and its versions, and returns the
+// apply's id; with neither versions nor moves it writes nothing (id 0).
+func (vp *versionPlan) write(ctx context.Context, q *controldb.Queries, hash string, reopened []FarmDay, moves bool) (int64, error) {
+	if len(vp.farms) == 0 && len(vp.turbines) == 0 && !moves {
+		return 0, nil
 	}
 	names := make([]string, len(reopened))
 	for i, d := range reopened {
@@ -304,18 +311,18 @@ func (vp *versionPlan) write(ctx context.Context, q *controldb.Queries, hash str
 	}
 	id, err := q.FleetApplyInsert(ctx, controldb.FleetApplyInsertParams{FleetHash: hash, EffectiveFrom: vp.at, ReopenedDays: names})
 	if err != nil {
-		return fmt.Errorf("fleet_apply: %w", err)
+		return 0, fmt.Errorf("fleet_apply: %w", err)
 	}
 	for _, f := range vp.farms {
 		f.ApplyID = id
 		if err := q.FarmVersionDeleteDay(ctx, controldb.FarmVersionDeleteDayParams{FarmID: f.FarmID, FirstDay: f.FirstDay, SinceEver: f.SinceEver}); err != nil {
-			return fmt.Errorf("farm %s version: %w", f.FarmID, err)
+			return 0, fmt.Errorf("farm %s version: %w", f.FarmID, err)
 		}
 		if err := q.FarmVersionClose(ctx, controldb.FarmVersionCloseParams{FarmID: f.FarmID, FirstDay: f.FirstDay, SinceEver: f.SinceEver}); err != nil {
-			return fmt.Errorf("farm %s version: %w", f.FarmID, err)
+			return 0, fmt.Errorf("farm %s version: %w", f.FarmID, err)
 		}
 		if err := q.FarmVersionInsert(ctx, f); err != nil {
-			return fmt.Errorf("farm %s version: %w", f.FarmID, err)
+			return 0, fmt.Errorf("farm %s version: %w", f.FarmID, err)
 		}
 	}
 	del := make([]controldb.TurbineVersionDeleteAtParams, len(vp.turbines))
@@ -334,7 +341,7 @@ func (vp *versionPlan) write(ctx context.Context, q *controldb.Queries, hash str
 	q.TurbineVersionDeleteAt(ctx, del).Exec(keep)
 	q.TurbineVersionClose(ctx, closeAt).Exec(keep)
 	q.TurbineVersionInsert(ctx, vp.turbines).Exec(keep)
-	return batchErr
+	return id, batchErr
 }
 
 func (f farmFacts) params(id string) controldb.FarmVersionInsertParams {

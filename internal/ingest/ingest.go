@@ -196,6 +196,9 @@ type Ingestor struct {
 	// write lock, so the queues are closed only once no session can send.
 	sessions sync.RWMutex
 	closed   bool
+	// stale: a writer met a turbine fenced off its shard (a move switched
+	// it after these routes were loaded).
+	stale chan struct{}
 }
 
 // ErrClosed is returned by Ingest after Close.
@@ -212,10 +215,10 @@ func New(cfg Config, control *pgxpool.Pool, shards *fleet.Shards, routes *Routes
 	if cfg.Observer == nil {
 		cfg.Observer = noObserver{}
 	}
-	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}}
+	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}, stale: make(chan struct{}, 1)}
 	in.routes.Store(routes)
 	for _, name := range shards.Names() {
-		in.writers[name] = newShardWriter(name, shards.Pool(name), control, cfg, now, hooks)
+		in.writers[name] = newShardWriter(name, shards.Pool(name), control, cfg, now, hooks, in.stale)
 	}
 	return in
 }

@@ -107,7 +107,8 @@ func (r *Routes) Len() int { return len(r.byID) }
 
 // KeepRoutes reloads the registry snapshot every interval until ctx ends,
 // so a fleet apply (new turbines, changed rules, a retention horizon that
-// moved with the clock) reaches a running ingest.
+// moved with the clock) reaches a running ingest; at once when a writer
+// met a turbine a move fenced off its shard.
 func (in *Ingestor) KeepRoutes(ctx context.Context, control *pgxpool.Pool, now func() time.Time, retentionDays int, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -115,6 +116,7 @@ func (in *Ingestor) KeepRoutes(ctx context.Context, control *pgxpool.Pool, now f
 		select {
 		case <-ctx.Done():
 			return
+		case <-in.stale: // a batch met a moved turbine: reload now
 		case <-t.C:
 			if in.isClosed() { // its owner is closing its pools too
 				return

@@ -73,6 +73,9 @@ type shardWriter struct {
 	// a batch comes through with no duplicate.
 	dupMode atomic.Bool
 	hooks   *Hooks
+	// stale is told when a batch met a fenced turbine: the routes are
+	// older than a move's switch (KeepRoutes reloads at once).
+	stale chan<- struct{}
 
 	// liveInFlight counts live batches queued or being written; the
 	// backfill goroutine starts a batch only when it is zero.
@@ -90,10 +93,10 @@ type Hooks struct {
 	BeforeBackfillBatch func(shard string)
 }
 
-func newShardWriter(name string, pool, control *pgxpool.Pool, cfg Config, now func() time.Time, hooks *Hooks) *shardWriter {
+func newShardWriter(name string, pool, control *pgxpool.Pool, cfg Config, now func() time.Time, hooks *Hooks, stale chan<- struct{}) *shardWriter {
 	w := &shardWriter{
 		name: name, pool: pool, control: control, keeper: partition.NewKeeper(pool),
-		now: now, timeout: cfg.TxTimeout,
+		now: now, timeout: cfg.TxTimeout, stale: stale,
 		live: make(chan *batch, cfg.LiveQueue), backfill: make(chan *batch, cfg.BackfillQueue), hooks: hooks,
 	}
 	w.cond = sync.NewCond(&w.mu)
@@ -189,7 +192,8 @@ func (w *shardWriter) writeOnce(ctx context.Context, b *batch) batchResult {
 func connectionLost(err error) bool {
 	var pgErr *pgconn.PgError
 	var ae *announceError
-	if errors.As(err, &pgErr) || errors.As(err, &ae) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	var fe *fenceError
+	if errors.As(err, &pgErr) || errors.As(err, &ae) || errors.As(err, &fe) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	return true
@@ -224,6 +228,9 @@ func (w *shardWriter) copyBatch(ctx context.Context, b *batch, writeTime time.Ti
 			return err
 		}
 		res.accepted = n
+		if err := w.checkFence(ctx, q, b); err != nil {
+			return err
+		}
 		return w.beforeCommit(b.lane)
 	})
 	return res, err
@@ -261,9 +268,46 @@ func (w *shardWriter) stageBatch(ctx context.Context, b *batch, writeTime time.T
 		}
 		res.accepted = int64(len(inserted))
 		res.duplicate = int64(len(b.rows) - len(inserted))
+		if err := w.checkFence(ctx, q, b); err != nil {
+			return err
+		}
 		return w.beforeCommit(b.lane)
 	})
 	return res, err
+}
+
+// fenceError: the batch holds readings of a turbine that moved away from
+// this shard (turbine_fence); the batch is not stored, its lines fail (to
+// re-send, routed by the reloaded registry).
+type fenceError struct{ turbine, movedTo string }
+
+func (e *fenceError) Error() string {
+	return fmt.Sprintf("turbine %s moved to shard %s: its readings are refused here; re-send them (routes reload now)", e.turbine, e.movedTo)
+}
+
+// checkFence fails the write if a turbine of the batch is fenced off this
+// shard. Run after the rows, before the commit: a move that fences the
+// shard meanwhile waits for this transaction to end, then copies what it
+// wrote (internal/move).
+func (w *shardWriter) checkFence(ctx context.Context, q *sharddb.Queries, b *batch) error {
+	fences, err := q.TurbineFenceList(ctx)
+	if err != nil || len(fences) == 0 {
+		return err
+	}
+	moved := make(map[string]string, len(fences))
+	for _, f := range fences {
+		moved[f.TurbineID] = f.MovedTo
+	}
+	for i := range b.rows {
+		if to, ok := moved[b.rows[i].TurbineID]; ok {
+			select {
+			case w.stale <- struct{}{}:
+			default:
+			}
+			return &fenceError{turbine: b.rows[i].TurbineID, movedTo: to}
+		}
+	}
+	return nil
 }
 
 func (w *shardWriter) setTimeout(ctx context.Context, q *sharddb.Queries) error {

@@ -1,6 +1,6 @@
 // Package jobs is the River side: one file per job kind, each its args
 // and worker (rollup_day, drain_dirty, publish_windows, rollup_schedule,
-// partitions), the client that runs them (one queue per shard, so a slow
+// partitions, move_turbine), the client that runs them (one queue per shard, so a slow
 // shard only delays its own farms), waiting for jobs, and worker liveness.
 // The work itself is the packages' the workers call: rollup, drain,
 // publish, partition.
@@ -23,6 +23,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/move"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
@@ -67,6 +68,8 @@ type Deps struct {
 	Partitions func(context.Context) error
 	// Publisher, when set, is the fast path.
 	Publisher *publish.Publisher
+	// Mover, when set, works turbine moves between shards.
+	Mover *move.Mover
 }
 
 // NewClient builds the River client with every worker, a queue per shard and
@@ -79,6 +82,7 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 	river.AddWorker(workers, &RollupScheduleWorker{Control: deps.Control})
 	river.AddWorker(workers, &PartitionsWorker{Maintain: deps.Partitions})
 	river.AddWorker(workers, &PublishWindowsWorker{Publisher: deps.Publisher})
+	river.AddWorker(workers, &MoveTurbineWorker{Mover: deps.Mover})
 
 	queues := map[string]river.QueueConfig{
 		river.QueueDefault: {MaxWorkers: 1},

@@ -19,6 +19,7 @@ const (
 	KindRollupSchedule = "rollup_schedule"
 	KindPartitions     = "partitions"
 	KindPublishWindows = "publish_windows"
+	KindMoveTurbine    = "move_turbine"
 )
 
 // Argument keys of rollup_day jobs (the JSON tags of RollupDayArgs, which

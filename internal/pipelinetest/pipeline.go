@@ -15,6 +15,7 @@ import (
 	"github.com/galewatch/galewatch/internal/drain"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/move"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/rollup"
@@ -77,6 +78,7 @@ type Pipeline struct {
 	Publisher *publish.Publisher
 	Drainer   *drain.Drainer
 	Computer  *rollup.Computer
+	Mover     *move.Mover
 	Client    *river.Client[pgx.Tx]
 	// Config and Deps are what Client was made of (RunJobs makes another).
 	Config jobs.Config
@@ -114,6 +116,8 @@ func New(t testing.TB, env *testdb.Env, opts Options) *Pipeline {
 		opts.Jobs(&p.Config)
 	}
 	p.Deps = jobs.Deps{Control: env.Control, Shards: env.Shards, Computer: p.Computer, Drainer: p.Drainer, Publisher: p.Publisher, Now: p.Now}
+	p.Mover = &move.Mover{Control: env.Control, Shards: env.Shards, Now: p.Now, Recompute: jobs.RecomputeAfterMove(nil)}
+	p.Deps.Mover = p.Mover
 	client, err := jobs.NewClient(context.Background(), p.Config, p.Deps)
 	testdb.Must(t, err, "river client")
 	p.Client = client

@@ -2728,6 +2728,96 @@ COMMENT ON COLUMN public.turbine_history.applied_by IS 'The database user who ap
 
 COMMENT ON COLUMN public.turbine_history.applied_at IS 'When the apply that wrote it committed.';
 
+-- Name: turbine_move; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_move (
+    id bigint NOT NULL,
+    turbine_id text NOT NULL,
+    farm_id text NOT NULL,
+    from_shard text NOT NULL,
+    to_shard text NOT NULL,
+    state text DEFAULT 'copying'::text NOT NULL,
+    apply_id bigint NOT NULL,
+    requested_at timestamp with time zone NOT NULL,
+    first_day date,
+    days_total integer DEFAULT 0 NOT NULL,
+    days_copied integer DEFAULT 0 NOT NULL,
+    rows_copied bigint DEFAULT 0 NOT NULL,
+    switched_at timestamp with time zone,
+    fence_snapshot text,
+    rows_caught_up bigint,
+    rows_verified bigint,
+    rows_deleted bigint,
+    updated_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone,
+    last_error text,
+    CONSTRAINT turbine_move_check CHECK ((from_shard <> to_shard)),
+    CONSTRAINT turbine_move_state_check CHECK ((state = ANY (ARRAY['copying'::text, 'switched'::text, 'fenced'::text, 'verified'::text, 'done'::text])))
+);
+
+-- Name: TABLE turbine_move; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_move IS 'Moves of a turbine''s readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.';
+
+-- Name: COLUMN turbine_move.state; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.state IS 'copying, switched, fenced, verified or done: the last step committed (see internal/move).';
+
+-- Name: COLUMN turbine_move.apply_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.apply_id IS 'The fleet apply that asked for it (fleet_apply.id); the turbine_version of the new shard names it too.';
+
+-- Name: COLUMN turbine_move.first_day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.first_day IS 'The first UTC day (readings partition) of the turbine on the old shard when the copy began.';
+
+-- Name: COLUMN turbine_move.days_total; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.days_total IS 'UTC days of readings to copy.';
+
+-- Name: COLUMN turbine_move.days_copied; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.days_copied IS 'Of them, how many are copied (the copy resumes after them).';
+
+-- Name: COLUMN turbine_move.rows_copied; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.rows_copied IS 'Readings inserted on the new shard by the first copy.';
+
+-- Name: COLUMN turbine_move.switched_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.switched_at IS 'When ingest''s routing and the rollups switched to the new shard (the new turbine_version starts here).';
+
+-- Name: COLUMN turbine_move.fence_snapshot; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.fence_snapshot IS 'pg_current_snapshot() of the old shard just after its fence committed: the move waits for its in-progress transactions.';
+
+-- Name: COLUMN turbine_move.rows_caught_up; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.rows_caught_up IS 'Readings that reached the old shard after the first copy, copied by the second.';
+
+-- Name: COLUMN turbine_move.rows_verified; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.rows_verified IS 'Readings of the old shard each found, equal, on the new shard.';
+
+-- Name: COLUMN turbine_move.rows_deleted; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.rows_deleted IS 'Readings deleted from the old shard.';
+
+-- Name: COLUMN turbine_move.last_error; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.last_error IS 'The last step''s error, if it failed (the job retries).';
+
+-- Name: turbine_move_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.turbine_move ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.turbine_move_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 -- Name: fleet_apply id; Type: DEFAULT; Schema: public
 
 ALTER TABLE ONLY public.fleet_apply ALTER COLUMN id SET DEFAULT nextval('public.fleet_apply_id_seq'::regclass);
@@ -2891,6 +2981,11 @@ ALTER TABLE public.turbine
 
 COMMENT ON CONSTRAINT turbine_id_bounded ON public.turbine IS 'A turbine in the fleet file has an id of at most 111 characters, letters, digits, . _ - (internal/fleet MaxTurbineID); a retired one may keep an older id.';
 
+-- Name: turbine_move turbine_move_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_move
+    ADD CONSTRAINT turbine_move_pkey PRIMARY KEY (id);
+
 -- Name: turbine turbine_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.turbine
@@ -2981,6 +3076,10 @@ CREATE INDEX turbine_day_farm_day_idx ON public.turbine_day USING btree (farm_id
 
 CREATE INDEX turbine_farm_idx ON public.turbine USING btree (farm_id, shard_name, id);
 
+-- Name: turbine_move_one_open; Type: INDEX; Schema: public
+
+CREATE UNIQUE INDEX turbine_move_one_open ON public.turbine_move USING btree (turbine_id) WHERE (state <> 'done'::text);
+
 -- Name: turbine_version_current_idx; Type: INDEX; Schema: public
 
 CREATE UNIQUE INDEX turbine_version_current_idx ON public.turbine_version USING btree (turbine_id) WHERE (valid_to IS NULL);
@@ -3054,6 +3153,16 @@ ALTER TABLE ONLY public.shard_drain
 
 ALTER TABLE ONLY public.turbine
     ADD CONSTRAINT turbine_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: turbine_move turbine_move_apply_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_move
+    ADD CONSTRAINT turbine_move_apply_id_fkey FOREIGN KEY (apply_id) REFERENCES public.fleet_apply(id);
+
+-- Name: turbine_move turbine_move_turbine_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_move
+    ADD CONSTRAINT turbine_move_turbine_id_fkey FOREIGN KEY (turbine_id) REFERENCES public.turbine(id);
 
 -- Name: turbine turbine_shard_name_fkey; Type: FK CONSTRAINT; Schema: public
 
@@ -3342,3 +3451,7 @@ GRANT SELECT ON TABLE public.turbine_version TO galewatch_reporting;
 -- Name: TABLE turbine_history; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine_history TO galewatch_reporting;
+
+-- Name: TABLE turbine_move; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_move TO galewatch_reporting;

@@ -340,6 +340,26 @@ CREATE TABLE public.readings_staging (
 
 COMMENT ON TABLE public.readings_staging IS 'Template of the per-session temporary staging table used when a batch hits duplicate keys. Always empty.';
 
+-- Name: turbine_fence; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_fence (
+    turbine_id text NOT NULL COLLATE pg_catalog."C",
+    moved_to text NOT NULL,
+    since timestamp with time zone NOT NULL
+);
+
+-- Name: TABLE turbine_fence; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_fence IS 'Turbines moved away from this shard: ingest refuses their readings here (the batch fails, to re-send to the new shard). Removed when a turbine moves back.';
+
+-- Name: COLUMN turbine_fence.moved_to; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_fence.moved_to IS 'The shard that holds the turbine''s readings now.';
+
+-- Name: COLUMN turbine_fence.since; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_fence.since IS 'When the move fenced this shard.';
+
 -- Name: turbine_window; Type: TABLE; Schema: public
 
 CREATE TABLE public.turbine_window (
@@ -436,6 +456,11 @@ ALTER TABLE ONLY public.readings
 
 ALTER TABLE ONLY public.readings_retention
     ADD CONSTRAINT readings_retention_pkey PRIMARY KEY (id);
+
+-- Name: turbine_fence turbine_fence_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_fence
+    ADD CONSTRAINT turbine_fence_pkey PRIMARY KEY (turbine_id);
 
 -- Name: turbine_window turbine_window_pkey; Type: CONSTRAINT; Schema: public
 
@@ -593,3 +618,7 @@ GRANT SELECT(recorded_at) ON TABLE public.readings TO galewatch_ingest;
 -- Name: TABLE readings_staging; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.readings_staging TO galewatch_ingest;
+
+-- Name: TABLE turbine_fence; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_fence TO galewatch_ingest;

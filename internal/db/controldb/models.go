@@ -714,6 +714,42 @@ type TurbineHistory struct {
 	AppliedAt time.Time
 }
 
+// Moves of a turbine's readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.
+type TurbineMove struct {
+	ID        int64
+	TurbineID string
+	FarmID    string
+	FromShard string
+	ToShard   string
+	// copying, switched, fenced, verified or done: the last step committed (see internal/move).
+	State string
+	// The fleet apply that asked for it (fleet_apply.id); the turbine_version of the new shard names it too.
+	ApplyID     int64
+	RequestedAt time.Time
+	// The first UTC day (readings partition) of the turbine on the old shard when the copy began.
+	FirstDay *time.Time
+	// UTC days of readings to copy.
+	DaysTotal int32
+	// Of them, how many are copied (the copy resumes after them).
+	DaysCopied int32
+	// Readings inserted on the new shard by the first copy.
+	RowsCopied int64
+	// When ingest's routing and the rollups switched to the new shard (the new turbine_version starts here).
+	SwitchedAt *time.Time
+	// pg_current_snapshot() of the old shard just after its fence committed: the move waits for its in-progress transactions.
+	FenceSnapshot *string
+	// Readings that reached the old shard after the first copy, copied by the second.
+	RowsCaughtUp *int64
+	// Readings of the old shard each found, equal, on the new shard.
+	RowsVerified *int64
+	// Readings deleted from the old shard.
+	RowsDeleted *int64
+	UpdatedAt   time.Time
+	FinishedAt  *time.Time
+	// The last step's error, if it failed (the job retries).
+	LastError *string
+}
+
 // Versions of a turbine's farm, shard, cadence and service interval, each in force over [valid_from, valid_to). A day's expected count is cut at the instants its versions change.
 type TurbineVersion struct {
 	// The turbine (turbine.id).

@@ -53,7 +53,7 @@ type TurbinePlacementsRow struct {
 }
 
 // TurbinePlacements is where each registered turbine's history lives: its
-// farm and its shard (neither may change).
+// farm (which may not change) and its shard (changed by a move only).
 func (q *Queries) TurbinePlacements(ctx context.Context) ([]TurbinePlacementsRow, error) {
 	rows, err := q.db.Query(ctx, turbinePlacements)
 	if err != nil {
@@ -105,7 +105,7 @@ SELECT v.turbine_id AS id, v.cadence_seconds, t.commissioned_at, t.decommissione
 FROM turbine_version v
 JOIN turbine t ON t.id = v.turbine_id
 WHERE v.farm_id = $3
-  AND v.shard_name = $4
+  AND t.shard_name = $4
   AND v.valid_from < $2::timestamptz
   AND (v.valid_to IS NULL OR v.valid_to > $1::timestamptz)
   AND ($5::text[] IS NULL OR v.turbine_id = ANY ($5::text[]))
@@ -131,9 +131,12 @@ type TurbineRollupListRow struct {
 
 // TurbineRollupList lists the turbines a computation of one farm-day on one
 // shard covers, one row per version in force some time during the day
-// [@day_start, @day_end) on this farm and shard (retired turbines included:
-// their history still counts), optionally only some of them. The service
-// interval is the turbine's (turbine.commissioned_at, decommissioned_at).
+// [@day_start, @day_end) on this farm (retired turbines included: their
+// history still counts), optionally only some of them. The shard is where
+// the turbine's readings are now (turbine.shard_name), whatever shard a
+// version of the day routed to: a move (turbine_move) copies every day's
+// readings before it switches it. The service interval is the turbine's
+// (turbine.commissioned_at, decommissioned_at).
 func (q *Queries) TurbineRollupList(ctx context.Context, arg TurbineRollupListParams) ([]TurbineRollupListRow, error) {
 	rows, err := q.db.Query(ctx, turbineRollupList,
 		arg.DayStart,

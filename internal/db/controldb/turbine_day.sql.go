@@ -11,10 +11,11 @@ import (
 )
 
 const turbineDayFingerprints = `-- name: TurbineDayFingerprints :many
-SELECT turbine_id, shard_name, input_readings, input_hash
-FROM turbine_day
-WHERE farm_id = $1 AND day = $2::date
-ORDER BY shard_name, turbine_id
+SELECT td.turbine_id, t.shard_name, td.input_readings, td.input_hash
+FROM turbine_day td
+JOIN turbine t ON t.id = td.turbine_id
+WHERE td.farm_id = $1 AND td.day = $2::date
+ORDER BY t.shard_name, td.turbine_id
 `
 
 type TurbineDayFingerprintsParams struct {
@@ -30,7 +31,8 @@ type TurbineDayFingerprintsRow struct {
 }
 
 // TurbineDayFingerprints is each turbine_day row of a farm-day with its
-// shard and input fingerprint (NULL: computed before fingerprints).
+// input fingerprint (NULL: computed before fingerprints) and the shard that
+// holds the turbine's readings now (after a move, the one it moved to).
 func (q *Queries) TurbineDayFingerprints(ctx context.Context, arg TurbineDayFingerprintsParams) ([]TurbineDayFingerprintsRow, error) {
 	rows, err := q.db.Query(ctx, turbineDayFingerprints, arg.FarmID, arg.Day)
 	if err != nil {

@@ -101,6 +101,15 @@ type ReadingsStaging struct {
 	WindMs     float32
 }
 
+// Turbines moved away from this shard: ingest refuses their readings here (the batch fails, to re-send to the new shard). Removed when a turbine moves back.
+type TurbineFence struct {
+	TurbineID string
+	// The shard that holds the turbine's readings now.
+	MovedTo string
+	// When the move fenced this shard.
+	Since time.Time
+}
+
 // One row per turbine per event-time window: the counts of the slot rule (as turbine_day) for the slots that start in the window. A day's windows add up to its turbine_day row.
 type TurbineWindow struct {
 	TurbineID string

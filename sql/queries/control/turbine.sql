@@ -24,7 +24,7 @@ SET in_fleet_file = false,
 WHERE in_fleet_file AND NOT (id = ANY (@keep_ids::text[]));
 
 -- TurbinePlacements is where each registered turbine's history lives: its
--- farm and its shard (neither may change).
+-- farm (which may not change) and its shard (changed by a move only).
 -- name: TurbinePlacements :many
 SELECT id, farm_id, shard_name FROM turbine;
 
@@ -40,9 +40,12 @@ ORDER BY t.id;
 
 -- TurbineRollupList lists the turbines a computation of one farm-day on one
 -- shard covers, one row per version in force some time during the day
--- [@day_start, @day_end) on this farm and shard (retired turbines included:
--- their history still counts), optionally only some of them. The service
--- interval is the turbine's (turbine.commissioned_at, decommissioned_at).
+-- [@day_start, @day_end) on this farm (retired turbines included: their
+-- history still counts), optionally only some of them. The shard is where
+-- the turbine's readings are now (turbine.shard_name), whatever shard a
+-- version of the day routed to: a move (turbine_move) copies every day's
+-- readings before it switches it. The service interval is the turbine's
+-- (turbine.commissioned_at, decommissioned_at).
 -- name: TurbineRollupList :many
 SELECT v.turbine_id AS id, v.cadence_seconds, t.commissioned_at, t.decommissioned_at,
        -- the version's span within the day (a first version starts at -infinity)
@@ -51,7 +54,7 @@ SELECT v.turbine_id AS id, v.cadence_seconds, t.commissioned_at, t.decommissione
 FROM turbine_version v
 JOIN turbine t ON t.id = v.turbine_id
 WHERE v.farm_id = @farm_id
-  AND v.shard_name = @shard_name
+  AND t.shard_name = @shard_name
   AND v.valid_from < @day_end::timestamptz
   AND (v.valid_to IS NULL OR v.valid_to > @day_start::timestamptz)
   AND (sqlc.narg(only_ids)::text[] IS NULL OR v.turbine_id = ANY (sqlc.narg(only_ids)::text[]))

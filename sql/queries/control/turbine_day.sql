@@ -47,9 +47,11 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
 
 
 -- TurbineDayFingerprints is each turbine_day row of a farm-day with its
--- shard and input fingerprint (NULL: computed before fingerprints).
+-- input fingerprint (NULL: computed before fingerprints) and the shard that
+-- holds the turbine's readings now (after a move, the one it moved to).
 -- name: TurbineDayFingerprints :many
-SELECT turbine_id, shard_name, input_readings, input_hash
-FROM turbine_day
-WHERE farm_id = @farm_id AND day = @day::date
-ORDER BY shard_name, turbine_id;
+SELECT td.turbine_id, t.shard_name, td.input_readings, td.input_hash
+FROM turbine_day td
+JOIN turbine t ON t.id = td.turbine_id
+WHERE td.farm_id = @farm_id AND td.day = @day::date
+ORDER BY t.shard_name, td.turbine_id;

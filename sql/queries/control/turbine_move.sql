@@ -1,0 +1,79 @@
+-- turbine_move: moves of a turbine's readings between shards (internal/move).
+
+-- TurbineMoveOpen is the unfinished move of each turbine that has one.
+-- name: TurbineMoveOpen :many
+SELECT id, turbine_id, from_shard, to_shard, state FROM turbine_move WHERE state <> 'done' ORDER BY id;
+
+-- name: TurbineMoveInsert :one
+INSERT INTO turbine_move (turbine_id, farm_id, from_shard, to_shard, apply_id, requested_at, updated_at)
+VALUES (@turbine_id, @farm_id, @from_shard, @to_shard, @apply_id, @requested_at, @requested_at)
+RETURNING id;
+
+-- TurbineMoveGet reads a move and locks it: one step at a time per move.
+-- name: TurbineMoveGet :one
+SELECT * FROM turbine_move WHERE id = @id FOR UPDATE;
+
+-- name: TurbineMoveCopyPlanned :exec
+UPDATE turbine_move SET first_day = sqlc.narg(first_day)::date, days_total = @days_total, updated_at = @now
+WHERE id = @id;
+
+-- name: TurbineMoveDayCopied :exec
+UPDATE turbine_move SET days_copied = days_copied + 1, rows_copied = rows_copied + @rows, updated_at = @now, last_error = NULL
+WHERE id = @id;
+
+-- TurbineMoveSwitch points ingest and the rollups at the new shard: the
+-- turbine row, and the version in force closed at @now with a copy of it
+-- on the new shard from @now (written by the apply that asked for the move).
+-- name: TurbineMoveSwitch :exec
+WITH m AS (
+    UPDATE turbine_move SET state = 'switched', switched_at = @now, updated_at = @now, last_error = NULL
+    WHERE turbine_move.id = @id AND turbine_move.state = 'copying'
+    RETURNING turbine_id, to_shard, apply_id
+), t AS (
+    UPDATE turbine SET shard_name = m.to_shard, updated_at = now() FROM m WHERE turbine.id = m.turbine_id
+    RETURNING turbine.id
+), closed AS (
+    UPDATE turbine_version v SET valid_to = @now
+    FROM m
+    WHERE v.turbine_id = m.turbine_id AND v.valid_to IS NULL AND v.valid_from < @now
+    RETURNING v.*
+)
+INSERT INTO turbine_version (turbine_id, valid_from, valid_to, farm_id, shard_name, cadence_seconds,
+                             commissioned_at, decommissioned_at, apply_id)
+SELECT c.turbine_id, @now, NULL, c.farm_id, m.to_shard, c.cadence_seconds, c.commissioned_at, c.decommissioned_at, m.apply_id
+FROM closed c JOIN m ON m.turbine_id = c.turbine_id;
+
+-- name: TurbineMoveFenced :exec
+UPDATE turbine_move SET state = 'fenced', fence_snapshot = @fence_snapshot, updated_at = @now, last_error = NULL
+WHERE id = @id AND state = 'switched';
+
+-- name: TurbineMoveVerified :exec
+UPDATE turbine_move SET state = 'verified', rows_caught_up = @rows_caught_up, rows_verified = @rows_verified, updated_at = @now, last_error = NULL
+WHERE id = @id AND state = 'fenced';
+
+-- name: TurbineMoveDone :exec
+UPDATE turbine_move SET state = 'done', rows_deleted = @rows_deleted, updated_at = @now, finished_at = @now, last_error = NULL
+WHERE id = @id AND state = 'verified';
+
+-- name: TurbineMoveFailed :exec
+UPDATE turbine_move SET last_error = @last_error, updated_at = @now WHERE id = @id;
+
+-- TurbineMoveFarmShards are the shards holding turbines of the farm now.
+-- name: TurbineMoveFarmShards :many
+SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_name;
+
+-- TurbineMoveForgetShardParts deletes a shard's parts of a farm's windows
+-- from @from_day when the shard holds none of the farm's turbines any more
+-- (its last one moved away): no recompute there would replace them.
+-- name: TurbineMoveForgetShardParts :execrows
+DELETE FROM farm_window_part p
+WHERE p.farm_id = @farm_id AND p.shard_name = @shard_name AND p.day >= @from_day::date
+  AND NOT EXISTS (SELECT 1 FROM turbine t WHERE t.farm_id = @farm_id AND t.shard_name = @shard_name);
+
+-- TurbineMoveList is every move, newest first, for orchestrator fleet moves.
+-- name: TurbineMoveList :many
+SELECT id, turbine_id, farm_id, from_shard, to_shard, state, requested_at, days_total, days_copied, rows_copied,
+       switched_at, rows_caught_up, rows_verified, rows_deleted, finished_at, coalesce(last_error, '')::text AS last_error
+FROM turbine_move
+ORDER BY id DESC
+LIMIT @max_rows;
