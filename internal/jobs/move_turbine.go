@@ -40,7 +40,9 @@ type MoveTurbineWorker struct {
 
 // Timeout: each step commits, so a long copy that the bound cut short
 // resumes after its last day; the bound is generous.
-func (w *MoveTurbineWorker) Timeout(*river.Job[MoveTurbineArgs]) time.Duration { return 30 * time.Minute }
+func (w *MoveTurbineWorker) Timeout(*river.Job[MoveTurbineArgs]) time.Duration {
+	return 30 * time.Minute
+}
 
 // Work steps the move until it is done; a wait longer than a second (the
 // grace between switch and fence) snoozes the job instead of holding a
