@@ -83,11 +83,11 @@ func QueueMoves(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.Tx, mo
 }
 
 // RecomputeAfterMove returns the Mover's Recompute: it queues, in tx, the
-// full recompute of the farm's days [from, to] on every shard holding its
-// turbines (a move's last step), with client (nil: the client of the job
-// running the move).
-func RecomputeAfterMove(client *river.Client[pgx.Tx]) func(ctx context.Context, tx pgx.Tx, farm string, from, to localday.Date) error {
-	return func(ctx context.Context, tx pgx.Tx, farm string, from, to localday.Date) error {
+// full recompute of the farm's days on every shard holding its turbines (a
+// move's last step), with client (nil: the client of the job running the
+// move).
+func RecomputeAfterMove(client *river.Client[pgx.Tx]) func(ctx context.Context, tx pgx.Tx, farm string, days []localday.Date) error {
+	return func(ctx context.Context, tx pgx.Tx, farm string, days []localday.Date) error {
 		c := client
 		if c == nil {
 			var err error
@@ -95,29 +95,25 @@ func RecomputeAfterMove(client *river.Client[pgx.Tx]) func(ctx context.Context, 
 				return err
 			}
 		}
-		return recomputeDays(ctx, c, tx, farm, from, to)
-	}
-}
-
-func recomputeDays(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.Tx, farm string, from, to localday.Date) error {
-	shards, err := controldb.New(tx).TurbineMoveFarmShards(ctx, farm)
-	if err != nil {
+		shards, err := controldb.New(tx).TurbineMoveFarmShards(ctx, farm)
+		if err != nil {
+			return err
+		}
+		var params []river.InsertManyParams
+		for _, d := range days {
+			for _, s := range shards {
+				params = append(params, river.InsertManyParams{
+					Args:       RollupDayArgs{FarmID: farm, Day: d.String(), Shard: s, Reason: rollup.ReasonManual},
+					InsertOpts: &river.InsertOpts{Priority: PriorityManual},
+				})
+			}
+		}
+		if len(params) == 0 {
+			return nil
+		}
+		_, err = c.InsertManyTx(ctx, tx, params)
 		return err
 	}
-	var params []river.InsertManyParams
-	for d := from; !d.UTC().After(to.UTC()); d = d.AddDays(1) {
-		for _, s := range shards {
-			params = append(params, river.InsertManyParams{
-				Args:       RollupDayArgs{FarmID: farm, Day: d.String(), Shard: s, Reason: rollup.ReasonManual},
-				InsertOpts: &river.InsertOpts{Priority: PriorityManual},
-			})
-		}
-	}
-	if len(params) == 0 {
-		return nil
-	}
-	_, err = client.InsertManyTx(ctx, tx, params)
-	return err
 }
 
 // InsertOnlyClient is a River client that only inserts jobs (a command

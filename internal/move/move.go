@@ -17,7 +17,8 @@
 //     since the first copy) and each is found, equal, on the new shard;
 //   - done: the old shard's turbine_window rows (with their farm_window_sum
 //     share), marked windows and readings are deleted, and the farm's days
-//     from the first copied day are queued for a full recompute on its shards.
+//     with numbers stored from the first copied day on are queued for a full
+//     recompute on its shards.
 //
 // No reading is lost: one written on the old shard before the fence is
 // copied by the second pass; one after it fails (its sender re-sends). None
@@ -60,9 +61,9 @@ type Mover struct {
 	Now     func() time.Time
 	// Grace is the wait from the switch to the fence (0: DefaultGrace).
 	Grace time.Duration
-	// Recompute queues, in tx, the full recompute of the farm's days
-	// [from, to] on every shard holding its turbines.
-	Recompute func(ctx context.Context, tx pgx.Tx, farm string, from, to localday.Date) error
+	// Recompute queues, in tx, the full recompute of the farm's days on
+	// every shard holding its turbines.
+	Recompute func(ctx context.Context, tx pgx.Tx, farm string, days []localday.Date) error
 	// AfterStep, if set, is called after each step commits (fault tests
 	// stop a worker there).
 	AfterStep func(id int64, state string)
@@ -327,22 +328,21 @@ func (m *Mover) clean(ctx context.Context, mv controldb.TurbineMove, from *pgxpo
 	}
 	return pgx.BeginFunc(ctx, m.Control, func(tx pgx.Tx) error {
 		q := controldb.New(tx)
-		cals, err := fleet.Calendars(ctx, q)
-		if err != nil {
-			return err
-		}
-		cal, ok := cals[mv.FarmID]
-		if !ok {
-			return fmt.Errorf("farm %s: no calendar", mv.FarmID)
-		}
 		// A UTC day's readings fall in the farm-local days around it.
 		first := localday.DateOf(*mv.FirstDay).AddDays(-1)
-		today, _, _, _ := cal.DayOf(m.now())
 		if _, err := q.TurbineMoveForgetShardParts(ctx, controldb.TurbineMoveForgetShardPartsParams{FarmID: mv.FarmID, ShardName: mv.FromShard, FromDay: first.UTC()}); err != nil {
 			return err
 		}
-		if m.Recompute != nil {
-			if err := m.Recompute(ctx, tx, mv.FarmID, first, today); err != nil {
+		computed, err := q.TurbineMoveDaysComputed(ctx, controldb.TurbineMoveDaysComputedParams{FarmID: mv.FarmID, FromDay: first.UTC()})
+		if err != nil {
+			return err
+		}
+		days := make([]localday.Date, len(computed))
+		for i, d := range computed {
+			days[i] = localday.DateOf(d)
+		}
+		if m.Recompute != nil && len(days) > 0 {
+			if err := m.Recompute(ctx, tx, mv.FarmID, days); err != nil {
 				return fmt.Errorf("queue the recomputes: %w", err)
 			}
 		}

@@ -48,6 +48,43 @@ func (q *Queries) TurbineMoveDayCopied(ctx context.Context, arg TurbineMoveDayCo
 	return err
 }
 
+const turbineMoveDaysComputed = `-- name: TurbineMoveDaysComputed :many
+SELECT u.day::date AS day
+FROM (SELECT td.day FROM turbine_day td WHERE td.farm_id = $1::text AND td.day >= $2::date
+      UNION
+      SELECT p.day FROM farm_window_part p WHERE p.farm_id = $1::text AND p.day >= $2::date) AS u
+ORDER BY 1
+`
+
+type TurbineMoveDaysComputedParams struct {
+	FarmID  string
+	FromDay time.Time
+}
+
+// TurbineMoveDaysComputed are the farm's days from @from_day that have
+// numbers stored (turbine_day rows or window parts): what a move must
+// recompute. A day with none is left to its nightly rollup, which reads
+// the new shard (a recompute would close days the farm never rolled up).
+func (q *Queries) TurbineMoveDaysComputed(ctx context.Context, arg TurbineMoveDaysComputedParams) ([]time.Time, error) {
+	rows, err := q.db.Query(ctx, turbineMoveDaysComputed, arg.FarmID, arg.FromDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []time.Time
+	for rows.Next() {
+		var day time.Time
+		if err := rows.Scan(&day); err != nil {
+			return nil, err
+		}
+		items = append(items, day)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const turbineMoveDone = `-- name: TurbineMoveDone :exec
 UPDATE turbine_move SET state = 'done', rows_deleted = $1, updated_at = $2, finished_at = $2, last_error = NULL
 WHERE id = $3 AND state = 'verified'

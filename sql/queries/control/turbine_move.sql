@@ -58,6 +58,17 @@ WHERE id = @id AND state = 'verified';
 -- name: TurbineMoveFailed :exec
 UPDATE turbine_move SET last_error = @last_error, updated_at = @now WHERE id = @id;
 
+-- TurbineMoveDaysComputed are the farm's days from @from_day that have
+-- numbers stored (turbine_day rows or window parts): what a move must
+-- recompute. A day with none is left to its nightly rollup, which reads
+-- the new shard (a recompute would close days the farm never rolled up).
+-- name: TurbineMoveDaysComputed :many
+SELECT u.day::date AS day
+FROM (SELECT td.day FROM turbine_day td WHERE td.farm_id = sqlc.arg(farm_id)::text AND td.day >= sqlc.arg(from_day)::date
+      UNION
+      SELECT p.day FROM farm_window_part p WHERE p.farm_id = sqlc.arg(farm_id)::text AND p.day >= sqlc.arg(from_day)::date) AS u
+ORDER BY 1;
+
 -- TurbineMoveFarmShards are the shards holding turbines of the farm now.
 -- name: TurbineMoveFarmShards :many
 SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_name;
