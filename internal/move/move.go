@@ -328,9 +328,25 @@ func (m *Mover) clean(ctx context.Context, mv controldb.TurbineMove, from *pgxpo
 	}
 	return pgx.BeginFunc(ctx, m.Control, func(tx pgx.Tx) error {
 		q := controldb.New(tx)
+		// One farm's moves end one at a time: the last to end queues the
+		// recompute of the farm's days for all of them (a batch of moves
+		// costs one recompute per farm-day and shard).
+		if err := q.AdvisoryXactLockKey(ctx, "turbine_move/"+mv.FarmID); err != nil {
+			return err
+		}
+		if err := q.TurbineMoveDone(ctx, controldb.TurbineMoveDoneParams{ID: mv.ID, RowsDeleted: &deleted, Now: m.now()}); err != nil {
+			return err
+		}
+		if open, err := q.TurbineMoveOthersOpen(ctx, controldb.TurbineMoveOthersOpenParams{FarmID: mv.FarmID, ID: mv.ID}); err != nil || open > 0 {
+			return err
+		}
+		from, err := q.TurbineMoveRecomputeFrom(ctx, mv.FarmID)
+		if err != nil {
+			return err
+		}
 		// A UTC day's readings fall in the farm-local days around it.
-		first := localday.DateOf(*mv.FirstDay).AddDays(-1)
-		if _, err := q.TurbineMoveForgetShardParts(ctx, controldb.TurbineMoveForgetShardPartsParams{FarmID: mv.FarmID, ShardName: mv.FromShard, FromDay: first.UTC()}); err != nil {
+		first := localday.DateOf(from).AddDays(-1)
+		if _, err := q.TurbineMoveForgetShardParts(ctx, controldb.TurbineMoveForgetShardPartsParams{FarmID: mv.FarmID, FromDay: first.UTC()}); err != nil {
 			return err
 		}
 		computed, err := q.TurbineMoveDaysComputed(ctx, controldb.TurbineMoveDaysComputedParams{FarmID: mv.FarmID, FromDay: first.UTC()})
@@ -346,6 +362,7 @@ func (m *Mover) clean(ctx context.Context, mv controldb.TurbineMove, from *pgxpo
 				return fmt.Errorf("queue the recomputes: %w", err)
 			}
 		}
-		return q.TurbineMoveDone(ctx, controldb.TurbineMoveDoneParams{ID: mv.ID, RowsDeleted: &deleted, Now: m.now()})
+		now := m.now()
+		return q.TurbineMoveRecomputeQueued(ctx, controldb.TurbineMoveRecomputeQueuedParams{FarmID: mv.FarmID, Now: &now})
 	})
 }

@@ -262,3 +262,69 @@ func TestAMoveUnderALiveSenderLosesAndDoublesNothing(t *testing.T) {
 		t.Fatalf("a step of a finished move: %s, %v; want done, nothing done", state, err)
 	}
 }
+
+// TestTheLastMoveOfAFarmQueuesItsRecomputes: M-1 and M-2 leave s1 (the
+// farm's last turbines there) together. The first move to end queues
+// nothing; the last queues one recompute per farm-day with numbers on the
+// farm's one shard now, s2, and s1's window parts go: 1 August keeps its
+// counts, its windows count each turbine once.
+func TestTheLastMoveOfAFarmQueuesItsRecomputes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day1 := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	p := pipelinetest.New(t, testdb.New(t, moorFleet), pipelinetest.Options{At: day1.AddDate(0, 0, 1).Add(3 * time.Hour)})
+	env := p.Env
+	for _, id := range []string{"M-1", "M-2", "M-3"} {
+		pipelinetest.Send(t, p.In, readings(id, day1, day1.AddDate(0, 0, 1)))
+	}
+	p.Enqueue(t, "moor", "2026-08-01", rollup.ReasonManual, jobs.PriorityManual)
+	p.WaitJobs(t)
+	p.DrainNow(t)
+	p.WaitJobs(t)
+	farmDay := func() string {
+		return testdb.Text(t, env.Control, `SELECT status || ' ' || expected || '/' || received || '/' || available FROM farm_day WHERE farm_id = 'moor' AND day = '2026-08-01'`)
+	}
+	const want = "final 129600/129600/124200"
+	if got := farmDay(); got != want {
+		t.Fatalf("1 August before the moves: %q, want %q", got, want)
+	}
+	reg := *env.Registry
+	reg.Now = p.Now
+	plan, err := fleet.Parse("moved", strings.NewReader(strings.ReplaceAll(moorFleet, "shard: s1}", "shard: s2}")))
+	testdb.Must(t, err, "parse")
+	res, err := reg.ApplyWith(ctx, "moved", plan, fleet.ApplyOptions{})
+	testdb.Must(t, err, "apply the moves")
+	if len(res.Moves) != 2 {
+		t.Fatalf("apply: moves %+v, want M-1's and M-2's", res.Moves)
+	}
+	jobsBefore := testdb.Int(t, env.Control, `SELECT coalesce(max(id), 0) FROM river_job`)
+	queued := func() int64 {
+		return testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day' AND id > $1`, jobsBefore)
+	}
+	// The mover's clock ticks a second a reading, past its grace (1 ns)
+	// by the next step.
+	tick := p.Now()
+	m := &move.Mover{Control: env.Control, Shards: env.Shards, Recompute: jobs.RecomputeAfterMove(p.Client), Grace: time.Nanosecond,
+		Now: func() time.Time { tick = tick.Add(time.Second); return tick }}
+	testdb.Must(t, m.Run(ctx, res.Moves[0].ID), "first move")
+	if n := queued(); n != 0 {
+		t.Fatalf("the first move to end queued %d recomputes, want 0 (M-2 still moving)", n)
+	}
+	testdb.Must(t, m.Run(ctx, res.Moves[1].ID), "second move")
+	if n := queued(); n != 1 {
+		t.Fatalf("the last move queued %d recomputes, want 1 (1 August on s2)", n)
+	}
+	p.WaitJobs(t)
+	if got := farmDay(); got != want {
+		t.Fatalf("1 August after the moves: %q, want %q", got, want)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM farm_window_part WHERE farm_id = 'moor' AND shard_name = 's1'`); n != 0 {
+		t.Fatalf("%d window parts of s1 left, want 0 (no turbine of moor is there)", n)
+	}
+	if got := testdb.Text(t, env.Control, `SELECT expected || '/' || received || '/' || available FROM farm_window WHERE farm_id = 'moor' AND window_start = '2026-08-01 05:00Z' AND path = 'final'`); got != "90/90/0" {
+		t.Fatalf("1 August 05:00 after the moves: %s, want 90/90/0", got)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine_move WHERE recompute_queued_at IS NOT NULL`); n != 2 {
+		t.Fatalf("%d moves record their recompute queued, want 2", n)
+	}
+}

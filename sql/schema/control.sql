@@ -2750,6 +2750,7 @@ CREATE TABLE public.turbine_move (
     rows_deleted bigint,
     updated_at timestamp with time zone NOT NULL,
     finished_at timestamp with time zone,
+    recompute_queued_at timestamp with time zone,
     last_error text,
     CONSTRAINT turbine_move_check CHECK ((from_shard <> to_shard)),
     CONSTRAINT turbine_move_state_check CHECK ((state = ANY (ARRAY['copying'::text, 'switched'::text, 'fenced'::text, 'verified'::text, 'done'::text])))
@@ -2802,6 +2803,10 @@ COMMENT ON COLUMN public.turbine_move.rows_verified IS 'Readings of the old shar
 -- Name: COLUMN turbine_move.rows_deleted; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_move.rows_deleted IS 'Readings deleted from the old shard.';
+
+-- Name: COLUMN turbine_move.recompute_queued_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.recompute_queued_at IS 'When the recompute of the farm''s days was queued: by the last of the farm''s moves to finish, for all of them (a batch of moves costs one recompute per farm-day and shard).';
 
 -- Name: COLUMN turbine_move.last_error; Type: COMMENT; Schema: public
 

@@ -746,6 +746,8 @@ type TurbineMove struct {
 	RowsDeleted *int64
 	UpdatedAt   time.Time
 	FinishedAt  *time.Time
+	// When the recompute of the farm's days was queued: by the last of the farm's moves to finish, for all of them (a batch of moves costs one recompute per farm-day and shard).
+	RecomputeQueuedAt *time.Time
 	// The last step's error, if it failed (the job retries).
 	LastError *string
 }

@@ -159,21 +159,20 @@ func (q *Queries) TurbineMoveFenced(ctx context.Context, arg TurbineMoveFencedPa
 
 const turbineMoveForgetShardParts = `-- name: TurbineMoveForgetShardParts :execrows
 DELETE FROM farm_window_part p
-WHERE p.farm_id = $1 AND p.shard_name = $2 AND p.day >= $3::date
-  AND NOT EXISTS (SELECT 1 FROM turbine t WHERE t.farm_id = $1 AND t.shard_name = $2)
+WHERE p.farm_id = $1 AND p.day >= $2::date
+  AND NOT EXISTS (SELECT 1 FROM turbine t WHERE t.farm_id = p.farm_id AND t.shard_name = p.shard_name)
 `
 
 type TurbineMoveForgetShardPartsParams struct {
-	FarmID    string
-	ShardName string
-	FromDay   time.Time
+	FarmID  string
+	FromDay time.Time
 }
 
-// TurbineMoveForgetShardParts deletes a shard's parts of a farm's windows
-// from @from_day when the shard holds none of the farm's turbines any more
-// (its last one moved away): no recompute there would replace them.
+// TurbineMoveForgetShardParts deletes the farm's window parts from
+// @from_day of shards that hold none of its turbines any more (their last
+// one moved away): no recompute there would replace them.
 func (q *Queries) TurbineMoveForgetShardParts(ctx context.Context, arg TurbineMoveForgetShardPartsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, turbineMoveForgetShardParts, arg.FarmID, arg.ShardName, arg.FromDay)
+	result, err := q.db.Exec(ctx, turbineMoveForgetShardParts, arg.FarmID, arg.FromDay)
 	if err != nil {
 		return 0, err
 	}
@@ -181,7 +180,7 @@ func (q *Queries) TurbineMoveForgetShardParts(ctx context.Context, arg TurbineMo
 }
 
 const turbineMoveGet = `-- name: TurbineMoveGet :one
-SELECT id, turbine_id, farm_id, from_shard, to_shard, state, apply_id, requested_at, first_day, days_total, days_copied, rows_copied, switched_at, fence_snapshot, rows_caught_up, rows_verified, rows_deleted, updated_at, finished_at, last_error FROM turbine_move WHERE id = $1 FOR UPDATE
+SELECT id, turbine_id, farm_id, from_shard, to_shard, state, apply_id, requested_at, first_day, days_total, days_copied, rows_copied, switched_at, fence_snapshot, rows_caught_up, rows_verified, rows_deleted, updated_at, finished_at, recompute_queued_at, last_error FROM turbine_move WHERE id = $1 FOR UPDATE
 `
 
 // TurbineMoveGet reads a move and locks it: one step at a time per move.
@@ -208,6 +207,7 @@ func (q *Queries) TurbineMoveGet(ctx context.Context, id int64) (TurbineMove, er
 		&i.RowsDeleted,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.RecomputeQueuedAt,
 		&i.LastError,
 	)
 	return i, err
@@ -346,6 +346,54 @@ func (q *Queries) TurbineMoveOpen(ctx context.Context) ([]TurbineMoveOpenRow, er
 		return nil, err
 	}
 	return items, nil
+}
+
+const turbineMoveOthersOpen = `-- name: TurbineMoveOthersOpen :one
+SELECT count(*)::bigint AS open FROM turbine_move WHERE farm_id = $1 AND state <> 'done' AND id <> $2
+`
+
+type TurbineMoveOthersOpenParams struct {
+	FarmID string
+	ID     int64
+}
+
+// TurbineMoveOthersOpen counts the farm's unfinished moves other than
+// @id (under the farm's move lock): the last to finish queues the
+// recompute for all.
+func (q *Queries) TurbineMoveOthersOpen(ctx context.Context, arg TurbineMoveOthersOpenParams) (int64, error) {
+	row := q.db.QueryRow(ctx, turbineMoveOthersOpen, arg.FarmID, arg.ID)
+	var open int64
+	err := row.Scan(&open)
+	return open, err
+}
+
+const turbineMoveRecomputeFrom = `-- name: TurbineMoveRecomputeFrom :one
+SELECT min(first_day)::date AS first_day FROM turbine_move
+WHERE farm_id = $1 AND state = 'done' AND recompute_queued_at IS NULL
+`
+
+// TurbineMoveRecomputeFrom is the earliest first day of the farm's
+// finished moves whose recompute is not queued yet.
+func (q *Queries) TurbineMoveRecomputeFrom(ctx context.Context, farmID string) (time.Time, error) {
+	row := q.db.QueryRow(ctx, turbineMoveRecomputeFrom, farmID)
+	var first_day time.Time
+	err := row.Scan(&first_day)
+	return first_day, err
+}
+
+const turbineMoveRecomputeQueued = `-- name: TurbineMoveRecomputeQueued :exec
+UPDATE turbine_move SET recompute_queued_at = $1
+WHERE farm_id = $2 AND state = 'done' AND recompute_queued_at IS NULL
+`
+
+type TurbineMoveRecomputeQueuedParams struct {
+	Now    *time.Time
+	FarmID string
+}
+
+func (q *Queries) TurbineMoveRecomputeQueued(ctx context.Context, arg TurbineMoveRecomputeQueuedParams) error {
+	_, err := q.db.Exec(ctx, turbineMoveRecomputeQueued, arg.Now, arg.FarmID)
+	return err
 }
 
 const turbineMoveSwitch = `-- name: TurbineMoveSwitch :exec

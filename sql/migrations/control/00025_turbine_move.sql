@@ -10,7 +10,8 @@
 --             the move waits for the writes in flight there to end
 --   verified  what the old shard held was copied again and every row of it
 --             found on the new shard
---   done      the old shard's rows deleted, the days recomputed on both
+--   done      the old shard's rows deleted; the farm's days are queued for
+--             recompute by the last of its moves to finish
 CREATE TABLE turbine_move (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     turbine_id      text NOT NULL REFERENCES turbine (id),
@@ -32,6 +33,7 @@ CREATE TABLE turbine_move (
     rows_deleted    bigint,
     updated_at      timestamptz NOT NULL,
     finished_at     timestamptz,
+    recompute_queued_at timestamptz,
     last_error      text,
     CHECK (from_shard <> to_shard)
 );
@@ -48,6 +50,7 @@ COMMENT ON COLUMN turbine_move.fence_snapshot IS 'pg_current_snapshot() of the o
 COMMENT ON COLUMN turbine_move.rows_caught_up IS 'Readings that reached the old shard after the first copy, copied by the second.';
 COMMENT ON COLUMN turbine_move.rows_verified IS 'Readings of the old shard each found, equal, on the new shard.';
 COMMENT ON COLUMN turbine_move.rows_deleted IS 'Readings deleted from the old shard.';
+COMMENT ON COLUMN turbine_move.recompute_queued_at IS 'When the recompute of the farm''s days was queued: by the last of the farm''s moves to finish, for all of them (a batch of moves costs one recompute per farm-day and shard).';
 COMMENT ON COLUMN turbine_move.last_error IS 'The last step''s error, if it failed (the job retries).';
 
 GRANT SELECT ON turbine_move TO galewatch_reporting;

@@ -55,6 +55,22 @@ WHERE id = @id AND state = 'fenced';
 UPDATE turbine_move SET state = 'done', rows_deleted = @rows_deleted, updated_at = @now, finished_at = @now, last_error = NULL
 WHERE id = @id AND state = 'verified';
 
+-- TurbineMoveOthersOpen counts the farm's unfinished moves other than
+-- @id (under the farm's move lock): the last to finish queues the
+-- recompute for all.
+-- name: TurbineMoveOthersOpen :one
+SELECT count(*)::bigint AS open FROM turbine_move WHERE farm_id = @farm_id AND state <> 'done' AND id <> @id;
+
+-- TurbineMoveRecomputeFrom is the earliest first day of the farm's
+-- finished moves whose recompute is not queued yet.
+-- name: TurbineMoveRecomputeFrom :one
+SELECT min(first_day)::date AS first_day FROM turbine_move
+WHERE farm_id = @farm_id AND state = 'done' AND recompute_queued_at IS NULL;
+
+-- name: TurbineMoveRecomputeQueued :exec
+UPDATE turbine_move SET recompute_queued_at = @now
+WHERE farm_id = @farm_id AND state = 'done' AND recompute_queued_at IS NULL;
+
 -- name: TurbineMoveFailed :exec
 UPDATE turbine_move SET last_error = @last_error, updated_at = @now WHERE id = @id;
 
@@ -73,13 +89,13 @@ ORDER BY 1;
 -- name: TurbineMoveFarmShards :many
 SELECT DISTINCT shard_name FROM turbine WHERE farm_id = @farm_id ORDER BY shard_name;
 
--- TurbineMoveForgetShardParts deletes a shard's parts of a farm's windows
--- from @from_day when the shard holds none of the farm's turbines any more
--- (its last one moved away): no recompute there would replace them.
+-- TurbineMoveForgetShardParts deletes the farm's window parts from
+-- @from_day of shards that hold none of its turbines any more (their last
+-- one moved away): no recompute there would replace them.
 -- name: TurbineMoveForgetShardParts :execrows
 DELETE FROM farm_window_part p
-WHERE p.farm_id = @farm_id AND p.shard_name = @shard_name AND p.day >= @from_day::date
-  AND NOT EXISTS (SELECT 1 FROM turbine t WHERE t.farm_id = @farm_id AND t.shard_name = @shard_name);
+WHERE p.farm_id = @farm_id AND p.day >= @from_day::date
+  AND NOT EXISTS (SELECT 1 FROM turbine t WHERE t.farm_id = p.farm_id AND t.shard_name = p.shard_name);
 
 -- TurbineMoveList is every move, newest first, for orchestrator fleet moves.
 -- name: TurbineMoveList :many
