@@ -348,7 +348,7 @@ func TestIngestRole(t *testing.T) {
 		"dirty_mark(readings) SELECT, dirty_mark(readings) UPDATE, dirty_mark(turbine_ids) SELECT, dirty_mark(turbine_ids) UPDATE, " +
 		"dirty_mark(updated_at) SELECT, dirty_mark(updated_at) UPDATE, dirty_mark(version) SELECT, dirty_mark(version) UPDATE, " +
 		"dirty_window INSERT, " +
-		"readings INSERT, readings(recorded_at) SELECT, readings(turbine_id) SELECT, readings_staging SELECT"
+		"readings INSERT, readings(recorded_at) SELECT, readings(turbine_id) SELECT, readings_staging SELECT, turbine_fence SELECT"
 	if got := grants(t, shardPool, role); got != want {
 		t.Fatalf("the shard grants %s:\n%s\nwant exactly\n%s", role, got, want)
 	}

@@ -2760,6 +2760,26 @@ CREATE TABLE public.turbine_move (
 
 COMMENT ON TABLE public.turbine_move IS 'Moves of a turbine''s readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.';
 
+-- Name: COLUMN turbine_move.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.id IS 'The move (orchestrator fleet moves lists it; the move_turbine job''s args name it).';
+
+-- Name: COLUMN turbine_move.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.turbine_id IS 'The turbine whose readings move.';
+
+-- Name: COLUMN turbine_move.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.farm_id IS 'Its farm (whose days are recomputed when the farm''s last move ends).';
+
+-- Name: COLUMN turbine_move.from_shard; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.from_shard IS 'The shard that held its readings.';
+
+-- Name: COLUMN turbine_move.to_shard; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.to_shard IS 'The shard that holds them once the move switched.';
+
 -- Name: COLUMN turbine_move.state; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_move.state IS 'copying, switched, fenced, verified or done: the last step committed (see internal/move).';
@@ -2767,6 +2787,10 @@ COMMENT ON COLUMN public.turbine_move.state IS 'copying, switched, fenced, verif
 -- Name: COLUMN turbine_move.apply_id; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_move.apply_id IS 'The fleet apply that asked for it (fleet_apply.id); the turbine_version of the new shard names it too.';
+
+-- Name: COLUMN turbine_move.requested_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.requested_at IS 'When the fleet apply asked for the move.';
 
 -- Name: COLUMN turbine_move.first_day; Type: COMMENT; Schema: public
 
@@ -2803,6 +2827,14 @@ COMMENT ON COLUMN public.turbine_move.rows_verified IS 'Readings of the old shar
 -- Name: COLUMN turbine_move.rows_deleted; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_move.rows_deleted IS 'Readings deleted from the old shard.';
+
+-- Name: COLUMN turbine_move.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.updated_at IS 'When a step last wrote the row.';
+
+-- Name: COLUMN turbine_move.finished_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_move.finished_at IS 'When the move ended (state done).';
 
 -- Name: COLUMN turbine_move.recompute_queued_at; Type: COMMENT; Schema: public
 

@@ -716,15 +716,21 @@ type TurbineHistory struct {
 
 // Moves of a turbine's readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.
 type TurbineMove struct {
-	ID        int64
+	// The move (orchestrator fleet moves lists it; the move_turbine job's args name it).
+	ID int64
+	// The turbine whose readings move.
 	TurbineID string
-	FarmID    string
+	// Its farm (whose days are recomputed when the farm's last move ends).
+	FarmID string
+	// The shard that held its readings.
 	FromShard string
-	ToShard   string
+	// The shard that holds them once the move switched.
+	ToShard string
 	// copying, switched, fenced, verified or done: the last step committed (see internal/move).
 	State string
 	// The fleet apply that asked for it (fleet_apply.id); the turbine_version of the new shard names it too.
-	ApplyID     int64
+	ApplyID int64
+	// When the fleet apply asked for the move.
 	RequestedAt time.Time
 	// The first UTC day (readings partition) of the turbine on the old shard when the copy began.
 	FirstDay *time.Time
@@ -744,8 +750,10 @@ type TurbineMove struct {
 	RowsVerified *int64
 	// Readings deleted from the old shard.
 	RowsDeleted *int64
-	UpdatedAt   time.Time
-	FinishedAt  *time.Time
+	// When a step last wrote the row.
+	UpdatedAt time.Time
+	// When the move ended (state done).
+	FinishedAt *time.Time
 	// When the recompute of the farm's days was queued: by the last of the farm's moves to finish, for all of them (a batch of moves costs one recompute per farm-day and shard).
 	RecomputeQueuedAt *time.Time
 	// The last step's error, if it failed (the job retries).

@@ -39,6 +39,14 @@ CREATE TABLE turbine_move (
 );
 CREATE UNIQUE INDEX turbine_move_one_open ON turbine_move (turbine_id) WHERE state <> 'done';
 COMMENT ON TABLE turbine_move IS 'Moves of a turbine''s readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.';
+COMMENT ON COLUMN turbine_move.id IS 'The move (orchestrator fleet moves lists it; the move_turbine job''s args name it).';
+COMMENT ON COLUMN turbine_move.turbine_id IS 'The turbine whose readings move.';
+COMMENT ON COLUMN turbine_move.farm_id IS 'Its farm (whose days are recomputed when the farm''s last move ends).';
+COMMENT ON COLUMN turbine_move.from_shard IS 'The shard that held its readings.';
+COMMENT ON COLUMN turbine_move.to_shard IS 'The shard that holds them once the move switched.';
+COMMENT ON COLUMN turbine_move.requested_at IS 'When the fleet apply asked for the move.';
+COMMENT ON COLUMN turbine_move.updated_at IS 'When a step last wrote the row.';
+COMMENT ON COLUMN turbine_move.finished_at IS 'When the move ended (state done).';
 COMMENT ON COLUMN turbine_move.state IS 'copying, switched, fenced, verified or done: the last step committed (see internal/move).';
 COMMENT ON COLUMN turbine_move.apply_id IS 'The fleet apply that asked for it (fleet_apply.id); the turbine_version of the new shard names it too.';
 COMMENT ON COLUMN turbine_move.first_day IS 'The first UTC day (readings partition) of the turbine on the old shard when the copy began.';
