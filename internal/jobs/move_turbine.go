@@ -59,14 +59,8 @@ func (w *MoveTurbineWorker) Work(ctx context.Context, job *river.Job[MoveTurbine
 		if wait > time.Second {
 			return river.JobSnooze(wait)
 		}
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
-			}
+		if err := move.Wait(ctx, wait); err != nil {
+			return err
 		}
 	}
 }

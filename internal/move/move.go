@@ -64,9 +64,6 @@ type Mover struct {
 	// Recompute queues, in tx, the full recompute of the farm's days on
 	// every shard holding its turbines.
 	Recompute func(ctx context.Context, tx pgx.Tx, farm string, days []localday.Date) error
-	// AfterStep, if set, is called after each step commits (fault tests
-	// stop a worker there).
-	AfterStep func(id int64, state string)
 }
 
 // Step does the next step of move id and returns the state it committed,
@@ -117,9 +114,6 @@ func (m *Mover) Step(ctx context.Context, id int64) (state string, wait time.Dur
 	if err != nil {
 		return "", 0, err
 	}
-	if m.AfterStep != nil {
-		m.AfterStep(id, after.State)
-	}
 	if err := faultpoint.Reached(ctx, faultpoint.MoveAfterStep, after.State); err != nil {
 		return after.State, 0, err
 	}
@@ -134,15 +128,24 @@ func (m *Mover) Run(ctx context.Context, id int64) error {
 		if err != nil || state == Done {
 			return err
 		}
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
-			}
+		if err := Wait(ctx, wait); err != nil {
+			return err
 		}
+	}
+}
+
+// Wait waits d (a step's wait) or until ctx ends.
+func Wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
