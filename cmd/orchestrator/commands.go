@@ -156,24 +156,26 @@ func (m *Main) migrateCommand() *cobra.Command {
 
 func (m *Main) fleetCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "fleet", Short: "Fleet registry: shards, farms, turbines, and what it said when"}
-	var asJSON, reopen bool
+	var asJSON, reopen, repoint bool
 	var effective string
 	apply := &cobra.Command{
-		Use:   "apply FILE.yaml [--effective-from INSTANT] [--reopen]",
+		Use:   "apply FILE.yaml [--effective-from INSTANT] [--reopen] [--repoint-shards]",
 		Short: "Validate a fleet file and write it into the registry as new versions from an instant (idempotent)",
 		Long: "Writes what changed as new versions from --effective-from (default now; never in the future): a\n" +
 			"turbine's cadence or service interval from that instant, a farm's zone and rules from the farm-local\n" +
 			"day holding it. A turbine or farm new to the registry is in service from it unless its entry gives\n" +
 			"commissioned_at. A change that would alter a farm-day already rolled up is refused (exit 2, nothing\n" +
 			"changed, the days listed) unless --reopen, which applies it and queues those days for recompute.\n" +
-			"A turbine given another shard is moved there online (a move_turbine job; fleet moves shows it).",
+			"A turbine given another shard is moved there online (a move_turbine job; fleet moves shows it).\n" +
+			"A known shard's dsn naming another server or database is refused unless --repoint-shards: an apply\n" +
+			"copies no shard's data.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			plan, err := fleet.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
-			opts := fleet.ApplyOptions{Reopen: reopen, OnMoves: m.queueMoves}
+			opts := fleet.ApplyOptions{Reopen: reopen, RepointShards: repoint, OnMoves: m.queueMoves}
 			if effective != "" {
 				if opts.EffectiveFrom, err = time.Parse(time.RFC3339, effective); err != nil {
 					return fmt.Errorf("--effective-from: %w (give an instant such as 2026-12-01T00:00:00Z)", err)
@@ -228,6 +230,7 @@ func (m *Main) fleetCommand() *cobra.Command {
 	apply.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	apply.Flags().StringVar(&effective, "effective-from", "", "instant the new versions start (RFC 3339; default now)")
 	apply.Flags().BoolVar(&reopen, "reopen", false, "apply even if it changes farm-days already rolled up, and queue them for recompute")
+	apply.Flags().BoolVar(&repoint, "repoint-shards", false, "apply even if a known shard's dsn now names another server or database (you copied its database there; serve and work stopped)")
 	cmd.AddCommand(apply, m.fleetHistoryCommand(), m.fleetMovesCommand())
 	return cmd
 }

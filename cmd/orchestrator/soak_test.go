@@ -94,6 +94,8 @@ func TestSoak(t *testing.T) {
 	cfg.TurbinesPerFarm = envInt(t, "SOAK_TURBINES_PER_FARM", cfg.TurbinesPerFarm)
 	cfg.LiveFarms = envInt(t, "SOAK_FARMS", cfg.LiveFarms)
 	maxIngest := envInt(t, "SOAK_MAX_INGEST", 4)
+	moveTurbines := envInt(t, "SOAK_MOVE_TURBINES", 10)
+	moveAfter := envDuration(t, "SOAK_MOVE_AFTER", 75*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	step := func(format string, args ...any) {
@@ -121,8 +123,8 @@ func TestSoak(t *testing.T) {
 		ReadingsPerSecond: float64(fl.Turbines()) / soak.Cadence.Seconds(), PollEvery: 500 * time.Millisecond}
 	rep.Machine = machine(ctx, sep.Control)
 	rep.Settings = fmt.Sprintf("serve --max-ingest %d (other flags default: publish every 2 s, drain every 5 s, 2 rollup workers per shard); "+
-		"named clusters (shared_buffers 256MB each); SOAK_LIVE %s, replay %s into it; fleet file %s",
-		maxIngest, live, replayAfter, filepath.Base(fleetFile))
+		"named clusters (shared_buffers 256MB each); SOAK_LIVE %s, replay %s into it, SOAK_MOVE_TURBINES %d moved %s into it; fleet file %s",
+		maxIngest, live, replayAfter, moveTurbines, moveAfter, filepath.Base(fleetFile))
 
 	srv := serveProc(t, bin, orchEnv(sep.ControlDSN), "--max-ingest", strconv.Itoa(maxIngest))
 	step("serve listening on %s (pid %d)", srv.base, srv.cmd.Process.Pid)
@@ -165,6 +167,14 @@ func TestSoak(t *testing.T) {
 		MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute, DisableCompression: true}}}
 	senderDone := make(chan error, 1)
 	go func() { senderDone <- sender.Run(ctx) }()
+
+	// The move: an operator's fleet apply giving some of a live farm's
+	// turbines another shard, while their readings arrive.
+	var move *soakMove
+	if moveTurbines > 0 {
+		move = startSoakMove(t, bin, sep, fl, moveTurbines, liveFrom.Add(moveAfter))
+		step("move: %d turbines of %s %s → %s at %s", moveTurbines, move.rep.Farm, move.rep.From, move.rep.To, liveFrom.Add(moveAfter).Format("15:04:05"))
+	}
 
 	// The replay, through the operator's path, as a process of its own.
 	for time.Until(liveFrom.Add(replayAfter)) > 0 {
@@ -222,6 +232,11 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("the sender still had bodies unacknowledged 3 minutes after the live feed ended: %+v", sender.Stats())
 	}
 	step("live feed done: %+v", sender.Stats())
+	if move != nil {
+		move.wait(t, sep, time.Now().Add(3*time.Minute))
+		rep.Move = move.rep
+		step("moves: %s", lastLines(move.out.String(), 1))
+	}
 	// The last live window is published a minute (its allowed lateness)
 	// after it ends.
 	lastDue := liveTo.Add(time.Minute)
@@ -236,6 +251,9 @@ func TestSoak(t *testing.T) {
 	step("measured; checking")
 
 	checkSoak(t, rep, sep, fl, sender, rf, replaySum, poll, srv)
+	if move != nil {
+		checkMove(t, rep, sep, move)
+	}
 	rep.WallTime = time.Since(started)
 	md, js, err := rep.Write(filepath.Join(artifactsDir(t), "soak"))
 	testdb.Must(t, err, "write the report")

@@ -128,6 +128,15 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 	if err := r.check(ctx, q, source, plan); err != nil {
 		return ApplyResult{}, err
 	}
+	if !opts.RepointShards {
+		problems, err := r.repointed(ctx, q, plan)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		if len(problems) > 0 {
+			return ApplyResult{}, &ValidationError{Source: source, Problems: problems}
+		}
+	}
 	// A shard change is a move (internal/move): the apply records it and
 	// its job switches the turbine's shard once the readings are copied,
 	// so the registry keeps the current shard until then.

@@ -172,6 +172,37 @@ func TestAShardChangeStartsAMove(t *testing.T) {
 	}
 }
 
+// TestApplyRefusesToRepointAKnownShard: a fleet file giving shard s2 a dsn
+// (another database) where it was applied without one (a database of the
+// control server) is refused, naming the shard and both places, and
+// changes nothing; with RepointShards it is applied.
+func TestApplyRefusesToRepointAKnownShard(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, testdb.SmallFleet)
+	ctx := context.Background()
+	var db string
+	testdb.Must(t, env.Control.QueryRow(ctx, `SELECT database FROM shard WHERE name = 's2'`).Scan(&db), "s2's database")
+	elsewhere := strings.Replace(env.ControlDSN, "/"+strings.TrimSuffix(db, "_s2"), "/"+strings.TrimSuffix(db, "_s2")+"_s1", 1)
+	if elsewhere == env.ControlDSN {
+		t.Fatalf("could not point s2 at another database in %q", env.ControlDSN)
+	}
+	plan, err := fleet.Parse("repointed", strings.NewReader(strings.Replace(testdb.SmallFleet, "{name: s2}", "{name: s2, dsn: '"+elsewhere+"'}", 1)))
+	testdb.Must(t, err, "parse")
+	_, err = env.Registry.Apply(ctx, "repointed", plan)
+	if err == nil || !strings.Contains(err.Error(), "shards[1] (s2): would move from database "+db+" on the control server") ||
+		!strings.Contains(err.Error(), "--repoint-shards") {
+		t.Fatalf("apply: err = %v, want a refusal naming s2, its database on the control server and --repoint-shards", err)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM shard WHERE name = 's2' AND dsn IS NULL AND database = $1`, db); n != 1 {
+		t.Fatalf("s2's row changed by a refused apply (%d rows as before, want 1)", n)
+	}
+	_, err = env.Registry.ApplyWith(ctx, "repointed", plan, fleet.ApplyOptions{RepointShards: true})
+	testdb.Must(t, err, "apply with RepointShards")
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM shard WHERE name = 's2' AND dsn = $1`, elsewhere); n != 1 {
+		t.Fatalf("%d s2 rows with the new dsn after RepointShards, want 1", n)
+	}
+}
+
 // TestShardNamesAcceptedAreValidQueuesAndDatabases: the longest name the
 // file accepts fits River's queue names (the jobs package's test builds a
 // client with it); a name that would make a database name over 63 bytes

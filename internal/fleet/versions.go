@@ -26,6 +26,10 @@ type ApplyOptions struct {
 	// listed (ApplyResult.Reopened) for recompute. Without it such an apply
 	// is refused and changes nothing.
 	Reopen bool
+	// RepointShards lets the apply change the server or database of a
+	// shard the registry knows (the DBA has copied its database there);
+	// without it such an apply is refused and changes nothing.
+	RepointShards bool
 	// OnMoves, when set, is called in the apply's transaction with the
 	// moves it started: their jobs are queued with the apply or not at all.
 	OnMoves func(ctx context.Context, tx pgx.Tx, moves []Move) error

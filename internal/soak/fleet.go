@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,4 +170,17 @@ func (fl *Fleet) YAML() string {
 func (f *Farm) WindowStart(t time.Time) time.Time {
 	start, _ := localday.Bounds(localday.Of(t, f.Loc), f.Loc)
 	return start.Add(t.Sub(start).Truncate(Window))
+}
+
+// Moving is the fleet with turbines 1..n of live farm i on shard to: the
+// fleet file an operator applies to move them (fl is unchanged).
+func (fl *Fleet) Moving(i, n int, to string) *Fleet {
+	moved := *fl
+	moved.Farms = slices.Clone(fl.Farms)
+	f := &moved.Farms[i]
+	f.Shards = slices.Clone(f.Shards)
+	for k := 0; k < min(n, len(f.Shards)); k++ {
+		f.Shards[k] = to
+	}
+	return &moved
 }

@@ -55,6 +55,10 @@ type Report struct {
 	ReplayTurbineWindows int            `json:"replay_turbine_windows"`
 	ReplayClosedDays     int            `json:"replay_turbine_days"`
 
+	// Move is the turbines moved to another shard during the live feed
+	// (nil: none).
+	Move *MoveReport `json:"move,omitempty"`
+
 	Samples []Sample `json:"samples"`
 	// First and last minute of the live feed, means of the samples in each.
 	ServeFirst, ServeLast, PostgresFirst, PostgresLast Mem
@@ -69,6 +73,16 @@ type Report struct {
 	// Targets are figures that depend on the machine (the publish lag's
 	// 5 s p99): recorded beside what was measured, never a failure.
 	Targets []Check `json:"targets"`
+}
+
+// MoveReport is a move of some of a live farm's turbines during the soak:
+// when, and what the moves' turbine_move rows counted.
+type MoveReport struct {
+	Farm, From, To                      string
+	Turbines                            int
+	Applied, Done                       time.Time
+	ApplyTook                           time.Duration
+	Copied, CaughtUp, Verified, Deleted int64
 }
 
 // WindowLag is one live window's publication.
@@ -207,6 +221,16 @@ func (r *Report) Markdown() string {
 	}
 	w("- backlog drained (no dirty mark or window, no request or rollup_day job left, every replayed window with its final row) %s after the ingest ended\n", r.Drain.Round(time.Second))
 	w("- checked: %d replayed windows, %d turbine-windows, %d turbine-days of the closed day\n", r.ReplayWindows, r.ReplayTurbineWindows, r.ReplayClosedDays)
+
+	if m := r.Move; m != nil {
+		w("\n## Move (orchestrator fleet apply with %d of %s's turbines on shard %s instead of %s)\n\n", m.Turbines, m.Farm, m.To, m.From)
+		w("- applied %s (%s into the live feed, the replay starting %s), the apply taking %s\n", m.Applied.UTC().Format("15:04:05"),
+			m.Applied.Sub(r.LiveFrom).Round(time.Second), r.ReplayStart.UTC().Format("15:04:05"), m.ApplyTook.Round(time.Millisecond))
+		if !m.Done.IsZero() {
+			w("- every move done %s after the apply (a 15 s grace between the switch and the fence included)\n", m.Done.Sub(m.Applied).Round(time.Second))
+		}
+		w("- readings: copied %d, caught up after the switch %d, verified %d, deleted from %s %d\n", m.Copied, m.CaughtUp, m.Verified, m.From, m.Deleted)
+	}
 
 	w("\n## Memory and CPU (sampled every ~10 s)\n\n")
 	w("| | first minute | last minute | peak |\n|---|---|---|---|\n")

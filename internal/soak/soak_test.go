@@ -96,6 +96,37 @@ func TestDefaultFleetIsSeed002sPeak(t *testing.T) {
 	}
 }
 
+// TestMovingChangesOnlyTheMovedTurbinesShard: the soak's move file puts
+// 10 of the first farm's 1,555 turbines on s2 and leaves the rest, and
+// the fleet it came from, as they were.
+func TestMovingChangesOnlyTheMovedTurbinesShard(t *testing.T) {
+	fl, err := NewFleet(DefaultFleetConfig(), time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := fl.Moving(0, 10, "s2")
+	plan, err := fleet.Parse("soak", strings.NewReader(moved.YAML()))
+	if err != nil {
+		t.Fatalf("the moved fleet file does not parse: %v", err)
+	}
+	per := map[string]int{}
+	first := fl.Farms[0].ID
+	for _, tb := range plan.Turbines {
+		if tb.FarmID == first {
+			per[tb.Shard]++
+			if tb.ID == fl.Farms[0].TurbineID(10) && tb.Shard != "s2" || tb.ID == fl.Farms[0].TurbineID(11) && tb.Shard != "s1" {
+				t.Fatalf("%s on %s", tb.ID, tb.Shard)
+			}
+		}
+	}
+	if per["s1"] != 1545 || per["s2"] != 10 || len(per) != 2 || len(plan.Turbines) != 62_500 {
+		t.Fatalf("farm %s's turbines per shard: %v of %d turbines; want 1,545 on s1, 10 on s2 of 62,500", first, per, len(plan.Turbines))
+	}
+	if got := fl.Farms[0].Shards[0]; got != "s1" {
+		t.Fatalf("the original fleet's first turbine is on %s, want s1 (Moving changed it)", got)
+	}
+}
+
 // TestReplayFileHoldsWhatItCounts reads the replay file back and counts
 // it independently: the same windows, turbine-windows and closed days.
 func TestReplayFileHoldsWhatItCounts(t *testing.T) {
