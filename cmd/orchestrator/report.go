@@ -20,11 +20,12 @@ func (m *Main) reportMonthlyCommand() *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "monthly --farm F --month YYYY-MM [--format csv|json|md] [--out DIR] | --all --out DIR",
-		Short: "The monthly availability report: a row per farm-local day, the month total from the summed counts, final or provisional and why",
+		Short: "The monthly availability report: a row per farm-local day, the month total from the summed counts, final, incomplete or provisional and why",
 		Long: "Runs sql/reports/monthly_availability.sql (embedded; the same file DBAs run with psql) with --farm and\n" +
 			"--month bound as its psql variables. The month is final only when every day has ended, was rolled up\n" +
-			"after it closed and has no recompute pending; otherwise provisional, and the days holding it back are\n" +
-			"named with the reason. It only reads: it does not migrate, so it also runs as a member of\n" +
+			"after it closed, has no recompute pending and no more slots without a reading than its farm allows (or\n" +
+			"was accepted: orchestrator day accept); incomplete when only that holds days back; otherwise\n" +
+			"provisional. The days holding it back are named with the reason. It only reads: it does not migrate, so it also runs as a member of\n" +
 			"galewatch_reporting (DATABASE_URL with that login).\n\n" +
 			"Without --out the report goes to standard output; with --out DIR it is written to\n" +
 			"DIR/<farm>_<month>.<format>. --all writes every farm's month into --out DIR.",

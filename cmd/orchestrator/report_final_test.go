@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -113,10 +114,29 @@ func TestReportIsNotFinalWhileAnIngestedReadingIsNotCounted(t *testing.T) {
 	if _, err := run("work", "--until-idle"); err != nil {
 		t.Fatalf("work --until-idle: %v", err)
 	}
+	// Settled; 10 September's missing reading (1 of 48 slots, 20.8 ‰) is
+	// over the farm's 10 ‰: incomplete, and the month with it.
 	m := monthly("after the rollup")
-	if d := m.Days[9]; m.Status != report.StatusFinal || d.Status != report.StatusFinal || received(d) != 47 || *m.Total.Received != 1439 {
-		t.Fatalf("after the rollup: month %s (%s), 10 September %s with %d received, total %v; want final, 47 and 1439",
+	if d := m.Days[9]; m.Status != report.StatusIncomplete || d.Status != report.StatusIncomplete || received(d) != 47 || *m.Total.Received != 1439 ||
+		m.Days[8].Status != report.StatusFinal {
+		t.Fatalf("after the rollup: month %s (%s), 10 September %s with %d received, total %v; want incomplete (10 September only), 47 and 1439",
 			m.Status, m.Total.Why, d.Status, received(d), *m.Total.Received)
+	}
+
+	// An operator accepts 10 September from the CLI: final, the note in
+	// its why; a second acceptance is refused (exit 2: it is final).
+	if _, err := run("day", "accept", "--farm", "north", "--day", "2026-09-10", "--note", "N-001's 10:00 reading lost"); err != nil {
+		t.Fatalf("day accept: %v", err)
+	}
+	m = monthly("after the acceptance")
+	if d := m.Days[9]; m.Status != report.StatusFinal || d.Status != report.StatusFinal ||
+		!strings.Contains(d.Why, "accepted with 1 of 48 slots without a reading by ") || !strings.HasSuffix(d.Why, ": N-001's 10:00 reading lost") {
+		t.Fatalf("after the acceptance: month %s, 10 September %s (%s); want final, the acceptance in why", m.Status, d.Status, d.Why)
+	}
+	var ee *exitError
+	if _, err := run("day", "accept", "--farm", "north", "--day", "2026-09-10", "--note", "again"); !errors.As(err, &ee) || ee.code != 2 ||
+		!strings.Contains(err.Error(), "north 2026-09-10 is final") {
+		t.Fatalf("accepting it again: %v, want exit 2 saying it is final", err)
 	}
 
 	// The replay, and the report in the same second.
@@ -126,12 +146,12 @@ func TestReportIsNotFinalWhileAnIngestedReadingIsNotCounted(t *testing.T) {
 	m = monthly("right after the replay")
 	if d := m.Days[9]; m.Status != report.StatusProvisional || d.Status != report.StatusProvisional || !d.Pending || !m.Total.Pending ||
 		received(d) != 47 || len(m.HeldBack) != 1 || m.HeldBack[0].Day != "2026-09-10" ||
-		m.HeldBack[0].Reason != "shard not drained (marked on s1 at 2026-10-02 09:30:00 UTC, not drained yet)" {
+		!strings.HasPrefix(m.HeldBack[0].Reason, "shard not drained (marked on s1 at 2026-10-02 09:30:00 UTC, not drained yet); accepted with 1 of 48") {
 		t.Fatalf("right after the replay: month %s, held back %+v; 10 September %s, pending %v, %d received; "+
-			"want the month and 10 September provisional and pending (shard not drained, marked on s1 at 2026-10-02 09:30:00 UTC), 47 received",
+			"want the month and 10 September provisional and pending (shard not drained, marked on s1 at 2026-10-02 09:30:00 UTC; its acceptance noted), 47 received",
 			m.Status, m.HeldBack, d.Status, d.Pending, received(d))
 	}
-	if row := psqlDay("2026-09-10"); !strings.HasSuffix(row, `,true,provisional,"shard not drained (marked on s1 at 2026-10-02 09:30:00 UTC, not drained yet)"`) {
+	if row := psqlDay("2026-09-10"); !strings.Contains(row, `,true,provisional,"shard not drained (marked on s1 at 2026-10-02 09:30:00 UTC, not drained yet); accepted`) {
 		t.Fatalf("psql's row for 10 September right after the replay:\n%s\nwant pending and provisional, shard not drained", row)
 	}
 

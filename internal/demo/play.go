@@ -8,6 +8,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/provenance"
+	"github.com/galewatch/galewatch/internal/report"
 	"github.com/galewatch/galewatch/internal/simulate"
 )
 
@@ -65,7 +66,7 @@ func (d *Demo) intro(before prior) {
 		fmt.Fprintf(&b, "\n            %d of %d turbines stopped all day (%s)", len(s.Stopped), s.Turbines, strings.Join(s.Stopped, ", "))
 		fmt.Fprintf(&b, "\n            expect, once the drain has rolled it up (a minute or two): %s (%s): the hole counted against the farm,",
 			pct(s.AfterDay.Availability()), counts(s.AfterDay))
-		fmt.Fprintf(&b, "\n            and the day final by the report's rule (provisional only while its recompute is pending)")
+		fmt.Fprintf(&b, "\n            and the day incomplete by the report's rule: settled, but too many slots without a reading to be final")
 		fmt.Fprintf(&b, "\n  %s  the replay of what the writer lost: %s readings, %s-%s local (not before the day's number is out)",
 			replayWhen, provenance.Count(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
 		fmt.Fprintf(&b, "\n            expect within a minute or so: %s, final again (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
@@ -166,9 +167,14 @@ func (d *Demo) phase(ctx context.Context, phase string, due time.Time, want Coun
 	if sum.Rejected > 0 && len(sum.Rejects) > 0 {
 		d.out.say("  first reject: line %d: %s", sum.Rejects[0].Line, sum.Rejects[0].Reason)
 	}
-	// Both phases end final by the report's rule: the replay's number, and
-	// the day phase's 75.85 % too (the story's trap).
-	ok := func(o Observation) bool { return o.Counts == want && o.Settled() && o.Final() }
+	// The day phase ends incomplete by the report's rule (settled, but a
+	// quarter of its slots have no reading: the story's trap, named); the
+	// replay's, final.
+	status := report.StatusIncomplete
+	if replay {
+		status = report.StatusFinal
+	}
+	ok := func(o Observation) bool { return o.Counts == want && o.Settled() && o.Found && o.Status == status }
 	seen, err := d.await(ctx, "the "+phase+" phase rolled up", ok, true)
 	if err != nil {
 		return err
@@ -179,9 +185,10 @@ func (d *Demo) phase(ctx context.Context, phase string, due time.Time, want Coun
 	} else if !replay {
 		d.out.say("%s %s after the day phase, two numbers from one database:\n%s", s.Farm, s.Day, d.describe(seen))
 		d.out.say("  %s of the day's %s slots never arrived. The windows shown leave the hole out of both sides of the ratio (the\n"+
-			"  streaming answer); the day counts it against the farm (the batch answer, what the monthly report sums). And the day\n"+
-			"  is %s: it has ended, was rolled up after it closed, nothing is pending. Nothing in the pipeline says more is\n"+
-			"  coming: the seed story's trap, where only completeness tells", provenance.Count(seen.Expected-seen.Received), provenance.Count(seen.Expected), seen.Status)
+			"  streaming answer); the day counts it against the farm (the batch answer, what the monthly report sums). The day\n"+
+			"  has ended, was rolled up after it closed and nothing is pending, yet it is %s, not final: that much information\n"+
+			"  unavailable is the seed story's trap, and the month cannot be signed until the readings arrive or an operator\n"+
+			"  accepts the day (orchestrator day accept)", provenance.Count(seen.Expected-seen.Received), provenance.Count(seen.Expected), seen.Status)
 	} else {
 		d.out.say("%s %s after the replay: %s %s\n%s", s.Farm, s.Day, pct(seen.Availability()), seen.Status, d.describe(seen))
 		d.out.say("  the replay marked the windows it filled, the drain turned the marks into rollup_day jobs, and they rewrote the windows and the day")

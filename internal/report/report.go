@@ -49,9 +49,11 @@ type Month struct {
 	// Month is YYYY-MM.
 	Month string `json:"month"`
 	// Status is "final" only when every day of the month has ended, was
-	// rolled up after it closed, has every mark drained and no recompute
-	// pending; otherwise "provisional", and HeldBack lists the days that
-	// hold it back.
+	// rolled up after it closed, has every mark drained, no recompute
+	// pending and its information resolved (missing slots within the
+	// farm's threshold, or accepted); "incomplete" when only that holds
+	// days back; otherwise "provisional". HeldBack lists the days that hold
+	// it back.
 	Status string `json:"status"`
 	// Days holds one row per farm-local day of the month, in order.
 	Days []Day `json:"days"`
@@ -60,7 +62,7 @@ type Month struct {
 	HeldBack []HeldBack `json:"held_back"`
 }
 
-// HeldBack is a day that keeps the month provisional.
+// HeldBack is a day that keeps the month provisional or incomplete.
 type HeldBack struct {
 	// Day is the farm-local date, YYYY-MM-DD.
 	Day string `json:"day"`

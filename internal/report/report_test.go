@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/reading"
 	"github.com/galewatch/galewatch/internal/report"
@@ -149,6 +150,7 @@ func heldBack(m report.Month) string {
 // a replay on 5 November. Expected: 48 a day to the 15th, 72 from the
 // 16th, 75 on the 25-hour 25 October: 1875.
 func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
+	const why7 = "information unavailable (3 of 48 slots without a reading, 6.25 %, over the farm's 10 ‰; until the readings arrive or the day is accepted: orchestrator day accept)"
 	t.Parallel()
 	b := setup(t, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
 	available := func(id string, day time.Time) bool { return !(id == "N-002" && day.Day() <= 15) }
@@ -177,10 +179,14 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 
 	// The drain turns the load's marks into rollup_day jobs; once they have
 	// run, every day is rolled up after it closed and nothing is pending.
+	// Every day is final but 7 October: 3 of its 48 slots have no reading
+	// (62.5 ‰, over the farm's 10 ‰), so it is incomplete, and the month
+	// with it.
 	b.RunJobs(t)
 	m = b.month(t, "2026-10")
-	if m.Status != report.StatusFinal || len(m.HeldBack) != 0 || m.Total.Status != report.StatusFinal || m.Total.Why != "" {
-		t.Fatalf("after the rollup: %s, held back %s (%s); want final", m.Status, heldBack(m), m.Total.Why)
+	if m.Status != report.StatusIncomplete || len(m.HeldBack) != 1 || m.HeldBack[0] != (report.HeldBack{Day: "2026-10-07", Reason: why7}) ||
+		m.Days[6].Status != report.StatusIncomplete || m.Days[5].Status != report.StatusFinal || m.Total.Why != "information unavailable: 2026-10-07" {
+		t.Fatalf("after the rollup: %s, held back %s (%s), 7 October %s; want incomplete, held back by 7 October only (%s)", m.Status, heldBack(m), m.Total.Why, m.Days[6].Status, why7)
 	}
 	if got := counts(m.Total); got != "1875/1872/1512 0.8064 0.9984" {
 		t.Fatalf("October total %s, want 1875/1872/1512 0.8064 0.9984", got)
@@ -209,8 +215,9 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	b.RunJobs(t)
 	b.Clock.Set(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
 	testdb.Exec(t, b.Env.Control, `UPDATE farm SET allowed_lateness_s = 3600 WHERE id = 'north'`)
-	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal || len(m.HeldBack) != 0 || !m.Days[30].ComputedAt.Equal(time.Date(2026, 11, 1, 0, 1, 30, 0, time.UTC)) {
-		t.Fatalf("after raising the allowed lateness: %s, held back %s, 31 October computed %v; want final, computed 2026-11-01 00:01:30",
+	if m = b.month(t, "2026-10"); m.Status != report.StatusIncomplete || len(m.HeldBack) != 1 || m.Days[30].Status != report.StatusFinal ||
+		!m.Days[30].ComputedAt.Equal(time.Date(2026, 11, 1, 0, 1, 30, 0, time.UTC)) {
+		t.Fatalf("after raising the allowed lateness: %s, held back %s, 31 October computed %v; want incomplete (7 October only), 31 October final, computed 2026-11-01 00:01:30",
 			m.Status, heldBack(m), m.Days[30].ComputedAt)
 	}
 	if got := b.text(t, `SELECT min(closed_at)::text FROM turbine_day WHERE farm_id = 'north' AND day = '2026-10-31'`); got != "2026-11-01 00:01:00+00" {
@@ -226,8 +233,8 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	// and no other day is.
 	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC))
 	b.DrainNow(t)
-	if m = b.month(t, "2026-10"); m.Status != report.StatusFinal {
-		t.Fatalf("drained at 10:00:00: %s (%s), want final", m.Status, heldBack(m))
+	if m = b.month(t, "2026-10"); m.Status != report.StatusIncomplete {
+		t.Fatalf("drained at 10:00:00: %s (%s), want incomplete (7 October)", m.Status, heldBack(m))
 	}
 	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 5, 0, time.UTC))
 	b.readings(t, time.Date(2026, 10, 7, 0, 0, 0, 0, london), 10, 13, available, b.Clock.Now(), "N-001")
@@ -344,6 +351,111 @@ func TestMonthIsFinalOnlyOnceEveryDayIsRolledUpAfterItsReadings(t *testing.T) {
 	const monthWhy = "turbines missing: 2026-10-12; rolled up before the day closed: 2026-10-11"
 	if got := b.text(t, `SELECT all_turbines_rolled_up::text || ' ' || computed_after_days_end::text || ' ' || status || ' ' || why FROM farm_month WHERE farm_id = 'north' AND month = '2026-10-01'`); got != "false false provisional "+monthWhy {
 		t.Errorf("farm_month October: %q, want false false provisional %s", got, monthWhy)
+	}
+}
+
+// TestADayMissingAFifthOfItsReadingsIsIncompleteUntilAcceptedOrItsDataArrives:
+// October for N-001 and N-002 (48 slots a day), with N-001 silent on 3
+// October from 00:00 to 10:00 local: 10 of 48 slots without a reading
+// (20.83 %). Rolled up and settled, that day is incomplete, and the month
+// with it; an operator's acceptance makes it final with who, when and why
+// on the report, and holds only while no more slots are missing; the
+// readings arriving make it final on its own.
+func TestADayMissingAFifthOfItsReadingsIsIncompleteUntilAcceptedOrItsDataArrives(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	always := func(string, time.Time) bool { return true }
+	third := time.Date(2026, 10, 3, 0, 0, 0, 0, london)
+	for d := 1; d <= 31; d++ {
+		day := time.Date(2026, 10, d, 0, 0, 0, 0, london)
+		if d == 3 {
+			b.readings(t, day, 10, 25, always, time.Time{}, "N-001")
+			b.readings(t, day, 0, 25, always, time.Time{}, "N-002")
+			continue
+		}
+		ids := []string{"N-001", "N-002"}
+		if d >= 16 {
+			ids = append(ids, "N-003")
+		}
+		b.readings(t, day, 0, 25, always, time.Time{}, ids...)
+	}
+	b.RunJobs(t)
+	const why3 = "information unavailable (10 of 48 slots without a reading, 20.83 %, over the farm's 10 ‰; " +
+		"until the readings arrive or the day is accepted: orchestrator day accept)"
+	m := b.month(t, "2026-10")
+	if d := m.Days[2]; m.Status != report.StatusIncomplete || d.Status != report.StatusIncomplete || d.Why != why3 ||
+		counts(d) != "48/38/38 0.791667 0.791667" || heldBack(m) != "2026-10-03: "+why3 || m.Total.Why != "information unavailable: 2026-10-03" {
+		t.Fatalf("rolled up: month %s (%s), 3 October %s %s (%s); want incomplete, 3 October incomplete 48/38/38 (%s)",
+			m.Status, m.Total.Why, d.Status, counts(d), d.Why, why3)
+	}
+	if got := b.text(t, `SELECT status || ' ' || array_to_string(held_back, ',') FROM farm_day WHERE farm_id = 'north' AND day = '2026-10-03'`); got != "incomplete information unavailable" {
+		t.Errorf("farm_day 3 October: %q, want incomplete information unavailable", got)
+	}
+	if got := b.text(t, `SELECT status FROM farm_month WHERE farm_id = 'north' AND month = '2026-10-01'`); got != "incomplete" {
+		t.Errorf("farm_month October: %q, want incomplete", got)
+	}
+
+	// Refused: an unknown farm, a final day, a day without its rollup
+	// (provisional), and no note.
+	for _, c := range []struct {
+		farm, day, note string
+		want            error
+		says            string
+	}{
+		{"nowhere", "2026-10-03", "x", report.ErrUnknownFarm, `"nowhere"`},
+		{"north", "2026-10-04", "x", report.ErrNotIncomplete, "north 2026-10-04 is final (nothing holds it back)"},
+		{"north", "2026-11-01", "x", report.ErrNotIncomplete, "north 2026-11-01 is provisional (no rollup)"},
+		{"north", "2026-10-03", "  ", nil, "--note"},
+	} {
+		d, _ := time.Parse(time.DateOnly, c.day)
+		_, err := report.Accept(ctx, b.Env.Control, c.farm, localday.DateOf(d), c.note, b.Clock.Now())
+		if err == nil || (c.want != nil && !errors.Is(err, c.want)) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("accept %s %s %q: %v, want %v saying %s", c.farm, c.day, c.note, err, c.want, c.says)
+		}
+	}
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_day_acceptance`); n != 0 {
+		t.Fatalf("%d acceptances after the refusals, want 0", n)
+	}
+
+	// Accepted: final, with the note on the day and in the month's why.
+	a, err := report.Accept(ctx, b.Env.Control, "north", localday.DateOf(third), "N-001's logger was replaced that morning; nothing recorded", b.Clock.Now())
+	testdb.Must(t, err, "accept 3 October")
+	if a.Expected != 48 || a.Received != 38 || a.By == "" {
+		t.Fatalf("acceptance %+v, want 48 expected, 38 received, by the database user", a)
+	}
+	note := fmt.Sprintf("accepted with 10 of 48 slots without a reading by %s at %s: N-001's logger was replaced that morning; nothing recorded",
+		a.By, a.At.UTC().Format("2006-01-02 15:04:05")+" UTC")
+	m = b.month(t, "2026-10")
+	if d := m.Days[2]; m.Status != report.StatusFinal || d.Status != report.StatusFinal || d.Why != note || len(m.HeldBack) != 0 ||
+		m.Total.Why != note+": 2026-10-03" || counts(d) != "48/38/38 0.791667 0.791667" {
+		t.Fatalf("accepted: month %s (%s), 3 October %s (%s); want final, the note %q", m.Status, m.Total.Why, d.Status, d.Why, note)
+	}
+	if _, err := report.Accept(ctx, b.Env.Control, "north", localday.DateOf(third), "again", b.Clock.Now()); !errors.Is(err, report.ErrNotIncomplete) {
+		t.Errorf("accepting a day already accepted: %v, want ErrNotIncomplete", err)
+	}
+
+	// The acceptance covers 10 missing slots, not 11 (a reading lost since,
+	// here by hand): incomplete again.
+	testdb.Exec(t, b.Env.Control, `UPDATE turbine_day SET received = received - 1, available = available - 1 WHERE turbine_id = 'N-002' AND day = '2026-10-03'`)
+	if m = b.month(t, "2026-10"); m.Days[2].Status != report.StatusIncomplete || m.Status != report.StatusIncomplete {
+		t.Fatalf("11 missing after accepting 10: 3 October %s, month %s; want incomplete", m.Days[2].Status, m.Status)
+	}
+	testdb.Exec(t, b.Env.Control, `UPDATE turbine_day SET received = received + 1, available = available + 1 WHERE turbine_id = 'N-002' AND day = '2026-10-03'`)
+
+	// The readings arrive (a replay on 5 November): recomputed, the day is
+	// final because nothing is missing, and no longer carries the note.
+	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC))
+	b.readings(t, third, 0, 10, always, b.Clock.Now(), "N-001")
+	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 20, 0, time.UTC))
+	b.DrainNow(t)
+	b.RunJobs(t)
+	m = b.month(t, "2026-10")
+	if d := m.Days[2]; m.Status != report.StatusFinal || d.Status != report.StatusFinal || d.Why != "" || counts(d) != "48/48/48 1 1" {
+		t.Fatalf("after the replay: month %s, 3 October %s %s (%s); want final 48/48/48 with nothing to say", m.Status, d.Status, counts(d), d.Why)
+	}
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_day_acceptance WHERE farm_id = 'north' AND day = '2026-10-03'`); n != 1 {
+		t.Errorf("%d acceptances of 3 October kept, want 1 (never deleted)", n)
 	}
 }
 

@@ -75,8 +75,10 @@ func TestFleetEditNeverRewritesAClosedDay(t *testing.T) {
 	status := func() string {
 		return testdb.Text(t, b.Env.Control, `SELECT status FROM farm_day WHERE farm_id = 'glen' AND day = '2026-08-01'`)
 	}
-	if s := status(); s != "final" {
-		t.Fatalf("1 August is %q before the edit, want final", s)
+	// Settled, but G-2's lost hour (1,800 of 86,400 slots, 20.8 ‰) is over
+	// the farm's 10 ‰: incomplete until it arrives.
+	if s := status(); s != "incomplete" {
+		t.Fatalf("1 August is %q before the edit, want incomplete", s)
 	}
 
 	// (At 14:00:30: G-1's cadence change starts at the next boundary of

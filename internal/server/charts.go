@@ -135,7 +135,7 @@ func availabilityFloor(days []Day, warranty float64) float64 {
 
 // availabilityChart draws a month's daily availability (bars) and
 // completeness (points) with the warranty line. A provisional day's bar is
-// hatched.
+// hatched, an incomplete day's another colour.
 func availabilityChart(id string, first localday.Date, days []Day, warranty float64, compact bool) *Chart {
 	n := daysBetween(first, monthEnd(first)) + 1
 	c := newChart(id, "availability", "Daily availability (bars) and completeness (dots), farm-local days", compact)
@@ -156,6 +156,9 @@ func availabilityChart(id string, first localday.Date, days []Day, warranty floa
 		if d.Provisional() {
 			class += " provisional"
 			label = " (provisional)"
+		} else if d.Incomplete() {
+			class += " incomplete"
+			label = " (incomplete: information unavailable)"
 		}
 		c.Bars = append(c.Bars, Bar{X: x + w*0.18, Y: top, W: w * 0.64, H: c.Top + c.PlotH - top, Class: class, Day: d.Day,
 			Title: fmt.Sprintf("%s availability %s%s", d.Day, pct(d.Availability), label)})
@@ -168,7 +171,7 @@ func availabilityChart(id string, first localday.Date, days []Day, warranty floa
 	c.Lines = append(c.Lines, Line{X1: c.Left, X2: c.Left + c.PlotW, Y: wy, Class: "threshold warranty",
 		Label: fmt.Sprintf("warranty %s", pct(&warranty)), LabelX: c.Left + c.PlotW - 2, LabelY: wy - 3})
 	c.Legend = []LegendEntry{{X: c.Left, Class: "availability", Label: "availability"}, {X: c.Left + 110, Class: "provisional", Label: "provisional"},
-		{X: c.Left + 210, Class: "completeness", Label: "completeness"}}
+		{X: c.Left + 210, Class: "incomplete", Label: "incomplete"}, {X: c.Left + 310, Class: "completeness", Label: "completeness"}}
 	if len(c.Bars) == 0 {
 		c.Note = "no numbers for this month yet"
 	}

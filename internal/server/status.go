@@ -148,7 +148,11 @@ type Day struct {
 type ReportDay = report.Day
 
 // Provisional reports whether the day may still change by the report's rule.
-func (d Day) Provisional() bool { return d.Status != report.StatusFinal }
+func (d Day) Provisional() bool { return d.Status == report.StatusProvisional }
+
+// Incomplete: settled, but too many slots without a reading to be final
+// (information unavailable), and not accepted.
+func (d Day) Incomplete() bool { return d.Status == report.StatusIncomplete }
 
 // monthsOf lists the months (YYYY-MM) from from's to to's.
 func monthsOf(from, to localday.Date) []string {

@@ -261,7 +261,8 @@ func TestAPIDays(t *testing.T) {
 		waiting                     bool
 	}
 	for i, w := range []want{
-		{"final", "", "turbine_day", "final", 34560, 33840, 31680, 0.916667, 0.979167, "4", "4", 4, 4, 4,
+		// 720 of 34,560 slots without a reading (20.8 ‰): incomplete.
+		{"incomplete", "information unavailable (720 of 34,560 slots without a reading, 2.08 %, over the farm's 10 ‰; until the readings arrive or the day is accepted: orchestrator day accept)", "turbine_day", "final", 34560, 33840, 31680, 0.916667, 0.979167, "4", "4", 4, 4, 4,
 			bst(2, 1, 10), bst(2, 1, 10), false, true, false},
 		{"provisional", "readings arrived after the rollup (recompute requested 2026-08-04 12:00:00 UTC)", "turbine_day", "final", 34560, 34560, 34560, 1, 1, "4", "4", 4, 4, 4,
 			bst(3, 1, 10), bst(3, 1, 10), true, false, false},
@@ -508,7 +509,7 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 		t.Errorf("08-01 availability on the page: %q, want 91.67 %%", got)
 	}
 	for day, want := range map[string]string{
-		"2026-08-01": "final completeness alert",
+		"2026-08-01": "incomplete completeness alert information unavailable (720 of 34,560 slots without a reading, 2.08 %, over the farm's 10 ‰; until the readings arrive or the day is accepted: orchestrator day accept)",
 		"2026-08-02": "provisional pending readings arrived after the rollup (recompute requested 2026-08-04 12:00:00 UTC)",
 		"2026-08-03": "provisional pending readings arrived after the rollup (marked on s2 at 2026-08-04 12:20:00 UTC, settling) late readings wait on a shard for the drain",
 		"2026-08-04": "provisional not ended",
@@ -538,6 +539,9 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 	}
 	if n := strings.Count(element(t, page, "svg", "availability-north"), `class="bar availability provisional"`); n != 3 {
 		t.Errorf("%d hatched (provisional) availability bars, want 3 (08-02, 08-03, 08-04)", n)
+	}
+	if n := strings.Count(element(t, page, "svg", "availability-north"), `class="bar availability incomplete"`); n != 1 {
+		t.Errorf("%d incomplete availability bars, want 1 (08-01)", n)
 	}
 	if strings.Contains(page, "<script") || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Error("the page loads a script or names another site")
@@ -584,8 +588,11 @@ func TestPagesShowTheAPIsNumbers(t *testing.T) {
 		if n := strings.Count(element(t, page, "tr", "turbine-N-002"), `class="hour silent"`); n != 2 {
 			t.Errorf("N-002's strip has %d silent hours, want 2", n)
 		}
-		if !strings.Contains(page, `<span class="badge final" id="day-status">final</span>`) {
-			t.Error("08-01 is not labelled final")
+		if !strings.Contains(page, `<span class="badge incomplete" id="day-status">incomplete</span>`) {
+			t.Error("08-01 is not labelled incomplete")
+		}
+		if !strings.Contains(html.UnescapeString(page), "Incomplete: information unavailable (720 of 34,560 slots without a reading") {
+			t.Error("08-01's page does not say why it is incomplete")
 		}
 		_, page = get(t, e.url+"/farms/north/days/2026-08-04")
 		if !strings.Contains(page, `<span class="badge provisional" id="day-status">provisional</span>`) || !strings.Contains(page, "Provisional: not ended.") {
@@ -642,11 +649,11 @@ func TestAPIMonth(t *testing.T) {
 	tot := m.Total
 	if tot.Day != "total" || tot.Expected != 120960 || tot.Received != 115920 || tot.Available != 113760 ||
 		*tot.Availability != 0.940476 || *tot.Completeness != 0.958333 || tot.Source != "partial" || tot.Path != "partial" ||
-		tot.Why != "not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02..2026-08-03" {
+		tot.Why != "not ended: 2026-08-04..2026-08-31; readings arrived after the rollup: 2026-08-02..2026-08-03; information unavailable: 2026-08-01" {
 		t.Errorf("total: %+v", tot)
 	}
-	if len(m.HeldBack) != 30 || m.HeldBack[0].Day != "2026-08-02" || m.HeldBack[1].Day != "2026-08-03" || m.HeldBack[2].Day != "2026-08-04" || m.HeldBack[2].Reason != "not ended" {
-		t.Errorf("held back: %+v, want 08-02, 08-03 and 08-04..08-31", m.HeldBack)
+	if len(m.HeldBack) != 31 || m.HeldBack[0].Day != "2026-08-01" || m.HeldBack[1].Day != "2026-08-02" || m.HeldBack[2].Day != "2026-08-03" || m.HeldBack[3].Day != "2026-08-04" || m.HeldBack[3].Reason != "not ended" {
+		t.Errorf("held back: %+v, want 08-01 (incomplete), 08-02, 08-03 and 08-04..08-31", m.HeldBack)
 	}
 	// The days API shows the same rows.
 	var days daysJSON

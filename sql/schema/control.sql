@@ -96,12 +96,13 @@ CREATE FUNCTION public.farm_day_reasons() RETURNS text[]
     LANGUAGE sql IMMUTABLE
     AS $$
     SELECT ARRAY['not ended', 'no rollup', 'turbines missing', 'rolled up before the day closed',
-                 'readings arrived after the rollup', 'shard not drained', 'recompute pending']
+                 'readings arrived after the rollup', 'shard not drained', 'recompute pending',
+                 'information unavailable']
 $$;
 
 -- Name: FUNCTION farm_day_reasons(); Type: COMMENT; Schema: public
 
-COMMENT ON FUNCTION public.farm_day_reasons() IS 'The reasons farm_day_status may hold a farm-day back, in the order it lists them.';
+COMMENT ON FUNCTION public.farm_day_reasons() IS 'The reasons farm_day_status may hold a farm-day back, in the order it lists them. The last, information unavailable, alone makes the day incomplete; any other, provisional.';
 
 -- Name: farm_day_start(text, date); Type: FUNCTION; Schema: public
 
@@ -124,7 +125,9 @@ CREATE FUNCTION public.farm_day_status(p_farm text, p_day date, p_now timestamp 
 BEGIN
 RETURN QUERY
 WITH b AS (
-    SELECT f.id, local_day_start(f.timezone, p_day) AS day_start, local_day_start(f.timezone, p_day + 1) AS day_end
+    -- the day's bounds and threshold under the version governing it
+    SELECT f.id, farm_day_start(p_farm, p_day) AS day_start, farm_day_start(p_farm, p_day + 1) AS day_end,
+           (farm_day_version(p_farm, p_day)).completeness_alert_pm AS unresolved_pm
     FROM farm f
     WHERE f.id = p_farm
 ),
@@ -166,6 +169,14 @@ u AS (
 rc AS (
     SELECT count(*)::integer AS registered FROM reg
 ),
+acc AS (
+    -- the latest acceptance of the day (an operator's, audited)
+    SELECT a.accepted_by, a.accepted_at, a.note, a.expected - a.received AS missing
+    FROM farm_day_acceptance a
+    WHERE a.farm_id = p_farm AND a.day = p_day
+    ORDER BY a.accepted_at DESC, a.id DESC
+    LIMIT 1
+),
 facts AS (
     SELECT b.id, b.day_start, b.day_end,
            p_now < b.day_end AS open,
@@ -173,21 +184,35 @@ facts AS (
            r.*,
            r.turbines > 0 AS has_rows,
            w.requested_at, w.settling_at AS marked_at, w.settling_shards, u.undrained,
-           w.job_unfinished, w.pending
-    FROM b, rc, r, w, u
+           w.job_unfinished, w.pending,
+           r.expected - r.received AS missing,
+           -- information unavailable: more slots without a reading than
+           -- the farm's threshold allows, per mille of expected
+           p_now >= b.day_end AND r.turbines > 0 AND r.expected > 0
+               AND (r.expected - r.received) * 1000 > b.unresolved_pm::bigint * r.expected AS unresolved,
+           b.unresolved_pm,
+           acc.accepted_by, acc.accepted_at, acc.note AS accepted_note, acc.missing AS accepted_missing
+    FROM b CROSS JOIN rc CROSS JOIN r CROSS JOIN w CROSS JOIN u
+    LEFT JOIN acc ON true
 )
 SELECT f.id, p_day, f.day_start, f.day_end, f.registered,
        f.turbines, f.turbines_in_service, f.expected, f.received, f.available, f.late, f.early,
        f.beyond_cadence, f.out_of_service, f.last_received_at, f.oldest_computed_at, f.computed_at, f.closed_at,
        f.computed_after_close,
        f.pending,
-       CASE WHEN j.held_back IS NULL THEN 'final' ELSE 'provisional' END,
-       j.held_back, n.notes,
-       nullif(concat_ws('; ', j.why, array_to_string(n.notes, '; ')), '')
+       CASE WHEN i0.held_back IS NULL THEN 'final'
+            WHEN i0.held_back = ARRAY[rs.reason[8]] THEN 'incomplete'
+            ELSE 'provisional' END,
+       i0.held_back, n.notes,
+       nullif(concat_ws('; ', i0.why, array_to_string(n.notes, '; ')), '')
 FROM facts f
 CROSS JOIN (SELECT farm_day_reasons() AS reason) AS rs
 CROSS JOIN LATERAL (
-    SELECT CASE WHEN f.registered = 0 THEN ARRAY['no turbines in service'] END AS notes
+    SELECT CASE WHEN f.registered = 0 THEN ARRAY['no turbines in service']
+                WHEN f.unresolved AND f.missing <= f.accepted_missing
+                THEN ARRAY[format('accepted with %s of %s slots without a reading by %s at %s: %s',
+                                  to_char(f.missing, 'FM999,999,999,999,990'), to_char(f.expected, 'FM999,999,999,999,990'),
+                                  f.accepted_by, utc_text(f.accepted_at), f.accepted_note)] END AS notes
 ) AS n
 CROSS JOIN LATERAL (
     SELECT array_agg(v.reason ORDER BY v.ord) AS held_back,
@@ -210,13 +235,24 @@ CROSS JOIN LATERAL (
             AND NOT (f.has_rows AND (f.requested_at IS NOT NULL OR f.marked_at IS NOT NULL)))
     ) AS v(ord, reason, detail, applies)
     WHERE v.applies
-) AS j;
+) AS j
+-- reason 8, when no other holds the day back (settled numbers, judged):
+-- alone, it makes the day incomplete rather than provisional; an
+-- acceptance covers it while no more slots are missing than then
+LEFT JOIN LATERAL (
+    SELECT coalesce(j.held_back, ARRAY[rs.reason[8]]) AS held_back,
+           coalesce(j.why, rs.reason[8] || format(' (%s of %s slots without a reading, %s %%, over the farm''s %s ‰; '
+                                                || 'until the readings arrive or the day is accepted: orchestrator day accept)',
+                                                to_char(f.missing, 'FM999,999,999,999,990'), to_char(f.expected, 'FM999,999,999,999,990'),
+                                                round(100.0 * f.missing / f.expected, 2), f.unresolved_pm)) AS why
+    WHERE j.held_back IS NOT NULL OR (f.unresolved AND NOT coalesce(f.missing <= f.accepted_missing, false))
+) AS i0 ON true;
 END
 $$;
 
 -- Name: FUNCTION farm_day_status(p_farm text, p_day date, p_now timestamp with time zone); Type: COMMENT; Schema: public
 
-COMMENT ON FUNCTION public.farm_day_status(p_farm text, p_day date, p_now timestamp with time zone) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service) and why. Never final while a mark of the day announced on a shard (dirty_mark_announced) is not passed by that shard''s drain, nor while a shard holding its turbines was never drained. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. docs/report-user.md: The monthly report.';
+COMMENT ON FUNCTION public.farm_day_status(p_farm text, p_day date, p_now timestamp with time zone) IS 'One farm-day judged at p_now (default now()): its turbine_day sums, turbines in service, and status final, incomplete or provisional with held_back (reasons, in farm_day_reasons() order), notes (no turbines in service; an acceptance) and why. Provisional while the pipeline may still change it; incomplete when only its missing slots hold it back (more than completeness_alert_pm per mille of expected, not accepted: farm_day_acceptance). Never final while a mark of the day announced on a shard (dirty_mark_announced) is not passed by that shard''s drain, nor while a shard holding its turbines was never drained. The one home of the final rule: farm_day, farm_month and report_monthly_availability call it. docs/report-user.md: The monthly report.';
 
 -- Name: farm_version; Type: TABLE; Schema: public
 
@@ -498,7 +534,9 @@ BEGIN
                 ELSE 'final' END,
            max(sh.n_computed_at), min(sh.n_complete_through),
            bool_or(sh.pending),
-           CASE WHEN bool_and(sh.status = 'final') THEN 'final' ELSE 'provisional' END,
+           CASE WHEN bool_and(sh.status = 'final') THEN 'final'
+                WHEN bool_and(sh.status IN ('final', 'incomplete')) THEN 'incomplete'
+                ELSE 'provisional' END,
            (SELECT mw.held_back FROM month_why mw), (SELECT mw.why FROM month_why mw)
     FROM shown sh
     ORDER BY 3, 4;
@@ -507,7 +545,7 @@ $_$;
 
 -- Name: FUNCTION report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone); Type: COMMENT; Schema: public
 
-COMMENT ON FUNCTION public.report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone) IS 'The monthly availability report of a farm (p_month YYYY-MM): one row per farm-local day and a month row (scope month), counts summed and rates computed from the sums; each day judged by farm_day_status (final only when it has ended, was rolled up after it closed, every mark of it is drained and no recompute is requested or running); the month is final when every day is. held_back/why say what holds a day or the month back. sql/reports/monthly_availability.sql formats it; orchestrator report monthly runs that file.';
+COMMENT ON FUNCTION public.report_monthly_availability(p_farm text, p_month text, p_now timestamp with time zone) IS 'The monthly availability report of a farm (p_month YYYY-MM): one row per farm-local day and a month row (scope month), counts summed and rates computed from the sums; each day judged by farm_day_status (final only when it has ended, was rolled up after it closed, every mark of it is drained, no recompute is requested or running, and its missing slots are within the farm''s threshold or accepted; incomplete when only the missing slots hold it back); the month is final when every day is, incomplete when every day is final or incomplete. held_back/why say what holds a day or the month back. sql/reports/monthly_availability.sql formats it; orchestrator report monthly runs that file.';
 
 -- Name: river_job_not_started(bigint); Type: FUNCTION; Schema: public
 
@@ -1426,11 +1464,11 @@ COMMENT ON COLUMN public.farm_day.closed_at IS 'The latest turbine_day.closed_at
 
 -- Name: COLUMN farm_day.status; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.farm_day.status IS 'final or provisional, judged now by farm_day_status (the monthly report''s rule).';
+COMMENT ON COLUMN public.farm_day.status IS 'final, incomplete or provisional, judged now by farm_day_status (the monthly report''s rule).';
 
 -- Name: COLUMN farm_day.held_back; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.farm_day.held_back IS 'The reasons the day is provisional (farm_day_reasons() order); NULL when final.';
+COMMENT ON COLUMN public.farm_day.held_back IS 'The reasons the day is provisional or incomplete (farm_day_reasons() order); NULL when final.';
 
 -- Name: COLUMN farm_day.notes; Type: COMMENT; Schema: public
 
@@ -1439,6 +1477,69 @@ COMMENT ON COLUMN public.farm_day.notes IS 'Facts that do not hold the day back:
 -- Name: COLUMN farm_day.why; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_day.why IS 'held_back with details, then the notes; NULL when there is nothing to say.';
+
+-- Name: farm_day_acceptance; Type: TABLE; Schema: public
+
+CREATE TABLE public.farm_day_acceptance (
+    id bigint NOT NULL,
+    farm_id text NOT NULL,
+    day date NOT NULL,
+    expected bigint NOT NULL,
+    received bigint NOT NULL,
+    note text NOT NULL,
+    accepted_by text DEFAULT CURRENT_USER NOT NULL,
+    accepted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT farm_day_acceptance_check CHECK (((received >= 0) AND (received <= expected))),
+    CONSTRAINT farm_day_acceptance_expected_check CHECK ((expected > 0)),
+    CONSTRAINT farm_day_acceptance_note_check CHECK ((btrim(note) <> ''::text))
+);
+
+-- Name: TABLE farm_day_acceptance; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.farm_day_acceptance IS 'Operators'' acceptances of incomplete farm-days (orchestrator day accept), never deleted: the audit trail. The latest of a day makes it final while no more of its slots are missing than when it was accepted (farm_day_status notes who, when and why). docs/report-user.md: Incomplete days.';
+
+-- Name: COLUMN farm_day_acceptance.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.id IS 'Identity.';
+
+-- Name: COLUMN farm_day_acceptance.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN farm_day_acceptance.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.day IS 'The farm-local day accepted.';
+
+-- Name: COLUMN farm_day_acceptance.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.expected IS 'The day''s expected slots when accepted (farm_day_status.expected).';
+
+-- Name: COLUMN farm_day_acceptance.received; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.received IS 'The day''s received slots when accepted: the acceptance covers the day while no more of its slots are missing (expected - received) than then.';
+
+-- Name: COLUMN farm_day_acceptance.note; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.note IS 'Why the day is accepted as it is (the operator''s words, required).';
+
+-- Name: COLUMN farm_day_acceptance.accepted_by; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.accepted_by IS 'The database user who accepted it.';
+
+-- Name: COLUMN farm_day_acceptance.accepted_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_acceptance.accepted_at IS 'When it was accepted.';
+
+-- Name: farm_day_acceptance_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.farm_day_acceptance ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.farm_day_acceptance_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 -- Name: farm_freshness; Type: VIEW; Schema: public
 
@@ -1753,11 +1854,11 @@ COMMENT ON COLUMN public.farm_month.all_turbines_rolled_up IS 'Every rolled-up d
 
 -- Name: COLUMN farm_month.status; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.farm_month.status IS 'final or provisional: the monthly report''s month row judged now (report_monthly_availability), over every calendar day of the month.';
+COMMENT ON COLUMN public.farm_month.status IS 'final, incomplete or provisional: the monthly report''s month row judged now (report_monthly_availability), over every calendar day of the month.';
 
 -- Name: COLUMN farm_month.held_back; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.farm_month.held_back IS 'The reasons some day of the month is provisional; NULL when final.';
+COMMENT ON COLUMN public.farm_month.held_back IS 'The reasons some day of the month is provisional or incomplete; NULL when final.';
 
 -- Name: COLUMN farm_month.why; Type: COMMENT; Schema: public
 
@@ -2887,6 +2988,11 @@ ALTER TABLE ONLY public.dirty_mark_announced
 ALTER TABLE ONLY public.dirty_mark_settling
     ADD CONSTRAINT dirty_mark_settling_pkey PRIMARY KEY (farm_id, day, shard_name);
 
+-- Name: farm_day_acceptance farm_day_acceptance_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_day_acceptance
+    ADD CONSTRAINT farm_day_acceptance_pkey PRIMARY KEY (id);
+
 -- Name: farm farm_id_bounded; Type: CHECK CONSTRAINT; Schema: public
 
 ALTER TABLE public.farm
@@ -3049,6 +3155,10 @@ CREATE INDEX alert_raised_idx ON public.alert USING btree (raised_at);
 
 CREATE INDEX dirty_mark_announced_shard ON public.dirty_mark_announced USING btree (shard_name, xact);
 
+-- Name: farm_day_acceptance_day_idx; Type: INDEX; Schema: public
+
+CREATE INDEX farm_day_acceptance_day_idx ON public.farm_day_acceptance USING btree (farm_id, day, accepted_at DESC);
+
 -- Name: farm_version_current_idx; Type: INDEX; Schema: public
 
 CREATE UNIQUE INDEX farm_version_current_idx ON public.farm_version USING btree (farm_id) WHERE (valid_to IS NULL);
@@ -3155,6 +3265,11 @@ ALTER TABLE ONLY public.dirty_mark_announced
 
 ALTER TABLE ONLY public.dirty_mark_settling
     ADD CONSTRAINT dirty_mark_settling_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name) ON DELETE CASCADE;
+
+-- Name: farm_day_acceptance farm_day_acceptance_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_day_acceptance
+    ADD CONSTRAINT farm_day_acceptance_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
 
 -- Name: farm_version farm_version_apply_id_fkey; Type: FK CONSTRAINT; Schema: public
 
@@ -3376,6 +3491,10 @@ GRANT SELECT ON TABLE public.turbine_day TO galewatch_reporting;
 -- Name: TABLE farm_day; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.farm_day TO galewatch_reporting;
+
+-- Name: TABLE farm_day_acceptance; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_day_acceptance TO galewatch_reporting;
 
 -- Name: TABLE farm_freshness; Type: ACL; Schema: public
 

@@ -182,14 +182,34 @@ type FarmDay struct {
 	RegisteredTurbines int32
 	// The latest turbine_day.closed_at of its rows: when the day counted as closed when they were written.
 	ClosedAt time.Time
-	// final or provisional, judged now by farm_day_status (the monthly report's rule).
+	// final, incomplete or provisional, judged now by farm_day_status (the monthly report's rule).
 	Status string
-	// The reasons the day is provisional (farm_day_reasons() order); NULL when final.
+	// The reasons the day is provisional or incomplete (farm_day_reasons() order); NULL when final.
 	HeldBack []string
 	// Facts that do not hold the day back: no turbines in service.
 	Notes []string
 	// held_back with details, then the notes; NULL when there is nothing to say.
 	Why string
+}
+
+// Operators' acceptances of incomplete farm-days (orchestrator day accept), never deleted: the audit trail. The latest of a day makes it final while no more of its slots are missing than when it was accepted (farm_day_status notes who, when and why). docs/report-user.md: Incomplete days.
+type FarmDayAcceptance struct {
+	// Identity.
+	ID int64
+	// The farm (farm.id).
+	FarmID string
+	// The farm-local day accepted.
+	Day time.Time
+	// The day's expected slots when accepted (farm_day_status.expected).
+	Expected int64
+	// The day's received slots when accepted: the acceptance covers the day while no more of its slots are missing (expected - received) than then.
+	Received int64
+	// Why the day is accepted as it is (the operator's words, required).
+	Note string
+	// The database user who accepted it.
+	AcceptedBy string
+	// When it was accepted.
+	AcceptedAt time.Time
 }
 
 // Per farm: the end of its last published window, the watermark it was published at, and now() - that watermark in seconds (behind_s). A farm whose behind grows is not being published (its shard down, the fast path stopped).
@@ -286,9 +306,9 @@ type FarmMonth struct {
 	Pending bool
 	// Every rolled-up day has a row for every turbine the registry had in service that day (rows of retired turbines do not count towards it); days without rows are not counted here (see status).
 	AllTurbinesRolledUp bool
-	// final or provisional: the monthly report's month row judged now (report_monthly_availability), over every calendar day of the month.
+	// final, incomplete or provisional: the monthly report's month row judged now (report_monthly_availability), over every calendar day of the month.
 	Status string
-	// The reasons some day of the month is provisional; NULL when final.
+	// The reasons some day of the month is provisional or incomplete; NULL when final.
 	HeldBack []string
 	// The days holding the month back, per reason, and the notes (no turbines in service), as the report's total row says them.
 	Why string

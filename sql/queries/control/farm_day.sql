@@ -52,3 +52,27 @@ SELECT coalesce(d.day, al.day)::date AS day,
        coalesce(al.completeness_alert, false)::boolean AS completeness_alert
 FROM d FULL JOIN al ON al.day = d.day
 ORDER BY 1;
+
+-- FarmDayAccept records an operator's acceptance of an incomplete
+-- farm-day (farm_day_acceptance: the audit trail, who from current_user,
+-- when from the caller's clock @now) and returns the day as farm_day_status judged it at @now, with the
+-- acceptance (id NULL: refused, the day was not incomplete; status and why
+-- say what it is). No row: no such farm.
+-- name: FarmDayAccept :one
+WITH s AS (
+    SELECT st.farm_id, st.day, st.expected, st.received, st.status, st.why
+    FROM farm_day_status(sqlc.arg(farm_id)::text, sqlc.arg(day)::date, sqlc.arg(now)::timestamptz)
+         AS st(farm_id, day, day_start, day_end, registered_turbines, turbines, turbines_in_service, expected, received, available,
+               late, early, beyond_cadence, out_of_service, last_received_at, oldest_computed_at, computed_at, closed_at,
+               computed_after_close, pending, status, held_back, notes, why)
+), ins AS (
+    INSERT INTO farm_day_acceptance (farm_id, day, expected, received, note, accepted_at)
+    SELECT s.farm_id::text, s.day::date, s.expected::bigint, s.received::bigint, sqlc.arg(note)::text, sqlc.arg(now)::timestamptz
+    FROM s
+    WHERE s.status = 'incomplete'
+    RETURNING farm_day_acceptance.id, farm_day_acceptance.accepted_by, farm_day_acceptance.accepted_at
+)
+SELECT s.status::text AS status, coalesce(s.why, '')::text AS why,
+       coalesce(s.expected, 0)::bigint AS expected, coalesce(s.received, 0)::bigint AS received,
+       ins.id AS acceptance_id, ins.accepted_by, ins.accepted_at
+FROM s LEFT JOIN ins ON true;
