@@ -46,10 +46,12 @@ var (
 		"Alerts raised for the farm, by kind (divergence, completeness, window_sum); an alert stays once raised.", []string{"farm", "kind"}, nil)
 	descAlertLast = prometheus.NewDesc("galewatch_alert_last_raised_timestamp_seconds",
 		"When the farm's latest alert of the kind was raised, Unix time.", []string{"farm", "kind"}, nil)
+	descStalled = prometheus.NewDesc("galewatch_stalled_turbines",
+		"Turbines of the farm stalled now: reporting available, producing nothing while the wind is in range and their neighbours produce (turbine_stall, open).", []string{"farm"}, nil)
 )
 
 var allDescs = []*prometheus.Desc{descControlUp, descControlSlow, descShardUp, descShardSlow, descDirtyMarks, descDirtyWindows, descDirtyOldest,
-	descPending, descPendingOldest, descPublishLag, descBehind, descPublishedThrough, descDivergence, descAlerts, descAlertLast}
+	descPending, descPendingOldest, descPublishLag, descBehind, descPublishedThrough, descDivergence, descAlerts, descAlertLast, descStalled}
 
 // collector reads the gauges from the control database and every shard,
 // all at once, within timeout, for one scrape: ctx is the scrape's request
@@ -95,6 +97,7 @@ type controlRead struct {
 	publication []controldb.FarmWindowPublicationMetricsRow
 	divergence  []controldb.ReconciliationMetricsRow
 	alerts      []controldb.AlertCount
+	stalled     []controldb.StallMetricsRow
 }
 
 // shardRead is what one scrape read from one shard.
@@ -185,6 +188,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descAlerts, float64(a.Alerts), a.FarmID, a.Kind)
 		gauge(descAlertLast, unixSeconds(a.LastRaisedAt), a.FarmID, a.Kind)
 	}
+	for _, s := range ctl.stalled {
+		gauge(descStalled, float64(s.Stalled), s.FarmID)
+	}
 }
 
 // readControl runs the control database's reads on one connection: no
@@ -206,6 +212,7 @@ func (c *collector) readControl(ctx context.Context, now time.Time) controlRead 
 		func() (err error) { r.publication, err = q.FarmWindowPublicationMetrics(ctx, now); return err },
 		func() (err error) { r.divergence, err = q.ReconciliationMetrics(ctx); return err },
 		func() (err error) { r.alerts, err = q.AlertMetrics(ctx); return err },
+		func() (err error) { r.stalled, err = q.StallMetrics(ctx); return err },
 	} {
 		if err := read(); err != nil {
 			c.log.Warn("metrics: control database", "err", err)

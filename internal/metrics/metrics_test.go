@@ -274,6 +274,14 @@ farms:
 			VALUES ($1, 'f1', 'window', $2, '2026-08-01', $3, '{}', 'test')`, a.kind, at(a.start), at(a.raised))
 	}
 	testdb.Exec(t, env.Control, `INSERT INTO rollup_pending (farm_id, day, shard_name, job_id, requested_at) VALUES ('f1', '2026-08-01', 's1', 1, $1)`, at("11:24:00"))
+	// One open stall of f1 and one cleared: 1 stalled now; f2 none.
+	for _, s := range []struct {
+		turbine string
+		cleared any
+	}{{"A-1", nil}, {"A-2", at("11:10:00")}} {
+		testdb.Exec(t, env.Control, `INSERT INTO turbine_stall (farm_id, turbine_id, first_window, last_window, raised_at, cleared_at, detail, message)
+			VALUES ('f1', $1, $2, $2, $2, $3, '{}', 'test')`, s.turbine, at("11:00:00"), s.cleared)
+	}
 	// The shards' marks: s1 has a farm-day of f1 marked at 11:00 and three
 	// of its turbine-windows marked at 11:02.
 	s1 := env.Shards.Pool("s1")
@@ -306,6 +314,8 @@ farms:
 		`galewatch_alerts{farm="f1",kind="divergence"}`:                                2,
 		`galewatch_alerts{farm="f1",kind="completeness"}`:                              1,
 		`galewatch_alert_last_raised_timestamp_seconds{farm="f1",kind="divergence"}`:   float64(at("11:20:00").Unix()),
+		`galewatch_stalled_turbines{farm="f1"}`:                                        1,
+		`galewatch_stalled_turbines{farm="f2"}`:                                        0,
 	}
 
 	t.Run("Healthy", func(t *testing.T) {

@@ -72,6 +72,12 @@ type Publisher struct {
 	AfterCompute func(farm string) error
 	// OnPublish, if set, sees every window published.
 	OnPublish func(Published)
+	// OnStall, if set, sees every stall the watcher raised, extended or
+	// cleared (stall.go).
+	OnStall func(Stall)
+	// Log reports what does not stop a publication (the watcher's
+	// failures); nil: slog's default.
+	Log *slog.Logger
 
 	mu sync.Mutex
 	// nextDue: per farm, when its next window can be due (the last one
@@ -358,6 +364,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	type part struct {
 		shard string
 		work  window.ShardWork
+		stats []sharddb.TurbineWindowStallStatsRow
 		err   error
 	}
 	parts := make([]part, len(shards))
@@ -389,8 +396,8 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, cmp.Or(p.ShardTimeout, DefaultShardTimeout))
 			defer cancel()
-			work, err := p.computeShard(sctx, g, rules, shard, turbines[i], first, last, windows, now)
-			parts[i] = part{shard: shard, work: work, err: err}
+			work, stats, err := p.computeShard(sctx, g, rules, shard, turbines[i], first, last, windows, now)
+			parts[i] = part{shard: shard, work: work, stats: stats, err: err}
 		}()
 	}
 	wg.Wait()
@@ -449,6 +456,18 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 			p.OnPublish(o)
 		}
 	}
+	// The watcher judges the latest window published (a run catching up
+	// judges only its last: the alert is about now). Its failure is logged
+	// and does not undo the publication.
+	if lastDue := due[len(due)-1]; len(out) > 0 && out[len(out)-1].WindowStart.Equal(lastDue.WindowStart) {
+		var stats []sharddb.TurbineWindowStallStatsRow
+		for _, pt := range parts {
+			stats = append(stats, pt.stats...)
+		}
+		if err := p.judgeStalls(ctx, conn, farm, lastDue.WindowStart, stats, now); err != nil {
+			p.log().Warn("stall watcher", "farm", farm, "window", lastDue.WindowStart, "err", err)
+		}
+	}
 	return took, len(out), rowsRead, nil
 }
 
@@ -457,11 +476,12 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 // (the computation's snapshot holds the readings that wrote them), and
 // returns the shard's sums. The shard transaction commits here: its rows
 // are exact for its snapshot whether or not the publication follows.
-func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet.Rules, shard string, turbines []window.Turbine, first, last int, windows []int, now time.Time) (window.ShardWork, error) {
+func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet.Rules, shard string, turbines []window.Turbine, first, last int, windows []int, now time.Time) (window.ShardWork, []sharddb.TurbineWindowStallStatsRow, error) {
 	pool := p.Shards.Pool(shard)
 	if pool == nil {
-		return window.ShardWork{}, fmt.Errorf("shard %q is not registered", shard)
+		return window.ShardWork{}, nil, fmt.Errorf("shard %q is not registered", shard)
 	}
+	var stats []sharddb.TurbineWindowStallStatsRow
 	pairs := window.Pairs{}
 	pairs.AddRange(turbines, first, last+1)
 	var work window.ShardWork
@@ -476,8 +496,13 @@ func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet
 			return err
 		}
 		var err error
-		work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, windows, false, now)
+		if work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, windows, false, now); err != nil {
+			return err
+		}
+		// What the stall watcher judges the last window by, as just written.
+		lastStart, _ := g.Bounds(last)
+		stats, err = sq.TurbineWindowStallStats(ctx, sharddb.TurbineWindowStallStatsParams{FarmID: g.FarmID, WindowStart: lastStart})
 		return err
 	})
-	return work, err
+	return work, stats, err
 }

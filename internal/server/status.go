@@ -420,12 +420,32 @@ type Tile struct {
 	Window    *Shown    `json:"window"`
 	Freshness Freshness `json:"freshness"`
 	Backlog   Backlog   `json:"backlog"`
+	// Stalled lists the farm's turbines stalled now (turbine_stall, open):
+	// reporting available, producing nothing, while the wind is in range
+	// and their neighbours produce.
+	Stalled []Stalled `json:"stalled"`
+}
+
+// Stalled is an open stall of the watcher.
+type Stalled struct {
+	TurbineID string    `json:"turbine_id"`
+	Since     time.Time `json:"since"`       // the first stalled window's start
+	Last      time.Time `json:"last_window"` // the latest stalled window's start
+	Windows   int32     `json:"windows"`
+	Message   string    `json:"message"`
 }
 
 // tile builds a farm's tile; fresh and backlog are what freshnesses and
 // backlogs returned for it.
 func (s *Server) tile(ctx context.Context, f Farm, fresh Freshness, backlog *Backlog) (Tile, error) {
-	t := Tile{FarmID: f.ID, Freshness: fresh, Backlog: *backlog}
+	t := Tile{FarmID: f.ID, Freshness: fresh, Backlog: *backlog, Stalled: []Stalled{}}
+	stalls, err := controldb.New(s.Control).StallOpenList(ctx, []string{f.ID})
+	if err != nil {
+		return Tile{}, err
+	}
+	for _, st := range stalls {
+		t.Stalled = append(t.Stalled, Stalled{TurbineID: st.TurbineID, Since: st.FirstWindow, Last: st.LastWindow, Windows: st.Windows, Message: st.Message})
+	}
 	p, err := provenance.Tile(ctx, s.Control, f.ID)
 	switch {
 	case errors.Is(err, provenance.ErrNotPublished):

@@ -687,3 +687,34 @@ func TestAPIMonth(t *testing.T) {
 		}
 	}
 }
+
+// TestAStalledTurbineIsOnItsFarmsTile: an open stall of N-002 (since 12:00
+// UTC, 13:00 in London) shows on north's tile as a badge and in the tile's
+// JSON; a cleared one (N-001) and south show none.
+func TestAStalledTurbineIsOnItsFarmsTile(t *testing.T) {
+	t.Parallel()
+	e := statusSetup(t, "")
+	since := time.Date(2026, 8, 4, 12, 0, 0, 0, time.UTC)
+	testdb.Exec(t, e.env.Control, `INSERT INTO turbine_stall (farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, detail, message)
+		VALUES ('north', 'N-002', $1::timestamptz, $1::timestamptz + interval '2 minutes', 3, $1::timestamptz + interval '2 minutes', NULL, '{}', 'N-002 stalled: test'),
+		       ('north', 'N-001', $1::timestamptz, $1::timestamptz, 1, $1::timestamptz + interval '2 minutes', $1::timestamptz + interval '3 minutes', '{}', 'N-001 stalled: test')`, since)
+	var tile struct {
+		Stalled []struct {
+			TurbineID string    `json:"turbine_id"`
+			Since     time.Time `json:"since"`
+			Windows   int       `json:"windows"`
+		} `json:"stalled"`
+	}
+	getJSON(t, e.url+"/api/v1/farms/north/tile", 200, &tile)
+	if len(tile.Stalled) != 1 || tile.Stalled[0].TurbineID != "N-002" || !tile.Stalled[0].Since.Equal(since) || tile.Stalled[0].Windows != 3 {
+		t.Fatalf("north's tile: stalled %+v, want N-002 since %s over 3 windows", tile.Stalled, since)
+	}
+	_, page := get(t, e.url+"/?month=2026-08")
+	north := element(t, page, "section", "farm-north")
+	if !strings.Contains(north, `data-turbine="N-002" title="N-002 stalled: test">stalled: N-002 since 13:00</span>`) || strings.Contains(north, `data-turbine="N-001"`) {
+		t.Fatalf("north's section lacks N-002's stall badge (or shows the cleared N-001):\n%s", north)
+	}
+	if strings.Contains(element(t, page, "section", "farm-south"), "stalled:") {
+		t.Error("south shows a stall")
+	}
+}

@@ -2652,6 +2652,50 @@ COMMENT ON COLUMN public.shard_drain.shard_clock_at IS 'The shard''s own clock (
 
 COMMENT ON COLUMN public.shard_drain.marks_read IS 'How many marks that drain read.';
 
+-- Name: stall_watch; Type: TABLE; Schema: public
+
+CREATE TABLE public.stall_watch (
+    id boolean DEFAULT true NOT NULL,
+    power_floor_kw real DEFAULT 1 NOT NULL,
+    wind_min_ms real DEFAULT 4 NOT NULL,
+    wind_max_ms real DEFAULT 25 NOT NULL,
+    neighbours_pm integer DEFAULT 500 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT stall_watch_check CHECK ((wind_max_ms > wind_min_ms)),
+    CONSTRAINT stall_watch_id_check CHECK (id),
+    CONSTRAINT stall_watch_neighbours_pm_check CHECK (((neighbours_pm >= 0) AND (neighbours_pm <= 1000))),
+    CONSTRAINT stall_watch_power_floor_kw_check CHECK ((power_floor_kw >= (0)::double precision)),
+    CONSTRAINT stall_watch_wind_min_ms_check CHECK ((wind_min_ms >= (0)::double precision))
+);
+
+-- Name: TABLE stall_watch; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.stall_watch IS 'The stalled-turbine watcher''s thresholds (one row; a DBA may UPDATE it). They define alerts, not stored counts. docs/operator.md: The stalled-turbine watcher.';
+
+-- Name: COLUMN stall_watch.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.stall_watch.id IS 'Always true: the table holds one row.';
+
+-- Name: COLUMN stall_watch.power_floor_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.stall_watch.power_floor_kw IS 'A turbine whose highest power in a window is at or under this produced nothing in it.';
+
+-- Name: COLUMN stall_watch.wind_min_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.stall_watch.wind_min_ms IS 'The operating range''s low end: under it the farm''s median wind is too calm to expect production.';
+
+-- Name: COLUMN stall_watch.wind_max_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.stall_watch.wind_max_ms IS 'The operating range''s high end: over it turbines may stop for the wind (cut-out).';
+
+-- Name: COLUMN stall_watch.neighbours_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.stall_watch.neighbours_pm IS 'More than this many per mille of the farm''s other turbines with readings must produce for a turbine at zero to be stalled.';
+
+-- Name: COLUMN stall_watch.updated_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.stall_watch.updated_at IS 'When the thresholds were last changed.';
+
 -- Name: turbine; Type: TABLE; Schema: public
 
 CREATE TABLE public.turbine (
@@ -2956,6 +3000,82 @@ ALTER TABLE public.turbine_move ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
     CACHE 1
 );
 
+-- Name: turbine_stall; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_stall (
+    id bigint NOT NULL,
+    farm_id text NOT NULL,
+    turbine_id text NOT NULL,
+    first_window timestamp with time zone NOT NULL,
+    last_window timestamp with time zone NOT NULL,
+    windows integer DEFAULT 1 NOT NULL,
+    raised_at timestamp with time zone NOT NULL,
+    cleared_at timestamp with time zone,
+    cleared_window timestamp with time zone,
+    detail jsonb NOT NULL,
+    message text NOT NULL,
+    CONSTRAINT turbine_stall_windows_check CHECK ((windows > 0))
+);
+
+-- Name: TABLE turbine_stall; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_stall IS 'Stalled turbines: available, producing nothing, while the farm''s wind is in range and its neighbours produce (stall_watch). One row per stall, open until the turbine produces again; kept after it clears. Written by the fast path (StallJudge).';
+
+-- Name: COLUMN turbine_stall.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.id IS 'Identity.';
+
+-- Name: COLUMN turbine_stall.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.farm_id IS 'The farm (farm.id).';
+
+-- Name: COLUMN turbine_stall.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.turbine_id IS 'The stalled turbine.';
+
+-- Name: COLUMN turbine_stall.first_window; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.first_window IS 'Start of the first window it was stalled in.';
+
+-- Name: COLUMN turbine_stall.last_window; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.last_window IS 'Start of the latest window it was stalled in.';
+
+-- Name: COLUMN turbine_stall.windows; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.windows IS 'How many windows it was judged stalled in.';
+
+-- Name: COLUMN turbine_stall.raised_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.raised_at IS 'When the fast path raised it (its clock).';
+
+-- Name: COLUMN turbine_stall.cleared_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.cleared_at IS 'When it was cleared (the turbine produced again); NULL while open.';
+
+-- Name: COLUMN turbine_stall.cleared_window; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.cleared_window IS 'Start of the window in which it produced again.';
+
+-- Name: COLUMN turbine_stall.detail; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.detail IS 'What the latest judgement measured: the turbine''s highest power and mean wind, the farm''s median wind, how many other turbines produced of how many, the thresholds.';
+
+-- Name: COLUMN turbine_stall.message; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.message IS 'One line for an operator.';
+
+-- Name: turbine_stall_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.turbine_stall ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.turbine_stall_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 -- Name: fleet_apply id; Type: DEFAULT; Schema: public
 
 ALTER TABLE ONLY public.fleet_apply ALTER COLUMN id SET DEFAULT nextval('public.fleet_apply_id_seq'::regclass);
@@ -3110,6 +3230,11 @@ COMMENT ON CONSTRAINT shard_name_bounded ON public.shard IS 'At most 57 characte
 ALTER TABLE ONLY public.shard
     ADD CONSTRAINT shard_pkey PRIMARY KEY (name);
 
+-- Name: stall_watch stall_watch_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.stall_watch
+    ADD CONSTRAINT stall_watch_pkey PRIMARY KEY (id);
+
 -- Name: turbine_day turbine_day_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.turbine_day
@@ -3133,6 +3258,11 @@ ALTER TABLE ONLY public.turbine_move
 
 ALTER TABLE ONLY public.turbine
     ADD CONSTRAINT turbine_pkey PRIMARY KEY (id);
+
+-- Name: turbine_stall turbine_stall_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_stall
+    ADD CONSTRAINT turbine_stall_pkey PRIMARY KEY (id);
 
 -- Name: turbine_version turbine_version_pkey; Type: CONSTRAINT; Schema: public
 
@@ -3227,6 +3357,14 @@ CREATE INDEX turbine_farm_idx ON public.turbine USING btree (farm_id, shard_name
 
 CREATE UNIQUE INDEX turbine_move_one_open ON public.turbine_move USING btree (turbine_id) WHERE (state <> 'done'::text);
 
+-- Name: turbine_stall_farm_idx; Type: INDEX; Schema: public
+
+CREATE INDEX turbine_stall_farm_idx ON public.turbine_stall USING btree (farm_id, raised_at);
+
+-- Name: turbine_stall_open_idx; Type: INDEX; Schema: public
+
+CREATE UNIQUE INDEX turbine_stall_open_idx ON public.turbine_stall USING btree (turbine_id) WHERE (cleared_at IS NULL);
+
 -- Name: turbine_version_current_idx; Type: INDEX; Schema: public
 
 CREATE UNIQUE INDEX turbine_version_current_idx ON public.turbine_version USING btree (turbine_id) WHERE (valid_to IS NULL);
@@ -3320,6 +3458,11 @@ ALTER TABLE ONLY public.turbine_move
 
 ALTER TABLE ONLY public.turbine
     ADD CONSTRAINT turbine_shard_name_fkey FOREIGN KEY (shard_name) REFERENCES public.shard(name);
+
+-- Name: turbine_stall turbine_stall_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_stall
+    ADD CONSTRAINT turbine_stall_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
 
 -- Name: turbine_version turbine_version_apply_id_fkey; Type: FK CONSTRAINT; Schema: public
 
@@ -3596,6 +3739,10 @@ GRANT SELECT(updated_at) ON TABLE public.shard TO galewatch_reporting;
 
 GRANT SELECT ON TABLE public.shard_drain TO galewatch_reporting;
 
+-- Name: TABLE stall_watch; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.stall_watch TO galewatch_reporting;
+
 -- Name: TABLE turbine; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine TO galewatch_reporting;
@@ -3611,3 +3758,7 @@ GRANT SELECT ON TABLE public.turbine_history TO galewatch_reporting;
 -- Name: TABLE turbine_move; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine_move TO galewatch_reporting;
+
+-- Name: TABLE turbine_stall; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_stall TO galewatch_reporting;

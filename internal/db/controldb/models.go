@@ -642,6 +642,22 @@ type ShardDrain struct {
 	MarksRead int32
 }
 
+// The stalled-turbine watcher's thresholds (one row; a DBA may UPDATE it). They define alerts, not stored counts. docs/operator.md: The stalled-turbine watcher.
+type StallWatch struct {
+	// Always true: the table holds one row.
+	ID bool
+	// A turbine whose highest power in a window is at or under this produced nothing in it.
+	PowerFloorKw float32
+	// The operating range's low end: under it the farm's median wind is too calm to expect production.
+	WindMinMs float32
+	// The operating range's high end: over it turbines may stop for the wind (cut-out).
+	WindMaxMs float32
+	// More than this many per mille of the farm's other turbines with readings must produce for a turbine at zero to be stalled.
+	NeighboursPm int32
+	// When the thresholds were last changed.
+	UpdatedAt time.Time
+}
+
 // A turbine, the farm it belongs to and the shard that holds its readings.
 type Turbine struct {
 	// Turbine id as it appears in readings (AP-001).
@@ -778,6 +794,32 @@ type TurbineMove struct {
 	RecomputeQueuedAt *time.Time
 	// The last step's error, if it failed (the job retries).
 	LastError *string
+}
+
+// Stalled turbines: available, producing nothing, while the farm's wind is in range and its neighbours produce (stall_watch). One row per stall, open until the turbine produces again; kept after it clears. Written by the fast path (StallJudge).
+type TurbineStall struct {
+	// Identity.
+	ID int64
+	// The farm (farm.id).
+	FarmID string
+	// The stalled turbine.
+	TurbineID string
+	// Start of the first window it was stalled in.
+	FirstWindow time.Time
+	// Start of the latest window it was stalled in.
+	LastWindow time.Time
+	// How many windows it was judged stalled in.
+	Windows int32
+	// When the fast path raised it (its clock).
+	RaisedAt time.Time
+	// When it was cleared (the turbine produced again); NULL while open.
+	ClearedAt *time.Time
+	// Start of the window in which it produced again.
+	ClearedWindow *time.Time
+	// What the latest judgement measured: the turbine's highest power and mean wind, the farm's median wind, how many other turbines produced of how many, the thresholds.
+	Detail []byte
+	// One line for an operator.
+	Message string
 }
 
 // Versions of a turbine's farm, shard, cadence and service interval, each in force over [valid_from, valid_to). A day's expected count is cut at the instants its versions change.

@@ -159,8 +159,11 @@ WITH run AS (
                (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
-               sum(x.fp)::bigint AS input_hash
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
+               sum(x.fp)::bigint AS input_hash,
+               max(x.power_kw) FILTER (WHERE x.in_service) AS power_max_kw,
+               sum(x.wind_ms) FILTER (WHERE x.in_service) AS wind_sum_ms,
+               count(*) FILTER (WHERE x.in_service) AS wind_readings
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.power_kw, y.wind_ms,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
@@ -177,7 +180,8 @@ WITH run AS (
                            rd.received_at > rd.recorded_at + s.lane AS late,
                            rd.recorded_at > rd.received_at + s.tolerance AS early,
                            rd.received_at,
-                           input_fingerprint(rd.recorded_at, rd.available) AS fp
+                           input_fingerprint(rd.recorded_at, rd.available) AS fp,
+                           rd.power_kw, rd.wind_ms
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -198,12 +202,13 @@ WITH run AS (
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
-                                input_hash)
+                                input_hash, power_max_kw, wind_sum_ms, wind_readings)
     SELECT w.turbine_id, w.window_start, w.window_end, sqlc.arg(farm_id)::text, sqlc.arg(day)::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0)
+           sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0),
+           a.power_max_kw, coalesce(a.wind_sum_ms, 0), coalesce(a.wind_readings, 0)
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     ON CONFLICT (turbine_id, window_start) DO UPDATE
@@ -213,7 +218,8 @@ WITH run AS (
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
         last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
-        input_hash = EXCLUDED.input_hash
+        input_hash = EXCLUDED.input_hash, power_max_kw = EXCLUDED.power_max_kw,
+        wind_sum_ms = EXCLUDED.wind_sum_ms, wind_readings = EXCLUDED.wind_readings
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -336,3 +342,15 @@ WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
                         WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.window_start < sqlc.arg(keep_from)::timestamptz
                         ORDER BY tw.farm_id, tw.window_start
                         LIMIT sqlc.arg(max_rows)::integer));
+
+-- TurbineWindowStallStats is what the stalled-turbine watcher needs of one
+-- farm window on this shard (control's StallJudge): per turbine with a row,
+-- its received and available slots, its highest power and its wind summed
+-- over its readings in service (turbine_window, as the fast path just
+-- wrote it).
+-- name: TurbineWindowStallStats :many
+SELECT tw.turbine_id, tw.received, tw.available, coalesce(tw.power_max_kw, 0)::float8 AS power_max_kw,
+       (tw.power_max_kw IS NOT NULL)::boolean AS has_power, tw.wind_sum_ms, tw.wind_readings
+FROM turbine_window tw
+WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.window_start = sqlc.arg(window_start)
+ORDER BY tw.turbine_id;
