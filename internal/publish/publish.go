@@ -499,9 +499,10 @@ func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet
 		if work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, windows, false, now); err != nil {
 			return err
 		}
-		// What the stall watcher judges the last window by, as just written.
-		lastStart, _ := g.Bounds(last)
-		stats, err = sq.TurbineWindowStallStats(ctx, sharddb.TurbineWindowStallStatsParams{FarmID: g.FarmID, WindowStart: lastStart})
+		// What the stall watcher judges the last window by: its readings
+		// as this computation counted them (its snapshot).
+		lastStart, lastEnd := g.Bounds(last)
+		stats, err = sq.TurbineWindowStallStats(ctx, sharddb.TurbineWindowStallStatsParams{TurbineIds: window.IDs(turbines), WindowStart: lastStart, WindowEnd: lastEnd})
 		return err
 	})
 	return work, stats, err

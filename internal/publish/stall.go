@@ -28,9 +28,6 @@ func (p *Publisher) judgeStalls(ctx context.Context, conn *pgxpool.Conn, farm st
 	}
 	arg := controldb.StallJudgeParams{FarmID: farm, WindowStart: windowStart, JudgedAt: now}
 	for _, s := range stats {
-		if !s.HasPower {
-			continue // no reading in service: nothing to judge
-		}
 		arg.TurbineIds = append(arg.TurbineIds, s.TurbineID)
 		arg.Received = append(arg.Received, s.Received)
 		arg.Available = append(arg.Available, s.Available)

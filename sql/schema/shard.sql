@@ -379,10 +379,7 @@ CREATE TABLE public.turbine_window (
     max_lag_ms bigint,
     last_received_at timestamp with time zone,
     computed_at timestamp with time zone NOT NULL,
-    input_hash bigint,
-    power_max_kw real,
-    wind_sum_ms double precision DEFAULT 0 NOT NULL,
-    wind_readings integer DEFAULT 0 NOT NULL
+    input_hash bigint
 )
 WITH (fillfactor='70');
 
@@ -429,18 +426,6 @@ COMMENT ON COLUMN public.turbine_window.computed_at IS 'Clock of the computation
 -- Name: COLUMN turbine_window.input_hash; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_window.input_hash IS 'Order-independent fingerprint of the readings counted in this row: sum of input_fingerprint(recorded_at, available). NULL: computed before fingerprints existed.';
-
--- Name: COLUMN turbine_window.power_max_kw; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.turbine_window.power_max_kw IS 'The highest power_kw of the window''s readings in service; NULL when it has none. A turbine reporting available whose highest power is at or under the watcher''s floor produced nothing (turbine_stall).';
-
--- Name: COLUMN turbine_window.wind_sum_ms; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.turbine_window.wind_sum_ms IS 'The sum of wind_ms over the window''s readings in service (their mean: wind_sum_ms / wind_readings, computed at read time).';
-
--- Name: COLUMN turbine_window.wind_readings; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.turbine_window.wind_readings IS 'How many readings wind_sum_ms adds up (the window''s readings in service).';
 
 -- Name: dirty_mark dirty_mark_farm_id_day_key; Type: CONSTRAINT; Schema: public
 

@@ -139,10 +139,4 @@ type TurbineWindow struct {
 	ComputedAt time.Time
 	// Order-independent fingerprint of the readings counted in this row: sum of input_fingerprint(recorded_at, available). NULL: computed before fingerprints existed.
 	InputHash *int64
-	// The highest power_kw of the window's readings in service; NULL when it has none. A turbine reporting available whose highest power is at or under the watcher's floor produced nothing (turbine_stall).
-	PowerMaxKw *float32
-	// The sum of wind_ms over the window's readings in service (their mean: wind_sum_ms / wind_readings, computed at read time).
-	WindSumMs float64
-	// How many readings wind_sum_ms adds up (the window's readings in service).
-	WindReadings int32
 }

@@ -69,7 +69,7 @@ FROM (SELECT tw.turbine_id,
       FROM unnest($2::text[]) AS t(turbine_id)
       -- the day's key range of each turbine (primary key), not the farm's
       -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
-      CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.power_max_kw, tw.wind_sum_ms, tw.wind_readings FROM turbine_window tw
+      CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
                           WHERE tw.turbine_id = t.turbine_id
                             AND tw.window_start >= $1::timestamptz AND tw.window_start < $3::timestamptz
                           OFFSET 0) AS tw
@@ -233,7 +233,7 @@ WITH off_grid AS (
     -- day: OFFSET 0 keeps the farm and day tests out of the scan, so the
     -- planner cannot take the farm's index even when the table has no
     -- statistics yet (TestOneTurbineReadsItsKeyRange)
-    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.power_max_kw, tw.wind_sum_ms, tw.wind_readings FROM turbine_window tw
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
                         WHERE tw.turbine_id = t.turbine_id
                           AND tw.window_start >= $2::timestamptz - interval '1 day'
                           AND tw.window_start < $3::timestamptz + interval '1 day'
@@ -291,16 +291,22 @@ func (q *Queries) TurbineWindowOffGridDelete(ctx context.Context, arg TurbineWin
 }
 
 const turbineWindowStallStats = `-- name: TurbineWindowStallStats :many
-SELECT tw.turbine_id, tw.received, tw.available, coalesce(tw.power_max_kw, 0)::float8 AS power_max_kw,
-       (tw.power_max_kw IS NOT NULL)::boolean AS has_power, tw.wind_sum_ms, tw.wind_readings
-FROM turbine_window tw
-WHERE tw.farm_id = $1 AND tw.window_start = $2
-ORDER BY tw.turbine_id
+SELECT t.turbine_id::text AS turbine_id, count(*)::integer AS received,
+       count(*) FILTER (WHERE r.available)::integer AS available,
+       max(r.power_kw)::float8 AS power_max_kw, sum(r.wind_ms)::float8 AS wind_sum_ms, count(*)::integer AS wind_readings
+FROM unnest($1::text[]) AS t(turbine_id)
+CROSS JOIN LATERAL (SELECT rd.available, rd.power_kw, rd.wind_ms FROM readings rd
+                    WHERE rd.turbine_id = t.turbine_id
+                      AND rd.recorded_at >= $2::timestamptz AND rd.recorded_at < $3::timestamptz
+                    OFFSET 0) AS r
+GROUP BY t.turbine_id
+ORDER BY t.turbine_id
 `
 
 type TurbineWindowStallStatsParams struct {
-	FarmID      string
+	TurbineIds  []string
 	WindowStart time.Time
+	WindowEnd   time.Time
 }
 
 type TurbineWindowStallStatsRow struct {
@@ -308,18 +314,20 @@ type TurbineWindowStallStatsRow struct {
 	Received     int32
 	Available    int32
 	PowerMaxKw   float64
-	HasPower     bool
 	WindSumMs    float64
 	WindReadings int32
 }
 
 // TurbineWindowStallStats is what the stalled-turbine watcher needs of one
-// farm window on this shard (control's StallJudge): per turbine with a row,
-// its received and available slots, its highest power and its wind summed
-// over its readings in service (turbine_window, as the fast path just
-// wrote it).
+// farm window on this shard (control's StallJudge), read from the readings
+// recorded in [@window_start, @window_end) of the given turbines (the
+// farm's here): per turbine with readings, how many, how many say
+// available, the highest power and the wind summed. Read once per window
+// the fast path publishes, apart from the counts: power and wind are not in
+// readings_pkey, so reading them in TurbineWindowUpsert would cost every
+// rollup its index-only scan.
 func (q *Queries) TurbineWindowStallStats(ctx context.Context, arg TurbineWindowStallStatsParams) ([]TurbineWindowStallStatsRow, error) {
-	rows, err := q.db.Query(ctx, turbineWindowStallStats, arg.FarmID, arg.WindowStart)
+	rows, err := q.db.Query(ctx, turbineWindowStallStats, arg.TurbineIds, arg.WindowStart, arg.WindowEnd)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +340,6 @@ func (q *Queries) TurbineWindowStallStats(ctx context.Context, arg TurbineWindow
 			&i.Received,
 			&i.Available,
 			&i.PowerMaxKw,
-			&i.HasPower,
 			&i.WindSumMs,
 			&i.WindReadings,
 		); err != nil {
@@ -425,7 +432,7 @@ WITH run AS (
            slot_count(w.i * $9::integer, (w.i + 1) * $9::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash, a.power_max_kw, a.wind_sum_ms, a.wind_readings
+    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash
     FROM span s
     CROSS JOIN LATERAL (
         SELECT x.window_start,
@@ -438,11 +445,8 @@ WITH run AS (
                (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
-               sum(x.fp)::bigint AS input_hash,
-               max(x.power_kw) FILTER (WHERE x.in_service) AS power_max_kw,
-               sum(x.wind_ms) FILTER (WHERE x.in_service) AS wind_sum_ms,
-               count(*) FILTER (WHERE x.in_service) AS wind_readings
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.power_kw, y.wind_ms,
+               sum(x.fp)::bigint AS input_hash
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
@@ -459,8 +463,7 @@ WITH run AS (
                            rd.received_at > rd.recorded_at + s.lane AS late,
                            rd.recorded_at > rd.received_at + s.tolerance AS early,
                            rd.received_at,
-                           input_fingerprint(rd.recorded_at, rd.available) AS fp,
-                           rd.power_kw, rd.wind_ms
+                           input_fingerprint(rd.recorded_at, rd.available) AS fp
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -481,13 +484,12 @@ WITH run AS (
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
-                                input_hash, power_max_kw, wind_sum_ms, wind_readings)
+                                input_hash)
     SELECT w.turbine_id, w.window_start, w.window_end, $12::text, $13::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           $14::timestamptz, coalesce(a.input_hash, 0),
-           a.power_max_kw, coalesce(a.wind_sum_ms, 0), coalesce(a.wind_readings, 0)
+           $14::timestamptz, coalesce(a.input_hash, 0)
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     ON CONFLICT (turbine_id, window_start) DO UPDATE
@@ -497,8 +499,7 @@ WITH run AS (
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
         last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
-        input_hash = EXCLUDED.input_hash, power_max_kw = EXCLUDED.power_max_kw,
-        wind_sum_ms = EXCLUDED.wind_sum_ms, wind_readings = EXCLUDED.wind_readings
+        input_hash = EXCLUDED.input_hash
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -517,7 +518,7 @@ WITH run AS (
     -- keeps it a range scan: a generic plan would otherwise hash the whole
     -- table)
     FROM span s
-    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.power_max_kw, tw.wind_sum_ms, tw.wind_readings FROM turbine_window tw
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
                         WHERE tw.turbine_id = s.turbine_id AND tw.window_start >= s.lo
                           AND tw.window_start < $1::timestamptz + (s.w1 + 1) * $9::integer * interval '1 second'
                         OFFSET 0) AS o

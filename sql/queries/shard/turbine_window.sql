@@ -159,11 +159,8 @@ WITH run AS (
                (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
-               sum(x.fp)::bigint AS input_hash,
-               max(x.power_kw) FILTER (WHERE x.in_service) AS power_max_kw,
-               sum(x.wind_ms) FILTER (WHERE x.in_service) AS wind_sum_ms,
-               count(*) FILTER (WHERE x.in_service) AS wind_readings
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.power_kw, y.wind_ms,
+               sum(x.fp)::bigint AS input_hash
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
@@ -180,8 +177,7 @@ WITH run AS (
                            rd.received_at > rd.recorded_at + s.lane AS late,
                            rd.recorded_at > rd.received_at + s.tolerance AS early,
                            rd.received_at,
-                           input_fingerprint(rd.recorded_at, rd.available) AS fp,
-                           rd.power_kw, rd.wind_ms
+                           input_fingerprint(rd.recorded_at, rd.available) AS fp
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -202,13 +198,12 @@ WITH run AS (
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
-                                input_hash, power_max_kw, wind_sum_ms, wind_readings)
+                                input_hash)
     SELECT w.turbine_id, w.window_start, w.window_end, sqlc.arg(farm_id)::text, sqlc.arg(day)::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0),
-           a.power_max_kw, coalesce(a.wind_sum_ms, 0), coalesce(a.wind_readings, 0)
+           sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0)
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     ON CONFLICT (turbine_id, window_start) DO UPDATE
@@ -218,8 +213,7 @@ WITH run AS (
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
         last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
-        input_hash = EXCLUDED.input_hash, power_max_kw = EXCLUDED.power_max_kw,
-        wind_sum_ms = EXCLUDED.wind_sum_ms, wind_readings = EXCLUDED.wind_readings
+        input_hash = EXCLUDED.input_hash
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -344,13 +338,21 @@ WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
                         LIMIT sqlc.arg(max_rows)::integer));
 
 -- TurbineWindowStallStats is what the stalled-turbine watcher needs of one
--- farm window on this shard (control's StallJudge): per turbine with a row,
--- its received and available slots, its highest power and its wind summed
--- over its readings in service (turbine_window, as the fast path just
--- wrote it).
+-- farm window on this shard (control's StallJudge), read from the readings
+-- recorded in [@window_start, @window_end) of the given turbines (the
+-- farm's here): per turbine with readings, how many, how many say
+-- available, the highest power and the wind summed. Read once per window
+-- the fast path publishes, apart from the counts: power and wind are not in
+-- readings_pkey, so reading them in TurbineWindowUpsert would cost every
+-- rollup its index-only scan.
 -- name: TurbineWindowStallStats :many
-SELECT tw.turbine_id, tw.received, tw.available, coalesce(tw.power_max_kw, 0)::float8 AS power_max_kw,
-       (tw.power_max_kw IS NOT NULL)::boolean AS has_power, tw.wind_sum_ms, tw.wind_readings
-FROM turbine_window tw
-WHERE tw.farm_id = sqlc.arg(farm_id) AND tw.window_start = sqlc.arg(window_start)
-ORDER BY tw.turbine_id;
+SELECT t.turbine_id::text AS turbine_id, count(*)::integer AS received,
+       count(*) FILTER (WHERE r.available)::integer AS available,
+       max(r.power_kw)::float8 AS power_max_kw, sum(r.wind_ms)::float8 AS wind_sum_ms, count(*)::integer AS wind_readings
+FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
+CROSS JOIN LATERAL (SELECT rd.available, rd.power_kw, rd.wind_ms FROM readings rd
+                    WHERE rd.turbine_id = t.turbine_id
+                      AND rd.recorded_at >= sqlc.arg(window_start)::timestamptz AND rd.recorded_at < sqlc.arg(window_end)::timestamptz
+                    OFFSET 0) AS r
+GROUP BY t.turbine_id
+ORDER BY t.turbine_id;
