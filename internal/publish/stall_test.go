@@ -40,7 +40,9 @@ type reading struct {
 // the window is published, a minute after it ends), still stalled in the
 // next (two windows, one stall), cleared in the window it produces again.
 // Then in calm wind (farm median 2.5 m/s) W-1 at 0 kW beside neighbours at
-// 50 kW is not stalled, nor is W-2 at 0 kW reporting unavailable in 9 m/s.
+// 50 kW is not stalled, nor is W-2 at 0 kW reporting unavailable in 9 m/s,
+// nor W-3 at 0 kW in 2.8 m/s of its own (under cut-in) while the farm's
+// median is 8 m/s.
 func TestTheWatcherFlagsAFeatheredTurbineAndNotOneInCalmWind(t *testing.T) {
 	t.Parallel()
 	b := setup(t, stallFleet, pipelinetest.Options{})
@@ -100,8 +102,9 @@ func TestTheWatcherFlagsAFeatheredTurbineAndNotOneInCalmWind(t *testing.T) {
 	calm := reading{available: true, power: 50, wind: 2.5}
 	window(noon.Add(3*time.Minute), map[string]reading{"W-1": {available: true, power: 0, wind: 2}, "W-2": calm, "W-3": calm, "W-4": calm, "W-5": calm})
 	window(noon.Add(4*time.Minute), map[string]reading{"W-1": turning, "W-2": {available: false, power: 0, wind: 9}, "W-3": turning, "W-4": turning, "W-5": turning})
+	window(noon.Add(5*time.Minute), map[string]reading{"W-1": turning, "W-2": turning, "W-3": {available: true, power: 0, wind: 2.8}, "W-4": turning, "W-5": turning})
 	if got := open(); got != "" {
-		t.Fatalf("calm wind, and a turbine reporting unavailable: open stalls %q, want none", got)
+		t.Fatalf("calm wind, a turbine reporting unavailable, one in a lull of its own: open stalls %q, want none", got)
 	}
 	if got, want := strings.Join(seen, ", "), "12:00 W-1 raised, 12:01 W-1 continued, 12:02 W-1 cleared"; got != want {
 		t.Fatalf("the watcher said %q, want %q", got, want)

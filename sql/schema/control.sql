@@ -2682,7 +2682,7 @@ COMMENT ON COLUMN public.stall_watch.power_floor_kw IS 'A turbine whose highest 
 
 -- Name: COLUMN stall_watch.wind_min_ms; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.stall_watch.wind_min_ms IS 'The operating range''s low end: under it the farm''s median wind is too calm to expect production.';
+COMMENT ON COLUMN public.stall_watch.wind_min_ms IS 'The operating range''s low end: under it the farm''s median wind, or the turbine''s own, is too calm to expect production.';
 
 -- Name: COLUMN stall_watch.wind_max_ms; Type: COMMENT; Schema: public
 

@@ -648,7 +648,7 @@ type StallWatch struct {
 	ID bool
 	// A turbine whose highest power in a window is at or under this produced nothing in it.
 	PowerFloorKw float32
-	// The operating range's low end: under it the farm's median wind is too calm to expect production.
+	// The operating range's low end: under it the farm's median wind, or the turbine's own, is too calm to expect production.
 	WindMinMs float32
 	// The operating range's high end: over it turbines may stop for the wind (cut-out).
 	WindMaxMs float32

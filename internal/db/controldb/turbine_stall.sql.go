@@ -32,6 +32,8 @@ WITH w AS (
     FROM t CROSS JOIN w CROSS JOIN farm
     WHERE t.received > 0 AND t.available = t.received AND t.power_max_kw <= w.floor_kw
       AND farm.median_wind BETWEEN w.wind_min AND w.wind_max
+      -- its own wind too: a turbine in a lull of its own is not stalled
+      AND t.wind_ms >= w.wind_min
       AND farm.producing * 1000 > w.neighbours_pm::bigint * (farm.turbines - 1)
 ), judged AS (
     SELECT st.turbine_id,
@@ -95,7 +97,8 @@ type StallJudgeRow struct {
 // (TurbineWindowStallStats of every shard holding the farm; a turbine given
 // twice, during a move, counts once, with its most readings): raises a stall
 // for each turbine that reported only available slots at or under the power
-// floor while the farm's median wind was in range and more than
+// floor while the farm's median wind was in range, its own mean wind at
+// least the range's low end, and more than
 // neighbours_pm per mille of its other turbines produced; extends a stall
 // already open; clears an open stall whose turbine produced. Judging a
 // window again changes nothing. Returns one row per stall touched.

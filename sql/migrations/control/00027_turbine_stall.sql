@@ -4,8 +4,8 @@
 -- judges each farm window it publishes (StallJudge): a turbine is stalled
 -- in it when every slot it reported says available, yet its highest power
 -- is at or under power_floor_kw, while the farm's median wind (over its
--- turbines' mean winds in the window) is within [wind_min_ms, wind_max_ms]
--- and more than neighbours_pm per mille of the farm's other turbines with
+-- turbines' mean winds in the window) is within [wind_min_ms, wind_max_ms],
+-- its own mean wind is at least wind_min_ms, and more than neighbours_pm per mille of the farm's other turbines with
 -- readings produced above the floor. One open turbine_stall per turbine;
 -- it is cleared by the first window in which the turbine produces again.
 CREATE TABLE stall_watch (
@@ -20,7 +20,7 @@ INSERT INTO stall_watch DEFAULT VALUES;
 COMMENT ON TABLE stall_watch IS 'The stalled-turbine watcher''s thresholds (one row; a DBA may UPDATE it). They define alerts, not stored counts. docs/operator.md: The stalled-turbine watcher.';
 COMMENT ON COLUMN stall_watch.id IS 'Always true: the table holds one row.';
 COMMENT ON COLUMN stall_watch.power_floor_kw IS 'A turbine whose highest power in a window is at or under this produced nothing in it.';
-COMMENT ON COLUMN stall_watch.wind_min_ms IS 'The operating range''s low end: under it the farm''s median wind is too calm to expect production.';
+COMMENT ON COLUMN stall_watch.wind_min_ms IS 'The operating range''s low end: under it the farm''s median wind, or the turbine''s own, is too calm to expect production.';
 COMMENT ON COLUMN stall_watch.wind_max_ms IS 'The operating range''s high end: over it turbines may stop for the wind (cut-out).';
 COMMENT ON COLUMN stall_watch.neighbours_pm IS 'More than this many per mille of the farm''s other turbines with readings must produce for a turbine at zero to be stalled.';
 COMMENT ON COLUMN stall_watch.updated_at IS 'When the thresholds were last changed.';
