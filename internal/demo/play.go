@@ -69,7 +69,7 @@ func (d *Demo) intro(before prior) {
 		fmt.Fprintf(&b, "\n            and the day incomplete by the report's rule: settled, but too many slots without a reading to be final")
 		fmt.Fprintf(&b, "\n  %s  the replay of what the writer lost: %s readings, %s-%s local (not before the day's number is out)",
 			replayWhen, provenance.Count(s.ReplayReadings), localHM(s.Outage.LostFrom, s.Location), localHM(s.Outage.LostTo, s.Location))
-		fmt.Fprintf(&b, "\n            expect within a minute or so: %s, final again (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
+		fmt.Fprintf(&b, "\n            expect within a minute or so: %s, final (%s); nothing is run by hand", pct(s.Final.Availability()), counts(s.Final))
 		switch before {
 		case played:
 			fmt.Fprintf(&b, "\n  an earlier run played all of it on this day: nothing is delivered again (--demo-saturday places it on another past day)")
