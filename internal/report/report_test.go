@@ -445,8 +445,14 @@ func TestADayMissingAFifthOfItsReadingsIsIncompleteUntilAcceptedOrItsDataArrives
 
 	// The readings arrive (a replay on 5 November): recomputed, the day is
 	// final because nothing is missing, and no longer carries the note.
+	// Sent in two batches (two transactions announced on s1), not yet
+	// drained: provisional, s1 named once.
 	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC))
-	b.readings(t, third, 0, 10, always, b.Clock.Now(), "N-001")
+	b.readings(t, third, 0, 5, always, b.Clock.Now(), "N-001")
+	b.readings(t, third, 5, 10, always, b.Clock.Now(), "N-001")
+	if got := heldBack(b.month(t, "2026-10")); !strings.HasPrefix(got, "2026-10-03: shard not drained (marked on s1 at 2026-11-05 10:00:00 UTC, not drained yet)") {
+		t.Fatalf("replay not drained: held back %q, want 3 October: shard not drained (marked on s1 at …), s1 once", got)
+	}
 	b.Clock.Set(time.Date(2026, 11, 5, 10, 0, 20, 0, time.UTC))
 	b.DrainNow(t)
 	b.RunJobs(t)

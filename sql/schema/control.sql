@@ -375,9 +375,9 @@ CREATE FUNCTION public.farm_day_waiting(p_farm text, p_day date) RETURNS TABLE(r
            (q.requested_at IS NOT NULL OR s.marked_at IS NOT NULL OR a.marked_at IS NOT NULL OR j.unfinished)
     FROM (SELECT max(p.requested_at) AS requested_at
           FROM rollup_pending p WHERE p.farm_id = p_farm AND p.day = p_day) AS q,
-         (SELECT min(m.marked_at) AS marked_at, string_agg(m.shard_name, ', ' ORDER BY m.shard_name) AS shards
+         (SELECT min(m.marked_at) AS marked_at, string_agg(DISTINCT m.shard_name, ', ' ORDER BY m.shard_name) AS shards
           FROM dirty_mark_settling m WHERE m.farm_id = p_farm AND m.day = p_day) AS s,
-         (SELECT max(x.marked_at) AS marked_at, string_agg(x.shard_name, ', ' ORDER BY x.shard_name) AS shards
+         (SELECT max(x.marked_at) AS marked_at, string_agg(DISTINCT x.shard_name, ', ' ORDER BY x.shard_name) AS shards
           FROM dirty_mark_announced x WHERE x.farm_id = p_farm AND x.day = p_day) AS a,
          (SELECT coalesce(rollup_day_unfinished(p_farm, p_day), false) AS unfinished) AS j
 $$;

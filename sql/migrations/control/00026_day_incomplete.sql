@@ -38,6 +38,31 @@ $$;
 -- +goose StatementEnd
 COMMENT ON FUNCTION farm_day_reasons() IS 'The reasons farm_day_status may hold a farm-day back, in the order it lists them. The last, information unavailable, alone makes the day incomplete; any other, provisional.';
 
+-- farm_day_waiting as before, each shard named once (a shard with nine
+-- announced transactions read "marked on s1, s1, s1, ...").
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION farm_day_waiting(p_farm text, p_day date)
+RETURNS TABLE (
+    requested_at     timestamptz,
+    settling_at      timestamptz,
+    settling_shards  text,
+    announced_at     timestamptz,
+    announced_shards text,
+    job_unfinished   boolean,
+    pending          boolean)
+LANGUAGE sql STABLE AS $$
+    SELECT q.requested_at, s.marked_at, s.shards, a.marked_at, a.shards, j.unfinished,
+           (q.requested_at IS NOT NULL OR s.marked_at IS NOT NULL OR a.marked_at IS NOT NULL OR j.unfinished)
+    FROM (SELECT max(p.requested_at) AS requested_at
+          FROM rollup_pending p WHERE p.farm_id = p_farm AND p.day = p_day) AS q,
+         (SELECT min(m.marked_at) AS marked_at, string_agg(DISTINCT m.shard_name, ', ' ORDER BY m.shard_name) AS shards
+          FROM dirty_mark_settling m WHERE m.farm_id = p_farm AND m.day = p_day) AS s,
+         (SELECT max(x.marked_at) AS marked_at, string_agg(DISTINCT x.shard_name, ', ' ORDER BY x.shard_name) AS shards
+          FROM dirty_mark_announced x WHERE x.farm_id = p_farm AND x.day = p_day) AS a,
+         (SELECT coalesce(rollup_day_unfinished(p_farm, p_day), false) AS unfinished) AS j
+$$;
+-- +goose StatementEnd
+
 -- farm_day_status as before, with the day's bounds from the version
 -- governing it (farm_day_start) and reason 8:
 --   information unavailable
@@ -348,6 +373,28 @@ COMMENT ON COLUMN farm_month.held_back IS 'The reasons some day of the month is 
 
 -- +goose Down
 -- The functions as 00020 and 00016 left them, then the table.
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION farm_day_waiting(p_farm text, p_day date)
+RETURNS TABLE (
+    requested_at     timestamptz,
+    settling_at      timestamptz,
+    settling_shards  text,
+    announced_at     timestamptz,
+    announced_shards text,
+    job_unfinished   boolean,
+    pending          boolean)
+LANGUAGE sql STABLE AS $$
+    SELECT q.requested_at, s.marked_at, s.shards, a.marked_at, a.shards, j.unfinished,
+           (q.requested_at IS NOT NULL OR s.marked_at IS NOT NULL OR a.marked_at IS NOT NULL OR j.unfinished)
+    FROM (SELECT max(p.requested_at) AS requested_at
+          FROM rollup_pending p WHERE p.farm_id = p_farm AND p.day = p_day) AS q,
+         (SELECT min(m.marked_at) AS marked_at, string_agg(m.shard_name, ', ' ORDER BY m.shard_name) AS shards
+          FROM dirty_mark_settling m WHERE m.farm_id = p_farm AND m.day = p_day) AS s,
+         (SELECT max(x.marked_at) AS marked_at, string_agg(x.shard_name, ', ' ORDER BY x.shard_name) AS shards
+          FROM dirty_mark_announced x WHERE x.farm_id = p_farm AND x.day = p_day) AS a,
+         (SELECT coalesce(rollup_day_unfinished(p_farm, p_day), false) AS unfinished) AS j
+$$;
+-- +goose StatementEnd
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION farm_day_status(p_farm text, p_day date, p_now timestamptz DEFAULT now())
 RETURNS TABLE (
