@@ -217,11 +217,17 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
-				defer func() { <-sem }()
 				defer p.end(f.ID)
 				fctx, cancel := context.WithTimeout(runCtx, cmp.Or(p.FarmTimeout, DefaultFarmTimeout))
 				defer cancel()
-				n, rows, err := p.publishFarm(fctx, f.ID)
+				n, rows, watch, err := p.publishFarm(fctx, f.ID)
+				// The farm's slot is free once it is published; its stall
+				// watch runs after, so the round's other farms do not wait
+				// for it (the farm stays in flight until it is done).
+				<-sem
+				if watch != nil {
+					p.watch(fctx, watch)
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				pending--
@@ -265,19 +271,23 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 	return sum, errors.Join(errs...)
 }
 
-// PublishFarm publishes one farm's due windows.
+// PublishFarm publishes one farm's due windows (and runs its stall watch).
 func (p *Publisher) PublishFarm(ctx context.Context, farm string) (int, int64, error) {
-	return p.publishFarm(ctx, farm)
+	n, rows, watch, err := p.publishFarm(ctx, farm)
+	if watch != nil {
+		p.watch(ctx, watch)
+	}
+	return n, rows, err
 }
 
-func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, error) {
+func (p *Publisher) publishFarm(ctx context.Context, farm string) (published int, rows int64, watch *stallWatch, err error) {
 	now := p.Now()
 	if p.skip(farm, now) {
-		return 0, 0, nil
+		return 0, 0, nil, nil
 	}
 	conn, unlock, locked, err := p.lockFarm(ctx, farm)
 	if err != nil || !locked {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer unlock()
 	q := controldb.New(conn)
@@ -285,24 +295,26 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 		FarmID: farm, Now: now, StartFrom: now.Add(-cmp.Or(p.CatchUp, time.Hour)), MaxWindows: int32(cmp.Or(p.MaxWindows, 120)),
 	})
 	if err != nil || len(due) == 0 {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	shards, err := q.FarmShards(ctx, farm)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	published, rows := 0, int64(0)
 	// Due windows are in order; publish them day by day.
 	for len(due) > 0 {
 		n := 1
 		for n < len(due) && due[n].Day.Equal(due[0].Day) {
 			n++
 		}
-		took, k, r, err := p.publishDay(ctx, conn, farm, shards, due[:n], now)
+		took, k, r, w, err := p.publishDay(ctx, conn, farm, shards, due[:n], now)
 		published += k
 		rows += r
+		if w != nil {
+			watch = w
+		}
 		if err != nil {
-			return published, rows, err
+			return published, rows, watch, err
 		}
 		last := due[took-1]
 		p.setNextDue(farm, last.WindowEnd, time.Duration(last.WindowS)*time.Second, time.Duration(last.AllowedLatenessS)*time.Second, now)
@@ -312,7 +324,7 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (int, int64, e
 		}
 		due = due[n:]
 	}
-	return published, rows, nil
+	return published, rows, watch, nil
 }
 
 // lockFarm takes the farm's publication lock (a session advisory lock on
@@ -354,17 +366,16 @@ func (p *Publisher) lockFarm(ctx context.Context, farm string) (conn *pgxpool.Co
 // that the run's budget allows (took: at least one) on every shard of the
 // farm, then publishes them in order. Nothing is published unless every
 // shard computed.
-func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (took, published int, rowsRead int64, err error) {
+func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (took, published int, rowsRead int64, watch *stallWatch, err error) {
 	q := controldb.New(conn)
 	day, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: farm, Day: due[0].Day})
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("farm day: %w", err)
+		return 0, 0, 0, nil, fmt.Errorf("farm day: %w", err)
 	}
 	rules := fleet.RulesOfDay(day)
 	type part struct {
 		shard string
 		work  window.ShardWork
-		stats []sharddb.TurbineWindowStallStatsRow
 		err   error
 	}
 	parts := make([]part, len(shards))
@@ -373,7 +384,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	for i, shard := range shards {
 		rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: farm, ShardName: shard, DayStart: day.DayStart, DayEnd: day.DayEnd})
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("turbines on shard %s: %w", shard, err)
+			return 0, 0, 0, nil, fmt.Errorf("turbines on shard %s: %w", shard, err)
 		}
 		turbines[i] = window.TurbinesOf(rows)
 		most = max(most, len(window.IDs(turbines[i])))
@@ -396,8 +407,8 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, cmp.Or(p.ShardTimeout, DefaultShardTimeout))
 			defer cancel()
-			work, stats, err := p.computeShard(sctx, g, rules, shard, turbines[i], first, last, windows, now)
-			parts[i] = part{shard: shard, work: work, stats: stats, err: err}
+			work, err := p.computeShard(sctx, g, rules, shard, turbines[i], first, last, windows, now)
+			parts[i] = part{shard: shard, work: work, err: err}
 		}()
 	}
 	wg.Wait()
@@ -409,15 +420,15 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		}
 	}
 	if len(errs) > 0 {
-		return took, 0, rowsRead, errors.Join(errs...)
+		return took, 0, rowsRead, nil, errors.Join(errs...)
 	}
 	if p.AfterCompute != nil {
 		if err := p.AfterCompute(farm); err != nil {
-			return took, 0, rowsRead, err
+			return took, 0, rowsRead, nil, err
 		}
 	}
 	if err := faultpoint.Reached(ctx, faultpoint.FastPathBeforePublish, farm+" "+due[0].WindowStart.UTC().Format(time.RFC3339)); err != nil {
-		return took, 0, rowsRead, err
+		return took, 0, rowsRead, nil, err
 	}
 	var out []Published
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
@@ -446,7 +457,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		return nil
 	})
 	if err != nil {
-		return took, 0, rowsRead, err
+		return took, 0, rowsRead, nil, err
 	}
 	if len(out) > 0 {
 		out[0].RowsRead = rowsRead
@@ -457,18 +468,12 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		}
 	}
 	// The watcher judges the latest window published (a run catching up
-	// judges only its last: the alert is about now). Its failure is logged
-	// and does not undo the publication.
+	// judges only its last: the alert is about now), after the
+	// publication (stall.go).
 	if lastDue := due[len(due)-1]; len(out) > 0 && out[len(out)-1].WindowStart.Equal(lastDue.WindowStart) {
-		var stats []sharddb.TurbineWindowStallStatsRow
-		for _, pt := range parts {
-			stats = append(stats, pt.stats...)
-		}
-		if err := p.judgeStalls(ctx, conn, farm, lastDue.WindowStart, stats, now); err != nil {
-			p.log().Warn("stall watcher", "farm", farm, "window", lastDue.WindowStart, "err", err)
-		}
+		watch = &stallWatch{farm: farm, start: lastDue.WindowStart, end: lastDue.WindowEnd, shards: shards, turbines: turbines, now: now}
 	}
-	return took, len(out), rowsRead, nil
+	return took, len(out), rowsRead, watch, nil
 }
 
 // computeShard computes windows [first, last] of one day for every turbine
@@ -476,12 +481,11 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 // (the computation's snapshot holds the readings that wrote them), and
 // returns the shard's sums. The shard transaction commits here: its rows
 // are exact for its snapshot whether or not the publication follows.
-func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet.Rules, shard string, turbines []window.Turbine, first, last int, windows []int, now time.Time) (window.ShardWork, []sharddb.TurbineWindowStallStatsRow, error) {
+func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet.Rules, shard string, turbines []window.Turbine, first, last int, windows []int, now time.Time) (window.ShardWork, error) {
 	pool := p.Shards.Pool(shard)
 	if pool == nil {
-		return window.ShardWork{}, nil, fmt.Errorf("shard %q is not registered", shard)
+		return window.ShardWork{}, fmt.Errorf("shard %q is not registered", shard)
 	}
-	var stats []sharddb.TurbineWindowStallStatsRow
 	pairs := window.Pairs{}
 	pairs.AddRange(turbines, first, last+1)
 	var work window.ShardWork
@@ -496,14 +500,8 @@ func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet
 			return err
 		}
 		var err error
-		if work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, windows, false, now); err != nil {
-			return err
-		}
-		// What the stall watcher judges the last window by: its readings
-		// as this computation counted them (its snapshot).
-		lastStart, lastEnd := g.Bounds(last)
-		stats, err = sq.TurbineWindowStallStats(ctx, sharddb.TurbineWindowStallStatsParams{TurbineIds: window.IDs(turbines), WindowStart: lastStart, WindowEnd: lastEnd})
+		work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, windows, false, now)
 		return err
 	})
-	return work, stats, err
+	return work, err
 }

@@ -1,14 +1,17 @@
 package publish
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/window"
 )
 
 // Stall is one judgement of the stalled-turbine watcher: Action is
@@ -20,9 +23,50 @@ type Stall struct {
 	Message                   string
 }
 
+// stallWatch is a farm window just published, for the watcher: where its
+// turbines are.
+type stallWatch struct {
+	farm       string
+	start, end time.Time
+	shards     []string
+	turbines   [][]window.Turbine // per shard, as the publication counted them
+	now        time.Time
+}
+
+// watch runs the stall watcher on a published window, after its
+// publication and outside the round's farm slot: each shard reads the
+// window's readings per turbine (TurbineWindowStallStats: power and wind,
+// which readings_pkey does not cover), then the control database judges
+// (StallJudge). A failure is logged; it never holds a publication back.
+func (p *Publisher) watch(ctx context.Context, w *stallWatch) {
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(p.ShardTimeout, DefaultShardTimeout))
+	defer cancel()
+	stats := make([][]sharddb.TurbineWindowStallStatsRow, len(w.shards))
+	errs := make([]error, len(w.shards))
+	var wg sync.WaitGroup
+	for i, shard := range w.shards {
+		pool := p.Shards.Pool(shard)
+		if pool == nil || len(w.turbines[i]) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			stats[i], errs[i] = sharddb.New(pool).TurbineWindowStallStats(ctx, sharddb.TurbineWindowStallStatsParams{
+				TurbineIds: window.IDs(w.turbines[i]), WindowStart: w.start, WindowEnd: w.end})
+		})
+	}
+	wg.Wait()
+	err := errors.Join(errs...)
+	if err == nil {
+		err = p.judgeStalls(ctx, p.Control, w.farm, w.start, slices.Concat(stats...), w.now)
+	}
+	if err != nil {
+		p.log().Warn("stall watcher", "farm", w.farm, "window", w.start, "err", err)
+	}
+}
+
 // judgeStalls hands one published window's turbine stats, from every shard
 // of the farm, to the control database's StallJudge.
-func (p *Publisher) judgeStalls(ctx context.Context, conn *pgxpool.Conn, farm string, windowStart time.Time, stats []sharddb.TurbineWindowStallStatsRow, now time.Time) error {
+func (p *Publisher) judgeStalls(ctx context.Context, conn controldb.DBTX, farm string, windowStart time.Time, stats []sharddb.TurbineWindowStallStatsRow, now time.Time) error {
 	if len(stats) == 0 {
 		return nil
 	}
