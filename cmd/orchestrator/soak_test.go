@@ -94,7 +94,10 @@ func TestSoak(t *testing.T) {
 	cfg.TurbinesPerFarm = envInt(t, "SOAK_TURBINES_PER_FARM", cfg.TurbinesPerFarm)
 	cfg.LiveFarms = envInt(t, "SOAK_FARMS", cfg.LiveFarms)
 	maxIngest := envInt(t, "SOAK_MAX_INGEST", 4)
-	moveTurbines := envInt(t, "SOAK_MOVE_TURBINES", 10)
+	moveTurbines := 0 // SOAK_MOVE_TURBINES=0: no move
+	if os.Getenv("SOAK_MOVE_TURBINES") != "0" {
+		moveTurbines = envInt(t, "SOAK_MOVE_TURBINES", 10)
+	}
 	moveAfter := envDuration(t, "SOAK_MOVE_AFTER", 75*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
