@@ -45,7 +45,9 @@ type FarmSpec struct {
 	// turbines are otherwise in service from the apply that adds them).
 	CommissionedAt *time.Time `yaml:"commissioned_at"`
 	// Rules override the fleet-wide rules for this farm.
-	Rules    RulesSpec     `yaml:"rules"`
+	Rules RulesSpec `yaml:"rules"`
+	// Contract is the farm's availability contract (nil: the default).
+	Contract *ContractSpec `yaml:"contract"`
 	Turbines []TurbineSpec `yaml:"turbines"`
 }
 
@@ -82,6 +84,9 @@ type Plan struct {
 	Shards   []ShardSpec
 	Farms    []FarmSpec
 	Turbines []Turbine
+	// Contracts are the farms' resolved contracts by farm id (absent: the
+	// default).
+	Contracts map[string]*Contract
 	// Hash is the sha256 of the file's bytes (hex), recorded with the
 	// versions an apply writes; empty for a plan built in code.
 	Hash string
@@ -240,6 +245,13 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 		if f.Rules != (RulesSpec{}) {
 			f.Rules.over(plan.Rules).validate(at+".rules", func(format string, args ...any) { badAt(farmAt("rules"), format, args...) })
 			f.Rules.farmOnly(at+".rules", func(format string, args ...any) { badAt(farmAt("rules"), format, args...) })
+		}
+		if f.Contract != nil {
+			c := f.Contract.resolve(f.ID, at+".contract", func(format string, args ...any) { badAt(farmAt("contract"), format, args...) })
+			if plan.Contracts == nil {
+				plan.Contracts = map[string]*Contract{}
+			}
+			plan.Contracts[f.ID] = c
 		}
 		if len(f.Turbines) == 0 {
 			badAt(farmAt("turbines"), "%s.turbines: a farm needs at least one turbine", at)

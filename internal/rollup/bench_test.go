@@ -263,7 +263,7 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesOfDay(farm)
-	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	g := window.GridOfDay(farm, day)
 	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1", DayStart: farm.DayStart, DayEnd: farm.DayEnd})
 	testdb.Must(b, err, "turbines")
 	turbines := window.TurbinesOf(ts)
@@ -395,7 +395,7 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesOfDay(farm)
-	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	g := window.GridOfDay(farm, day)
 	type shardArgs struct {
 		turbines []window.Turbine
 		pairs    window.Pairs
@@ -488,7 +488,7 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 	// consecutive windows per batch.
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
-	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesOfDay(farm).Window}
+	g := window.GridOfDay(farm, day)
 	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.Clock.Now()}
 	const batches = 60
 	for k := 0; k < batches; k++ {

@@ -267,7 +267,8 @@ CREATE TABLE public.readings (
     received_at timestamp with time zone NOT NULL,
     available boolean NOT NULL,
     power_kw real NOT NULL,
-    wind_ms real NOT NULL
+    wind_ms real NOT NULL,
+    state text
 )
 PARTITION BY RANGE (recorded_at);
 
@@ -298,6 +299,10 @@ COMMENT ON COLUMN public.readings.power_kw IS 'Active power, kW.';
 -- Name: COLUMN readings.wind_ms; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.readings.wind_ms IS 'Wind speed, m/s.';
+
+-- Name: COLUMN readings.state; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.state IS 'The controller''s status code as sent (NULL: none); the farm''s availability contract maps it to a category.';
 
 -- Name: readings_retention; Type: TABLE; Schema: public
 
@@ -333,6 +338,7 @@ CREATE TABLE public.readings_staging (
     available boolean NOT NULL,
     power_kw real NOT NULL,
     wind_ms real NOT NULL,
+    state text,
     CONSTRAINT readings_staging_is_a_template CHECK (false) NO INHERIT
 );
 
@@ -379,7 +385,8 @@ CREATE TABLE public.turbine_window (
     max_lag_ms bigint,
     last_received_at timestamp with time zone,
     computed_at timestamp with time zone NOT NULL,
-    input_hash bigint
+    input_hash bigint,
+    category_slots integer[]
 )
 WITH (fillfactor='70');
 
@@ -427,6 +434,10 @@ COMMENT ON COLUMN public.turbine_window.computed_at IS 'Clock of the computation
 
 COMMENT ON COLUMN public.turbine_window.input_hash IS 'Order-independent fingerprint of the readings counted in this row: sum of input_fingerprint(recorded_at, available). NULL: computed before fingerprints existed.';
 
+-- Name: COLUMN turbine_window.category_slots; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.category_slots IS 'Slots of the window per information category, indexed by the control database''s availability_category.id (13 elements, summing to expected). NULL: computed before categories.';
+
 -- Name: dirty_mark dirty_mark_farm_id_day_key; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.dirty_mark
@@ -450,7 +461,7 @@ ALTER TABLE ONLY public.goose_db_version
 -- Name: readings readings_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.readings
-    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available);
+    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available, state, power_kw, wind_ms);
 
 -- Name: readings_retention readings_retention_pkey; Type: CONSTRAINT; Schema: public
 

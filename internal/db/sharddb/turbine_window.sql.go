@@ -57,7 +57,12 @@ SELECT h.turbine_id,
        -- the input fingerprint: the windows' sum, none when a window has none
        (sum(h.received) + sum(h.beyond_cadence) + sum(h.out_of_service))::bigint AS input_readings,
        coalesce(sum(h.input_hash), 0)::bigint AS input_hash,
-       (sum(h.unhashed) = 0)::boolean AS fingerprinted
+       (sum(h.unhashed) = 0)::boolean AS fingerprinted,
+       -- slots per category, as a literal ('{n,...}', as silent_hours: arrays
+       -- of arrays must be rectangular); '' when a window has none
+       coalesce(CASE WHEN sum(h.uncategorised) = 0 THEN
+                    ARRAY[sum(h.c1), sum(h.c2), sum(h.c3), sum(h.c4), sum(h.c5), sum(h.c6), sum(h.c7),
+                          sum(h.c8), sum(h.c9), sum(h.c10), sum(h.c11), sum(h.c12), sum(h.c13)]::integer[]::text END, '')::text AS category_slots
 FROM (SELECT tw.turbine_id,
              floor(extract(epoch FROM tw.window_start - $1::timestamptz) / 3600)::integer AS hour,
              count(*) AS windows,
@@ -65,11 +70,17 @@ FROM (SELECT tw.turbine_id,
              sum(tw.beyond_cadence) AS beyond_cadence, sum(tw.out_of_service) AS out_of_service,
              sum(tw.late) AS late, sum(tw.early) AS early,
              min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at,
-             sum(tw.input_hash) AS input_hash, count(*) FILTER (WHERE tw.input_hash IS NULL) AS unhashed
+             sum(tw.input_hash) AS input_hash, count(*) FILTER (WHERE tw.input_hash IS NULL) AS unhashed,
+             count(*) FILTER (WHERE tw.category_slots IS NULL) AS uncategorised,
+             sum(tw.category_slots[1]) AS c1, sum(tw.category_slots[2]) AS c2, sum(tw.category_slots[3]) AS c3,
+             sum(tw.category_slots[4]) AS c4, sum(tw.category_slots[5]) AS c5, sum(tw.category_slots[6]) AS c6,
+             sum(tw.category_slots[7]) AS c7, sum(tw.category_slots[8]) AS c8, sum(tw.category_slots[9]) AS c9,
+             sum(tw.category_slots[10]) AS c10, sum(tw.category_slots[11]) AS c11, sum(tw.category_slots[12]) AS c12,
+             sum(tw.category_slots[13]) AS c13
       FROM unnest($2::text[]) AS t(turbine_id)
       -- the day's key range of each turbine (primary key), not the farm's
       -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
-      CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
+      CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.category_slots FROM turbine_window tw
                           WHERE tw.turbine_id = t.turbine_id
                             AND tw.window_start >= $1::timestamptz AND tw.window_start < $3::timestamptz
                           OFFSET 0) AS tw
@@ -104,6 +115,7 @@ type TurbineDayFromWindowsRow struct {
 	InputReadings  int64
 	InputHash      int64
 	Fingerprinted  bool
+	CategorySlots  string
 }
 
 // TurbineDayFromWindows adds up the given turbines' windows of the day (on
@@ -142,6 +154,7 @@ func (q *Queries) TurbineDayFromWindows(ctx context.Context, arg TurbineDayFromW
 			&i.InputReadings,
 			&i.InputHash,
 			&i.Fingerprinted,
+			&i.CategorySlots,
 		); err != nil {
 			return nil, err
 		}
@@ -233,7 +246,7 @@ WITH off_grid AS (
     -- day: OFFSET 0 keeps the farm and day tests out of the scan, so the
     -- planner cannot take the farm's index even when the table has no
     -- statistics yet (TestOneTurbineReadsItsKeyRange)
-    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.category_slots FROM turbine_window tw
                         WHERE tw.turbine_id = t.turbine_id
                           AND tw.window_start >= $2::timestamptz - interval '1 day'
                           AND tw.window_start < $3::timestamptz + interval '1 day'
@@ -432,64 +445,100 @@ WITH run AS (
            slot_count(w.i * $9::integer, (w.i + 1) * $9::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash
+    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash, a.category_slots
     FROM span s
     CROSS JOIN LATERAL (
-        SELECT x.window_start,
-               count(DISTINCT x.slot) AS received,
-               count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
-               count(*) FILTER (WHERE x.in_service) AS in_service,
-               count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
-               count(*) FILTER (WHERE x.late) AS late,
-               count(*) FILTER (WHERE x.early) AS early,
-               (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
-               (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
-               max(x.received_at) AS last_received_at,
-               sum(x.fp)::bigint AS input_hash
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
-                     -- the reading's window: its slot's, or (out of service)
-                     -- its own time's
-                     date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
-              -- Per reading, timestamps only (date_bin and comparisons: exact
-              -- microsecond arithmetic, by value); the interval lag is kept
-              -- for its minimum and maximum alone (slots as epoch seconds
-              -- divided in floating point, and late/early as interval
-              -- comparisons, cost more per reading).
-              FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
-                           -- the start of the reading's cadence slot
-                           slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
-                           rd.recorded_at, rd.available,
-                           rd.received_at - rd.recorded_at AS lag,
-                           rd.received_at > rd.recorded_at + s.lane AS late,
-                           rd.recorded_at > rd.received_at + s.tolerance AS early,
-                           rd.received_at,
-                           input_fingerprint(rd.recorded_at, rd.available) AS fp
-                    FROM readings rd
-                    WHERE rd.turbine_id = s.turbine_id
-                      AND rd.recorded_at >= s.lo
-                      AND rd.recorded_at < s.hi
-                      -- the day's bounds as arguments: the planner keeps
-                      -- the day's partitions only (with s.lo and s.hi alone
-                      -- it plans and locks every partition retention
-                      -- keeps; TestWindowsPlanTheirDayPartitions)
-                      AND rd.recorded_at >= $1::timestamptz
-                      AND rd.recorded_at < $2::timestamptz
-                    OFFSET 0) AS y
-              -- OFFSET 0: the window is computed once a reading, not
-              -- again in the filter below and in the sort
-              OFFSET 0) AS x
-        WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
-        GROUP BY x.window_start
+        -- the window's slots (z: one row per slot with readings, and one of
+        -- the readings without a slot) to the window
+        SELECT z.window_start,
+               count(z.slot) AS received,
+               count(z.slot) FILTER (WHERE z.unavailable) AS unavailable_slots,
+               sum(z.in_service) AS in_service,
+               sum(z.out_of_service) AS out_of_service,
+               sum(z.late) AS late,
+               sum(z.early) AS early,
+               (extract(epoch FROM min(z.min_lag)) * 1000)::bigint AS min_lag_ms,
+               (extract(epoch FROM max(z.max_lag)) * 1000)::bigint AS max_lag_ms,
+               max(z.last_received_at) AS last_received_at,
+               sum(z.fp)::bigint AS input_hash,
+               -- slots per category (availability_category.id 1..13) of the
+               -- slots with a reading; the slots without one are added to
+               -- information unavailable (13) below
+               ARRAY[count(z.slot) FILTER (WHERE z.category = 1), count(z.slot) FILTER (WHERE z.category = 2),
+                     count(z.slot) FILTER (WHERE z.category = 3), count(z.slot) FILTER (WHERE z.category = 4),
+                     count(z.slot) FILTER (WHERE z.category = 5), count(z.slot) FILTER (WHERE z.category = 6),
+                     count(z.slot) FILTER (WHERE z.category = 7), count(z.slot) FILTER (WHERE z.category = 8),
+                     count(z.slot) FILTER (WHERE z.category = 9), count(z.slot) FILTER (WHERE z.category = 10),
+                     count(z.slot) FILTER (WHERE z.category = 11), count(z.slot) FILTER (WHERE z.category = 12),
+                     count(z.slot) FILTER (WHERE z.category = 13)]::integer[] AS category_slots
+        FROM (SELECT x.window_start, x.slot,
+                     bool_or(NOT x.available) AS unavailable,
+                     count(*) FILTER (WHERE x.in_service) AS in_service,
+                     count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
+                     count(*) FILTER (WHERE x.late) AS late,
+                     count(*) FILTER (WHERE x.early) AS early,
+                     min(x.lag) AS min_lag, max(x.lag) AS max_lag,
+                     max(x.received_at) AS last_received_at,
+                     sum(x.fp) AS fp,
+                     -- the slot's category: its readings' least key
+                     -- (contract_keys: priority rank * 16 + category id)
+                     min(x.ckey) % 16 AS category
+              FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.ckey,
+                           -- the reading's window: its slot's, or (out of service)
+                           -- its own time's
+                           date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
+                    -- Per reading, timestamps only (date_bin and comparisons: exact
+                    -- microsecond arithmetic, by value); the interval lag is kept
+                    -- for its minimum and maximum alone (slots as epoch seconds
+                    -- divided in floating point, and late/early as interval
+                    -- comparisons, cost more per reading).
+                    FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
+                                 -- the start of the reading's cadence slot
+                                 slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
+                                 rd.recorded_at, rd.available,
+                                 rd.received_at - rd.recorded_at AS lag,
+                                 rd.received_at > rd.recorded_at + s.lane AS late,
+                                 rd.recorded_at > rd.received_at + s.tolerance AS early,
+                                 rd.received_at,
+                                 input_fingerprint(rd.recorded_at, rd.available) AS fp,
+                                 -- the reading's category key by the contract: a
+                                 -- mapped state code alone, else the better of what
+                                 -- its available flag and its wind say
+                                 coalesce(CASE WHEN rd.state IS NOT NULL
+                                               THEN ($12::integer[])[array_position($13::text[], rd.state)] END,
+                                          least(CASE WHEN rd.available THEN $14::integer ELSE $15::integer END,
+                                                CASE WHEN rd.wind_ms < $16::float8 OR rd.wind_ms >= $17::float8
+                                                     THEN $18::integer END)) AS ckey
+                          FROM readings rd
+                          WHERE rd.turbine_id = s.turbine_id
+                            AND rd.recorded_at >= s.lo
+                            AND rd.recorded_at < s.hi
+                            -- the day's bounds as arguments: the planner keeps
+                            -- the day's partitions only (with s.lo and s.hi alone
+                            -- it plans and locks every partition retention
+                            -- keeps; TestWindowsPlanTheirDayPartitions)
+                            AND rd.recorded_at >= $1::timestamptz
+                            AND rd.recorded_at < $2::timestamptz
+                          OFFSET 0) AS y
+                    -- OFFSET 0: the window is computed once a reading, not
+                    -- again in the filter below and in the sort
+                    OFFSET 0) AS x
+              WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
+              GROUP BY x.window_start, x.slot) AS z
+        GROUP BY z.window_start
     ) AS a
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
-                                input_hash)
-    SELECT w.turbine_id, w.window_start, w.window_end, $12::text, $13::date, w.expected,
+                                input_hash, category_slots)
+    SELECT w.turbine_id, w.window_start, w.window_end, $19::text, $20::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           $14::timestamptz, coalesce(a.input_hash, 0)
+           $21::timestamptz, coalesce(a.input_hash, 0),
+           -- the slots without a reading are information unavailable
+           CASE WHEN a.category_slots IS NULL THEN array_fill(0, ARRAY[12]) || w.expected
+                ELSE a.category_slots[1:12] || (a.category_slots[13] + w.expected - a.received)::integer END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     ON CONFLICT (turbine_id, window_start) DO UPDATE
@@ -499,7 +548,7 @@ WITH run AS (
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
         last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
-        input_hash = EXCLUDED.input_hash
+        input_hash = EXCLUDED.input_hash, category_slots = EXCLUDED.category_slots
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -518,7 +567,7 @@ WITH run AS (
     -- keeps it a range scan: a generic plan would otherwise hash the whole
     -- table)
     FROM span s
-    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash FROM turbine_window tw
+    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.category_slots FROM turbine_window tw
                         WHERE tw.turbine_id = s.turbine_id AND tw.window_start >= s.lo
                           AND tw.window_start < $1::timestamptz + (s.w1 + 1) * $9::integer * interval '1 second'
                         OFFSET 0) AS o
@@ -563,6 +612,13 @@ type TurbineWindowUpsertParams struct {
 	WindowS               int32
 	LaneThresholdSeconds  float64
 	EarlyToleranceSeconds float64
+	StateKeys             []int32
+	StateCodes            []string
+	KeyAvailable          int32
+	KeyUnavailable        int32
+	CutInMs               *float64
+	CutOutMs              *float64
+	KeyEnvironment        int32
 	FarmID                string
 	Day                   time.Time
 	ComputedAt            time.Time
@@ -620,6 +676,13 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 		arg.WindowS,
 		arg.LaneThresholdSeconds,
 		arg.EarlyToleranceSeconds,
+		arg.StateKeys,
+		arg.StateCodes,
+		arg.KeyAvailable,
+		arg.KeyUnavailable,
+		arg.CutInMs,
+		arg.CutOutMs,
+		arg.KeyEnvironment,
 		arg.FarmID,
 		arg.Day,
 		arg.ComputedAt,

@@ -1,0 +1,142 @@
+package rollup_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galewatch/galewatch/internal/pipelinetest"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/testdb"
+)
+
+// Two farms of one turbine each, 10-minute cadence (144 slots in a UTC
+// day), the same readings: "plain" has no contract (the default), "iec"
+// one that excludes wind below cut-in and maps two controller codes.
+const contractFleet = `
+shards: [{name: s1}]
+farms:
+  - id: plain
+    timezone: UTC
+    cadence_seconds: 600
+    commissioned_at: 2026-07-01T00:00:00Z
+    turbines: [{id: P-1, shard: s1}]
+  - id: iec
+    timezone: UTC
+    cadence_seconds: 600
+    commissioned_at: 2026-07-01T00:00:00Z
+    contract:
+      name: TSA 2026
+      warranty_pct: 97
+      cut_in_ms: 3
+      cut_out_ms: 25
+      states: {GRID: requested_shutdown, SVC: scheduled_maintenance}
+      available: [full_performance, partial_performance, ready_standby, technical_standby,
+                  requested_shutdown, out_of_electrical_spec]
+      excluded: [out_of_environmental_spec]
+    turbines: [{id: C-1, shard: s1}]
+`
+
+// contractDay is the readings of both turbines: slot k of 2026-08-01
+// (00:00Z + k × 10 min), what it says.
+func contractDay(b *strings.Builder, id string) {
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	line := func(k int, available bool, wind float64, state string) {
+		at := day.Add(time.Duration(k) * 10 * time.Minute)
+		st := ""
+		if state != "" {
+			st = fmt.Sprintf(`,"state":%q`, state)
+		}
+		fmt.Fprintf(b, `{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":%t,"power_kw":1,"wind_ms":%g%s}`+"\n",
+			id, at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339), available, wind, st)
+	}
+	for k := 0; k < 144; k++ {
+		switch {
+		case k < 96: // available in 8 m/s
+			line(k, true, 8, "")
+		case k < 116: // available in 2 m/s: below cut-in
+			line(k, true, 2, "")
+		case k < 126: // unavailable in 2 m/s: below cut-in too
+			line(k, false, 2, "")
+		case k < 131: // unavailable in 9 m/s: a fault
+			line(k, false, 9, "")
+		case k < 135: // unavailable, the controller says grid curtailment
+			line(k, false, 9, "GRID")
+		case k < 137: // available, the controller says scheduled service
+			line(k, true, 9, "SVC")
+		case k == 137: // a second reading in slot 136, unavailable, no code:
+			// the slot is one slot, scheduled maintenance (a mapped code
+			// decides its reading alone, and maintenance outranks a fault)
+			at := day.Add(136*10*time.Minute + 30*time.Second)
+			fmt.Fprintf(b, `{"turbine_id":%q,"recorded_at":%q,"available":false,"power_kw":0,"wind_ms":9}`+"\n", id, at.Format(time.RFC3339))
+		}
+		// slots 137..143: no reading (7 slots)
+	}
+}
+
+type contractRow struct {
+	Contract                         string
+	Expected, Available              int64
+	Slots                            string
+	CAvailable, CUnavailable, CExcl  int64
+	Contractual, TimeBased, InfoMiss string
+}
+
+func (b *bundle) contractDay(t *testing.T, farm string) contractRow {
+	t.Helper()
+	var r contractRow
+	err := b.Env.Control.QueryRow(context.Background(), `
+		SELECT contract, expected, available, category_slots::text, contract_available, contract_unavailable, contract_excluded,
+		       to_char(100 * contractual_availability, 'FM990.0000'), to_char(100 * time_based_availability, 'FM990.0000'),
+		       to_char(100 * information_unavailable, 'FM990.0000')
+		FROM farm_day_contract WHERE farm_id = $1 AND day = '2026-08-01'`, farm).
+		Scan(&r.Contract, &r.Expected, &r.Available, &r.Slots, &r.CAvailable, &r.CUnavailable, &r.CExcl, &r.Contractual, &r.TimeBased, &r.InfoMiss)
+	testdb.Must(t, err, "farm_day_contract %s", farm)
+	return r
+}
+
+// TestAContractSortsADaysSlotsIntoItsCategories: one day of 144 slots,
+// counted by hand, under the default contract and under one that excludes
+// wind below cut-in and maps controller codes.
+func TestAContractSortsADaysSlotsIntoItsCategories(t *testing.T) {
+	t.Parallel()
+	b := setup(t, contractFleet, pipelinetest.Options{})
+	var text strings.Builder
+	contractDay(&text, "P-1")
+	contractDay(&text, "C-1")
+	b.IngestText(t, text.String())
+	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	for _, farm := range []string{"plain", "iec"} {
+		_, err := b.Computer.Recompute(context.Background(), rollup.Request{FarmID: farm, Day: day, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+		testdb.Must(t, err, "recompute %s", farm)
+	}
+
+	// No contract: a slot is full performance when its readings say
+	// available (96 + 20 + slot 135 = 117, today's available), forced
+	// outage when one says unavailable (10 + 5 + 4 + slot 136 = 20),
+	// information unavailable without a reading (7); codes and wind say
+	// nothing. Contractual = time-based = 117 / 144 = 81.25 %.
+	plain := b.contractDay(t, "plain")
+	want := contractRow{Contract: "default", Expected: 144, Available: 117, Slots: "{117,0,0,0,0,0,0,0,0,20,0,0,7}",
+		CAvailable: 117, CUnavailable: 27, CExcl: 0, Contractual: "81.2500", TimeBased: "81.2500", InfoMiss: "4.8611"}
+	if plain != want {
+		t.Fatalf("default contract:\n got %+v\nwant %+v", plain, want)
+	}
+
+	// The contract: 96 full performance; below cut-in 20 available and 10
+	// unavailable = 30 out of environmental specification (it outranks
+	// both), excluded; 5 forced outage; 4 GRID = requested shutdown
+	// (available); slot 135 and 136 SVC = scheduled maintenance (2, the
+	// second reading of 136 does not change it); 7 information
+	// unavailable. Available 96 + 4 = 100, unavailable 5 + 2 + 7 = 14,
+	// excluded 30: contractual 100 / 114 = 87.7193 %; time-based stays
+	// today's 117 / 144.
+	iec := b.contractDay(t, "iec")
+	wantIEC := contractRow{Contract: "TSA 2026", Expected: 144, Available: 117, Slots: "{96,0,0,0,30,4,0,2,0,5,0,0,7}",
+		CAvailable: 100, CUnavailable: 14, CExcl: 30, Contractual: "87.7193", TimeBased: "81.2500", InfoMiss: "4.8611"}
+	if iec != wantIEC {
+		t.Fatalf("contract TSA 2026:\n got %+v\nwant %+v", iec, wantIEC)
+	}
+}
