@@ -149,41 +149,33 @@ WITH run AS (
     SELECT s.turbine_id, a.*
     FROM span s
     CROSS JOIN LATERAL (
-        -- the window's slots (z: one row per slot with readings, and one of
-        -- the readings without a slot) to the window
-        SELECT z.window_start,
-               count(z.slot) AS received,
-               count(z.slot) FILTER (WHERE z.unavailable) AS unavailable_slots,
-               sum(z.in_service) AS in_service,
-               sum(z.out_of_service) AS out_of_service,
-               sum(z.late) AS late,
-               sum(z.early) AS early,
-               (extract(epoch FROM min(z.min_lag)) * 1000)::bigint AS min_lag_ms,
-               (extract(epoch FROM max(z.max_lag)) * 1000)::bigint AS max_lag_ms,
-               max(z.last_received_at) AS last_received_at,
-               sum(z.fp)::bigint AS input_hash,
-               -- slots per category (availability_category.id 1..13) of the
-               -- slots with a reading; the slots without one are added to
-               -- information unavailable (13) below
-               ARRAY[count(z.slot) FILTER (WHERE z.category = 1), count(z.slot) FILTER (WHERE z.category = 2),
-                     count(z.slot) FILTER (WHERE z.category = 3), count(z.slot) FILTER (WHERE z.category = 4),
-                     count(z.slot) FILTER (WHERE z.category = 5), count(z.slot) FILTER (WHERE z.category = 6),
-                     count(z.slot) FILTER (WHERE z.category = 7), count(z.slot) FILTER (WHERE z.category = 8),
-                     count(z.slot) FILTER (WHERE z.category = 9), count(z.slot) FILTER (WHERE z.category = 10),
-                     count(z.slot) FILTER (WHERE z.category = 11), count(z.slot) FILTER (WHERE z.category = 12),
-                     count(z.slot) FILTER (WHERE z.category = 13)]::integer[] AS category_slots
-        FROM (SELECT x.window_start, x.slot,
-                     bool_or(NOT x.available) AS unavailable,
-                     count(*) FILTER (WHERE x.in_service) AS in_service,
-                     count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
-                     count(*) FILTER (WHERE x.late) AS late,
-                     count(*) FILTER (WHERE x.early) AS early,
-                     min(x.lag) AS min_lag, max(x.lag) AS max_lag,
-                     max(x.received_at) AS last_received_at,
-                     sum(x.fp) AS fp,
-                     -- the slot's category: its readings' least key
-                     -- (contract_keys: priority rank * 16 + category id)
-                     min(x.ckey) % 16 AS category
+        SELECT x.window_start,
+               count(*) FILTER (WHERE x.first) AS received,
+               count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
+               count(*) FILTER (WHERE x.in_service) AS in_service,
+               count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
+               count(*) FILTER (WHERE x.late) AS late,
+               count(*) FILTER (WHERE x.early) AS early,
+               (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
+               (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
+               max(x.received_at) AS last_received_at,
+               sum(x.fp)::bigint AS input_hash,
+               -- slots per category (availability_category.id 1..13): each
+               -- slot counted once, by its first reading in key order (the
+               -- least key: contract_keys' priority rank * 16 + category
+               -- id); the slots without a reading are added to information
+               -- unavailable (13) below
+               ARRAY[count(*) FILTER (WHERE x.first AND x.ckey % 16 = 1), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 2),
+                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 3), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 4),
+                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 5), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 6),
+                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 7), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 8),
+                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 9), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 10),
+                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 11), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 12),
+                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 13)]::integer[] AS category_slots
+        -- One sort by (window, slot, key) serves the numbering and the
+        -- grouping by window: a second level of grouping (per slot, then
+        -- per window) cost the farm-day 70 % more than one.
+        FROM (SELECT w.*, w.slot IS NOT NULL AND row_number() OVER (PARTITION BY w.window_start, w.slot ORDER BY w.ckey) = 1 AS first
               FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.ckey,
                            -- the reading's window: its slot's, or (out of service)
                            -- its own time's
@@ -223,10 +215,9 @@ WITH run AS (
                           OFFSET 0) AS y
                     -- OFFSET 0: the window is computed once a reading, not
                     -- again in the filter below and in the sort
-                    OFFSET 0) AS x
-              WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
-              GROUP BY x.window_start, x.slot) AS z
-        GROUP BY z.window_start
+                    OFFSET 0) AS w
+              WHERE w.window_start >= s.lo AND w.window_start < s.lo_next) AS x
+        GROUP BY x.window_start
     ) AS a
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
