@@ -14,6 +14,16 @@ $$;
 
 COMMENT ON FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) IS 'One reading''s share of a fingerprint: a 32-bit hash of its recorded_at (as its distance from the epoch, so no session setting changes it), the last bit flipped when it says available.';
 
+-- Name: reading_category_key(boolean, text, real, text[], integer[], integer, integer, integer, double precision, double precision); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN COALESCE(CASE WHEN (p_state IS NOT NULL) THEN (state_keys)[array_position(state_codes, p_state)] ELSE NULL::integer END, LEAST(CASE WHEN p_available THEN key_available ELSE key_unavailable END, CASE WHEN ((p_wind < cut_in) OR (p_wind >= cut_out)) THEN key_environment ELSE NULL::integer END));
+
+-- Name: FUNCTION reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision) IS 'The category key of one reading under a contract (the arguments after p_wind are control''s contract_keys): a mapped state code alone, else the least of its available flag''s (full performance / forced outage) and, with wind outside [cut_in, cut_out), out of environmental specification''s. Key = priority rank * 16 + availability_category.id; a slot is its readings'' least key.';
+
 -- Name: readings_drop_partitions_before(timestamp with time zone); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.readings_drop_partitions_before(p_before timestamp with time zone) RETURNS integer

@@ -445,12 +445,15 @@ WITH run AS (
            slot_count(w.i * $9::integer, (w.i + 1) * $9::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash, a.category_slots
+    SELECT s.turbine_id, s.origin, s.stop, s.cadence, s.last_slot, s.window_len, a.window_start, a.received, a.unavailable_slots, a.repeated, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash, a.category_slots
     FROM span s
     CROSS JOIN LATERAL (
         SELECT x.window_start,
-               count(*) FILTER (WHERE x.first) AS received,
+               count(DISTINCT x.slot) AS received,
                count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
+               -- readings in a slot already counted: when any, the categories
+               -- below counted a slot more than once and are recounted (ins)
+               count(x.slot) - count(DISTINCT x.slot) AS repeated,
                count(*) FILTER (WHERE x.in_service) AS in_service,
                count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
                count(*) FILTER (WHERE x.late) AS late,
@@ -459,63 +462,53 @@ WITH run AS (
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
                sum(x.fp)::bigint AS input_hash,
-               -- slots per category (availability_category.id 1..13): each
-               -- slot counted once, by its first reading in key order (the
-               -- least key: contract_keys' priority rank * 16 + category
-               -- id); the slots without a reading are added to information
-               -- unavailable (13) below
-               ARRAY[count(*) FILTER (WHERE x.first AND x.ckey % 16 = 1), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 2),
-                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 3), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 4),
-                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 5), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 6),
-                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 7), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 8),
-                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 9), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 10),
-                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 11), count(*) FILTER (WHERE x.first AND x.ckey % 16 = 12),
-                     count(*) FILTER (WHERE x.first AND x.ckey % 16 = 13)]::integer[] AS category_slots
-        -- One sort by (window, slot, key) serves the numbering and the
-        -- grouping by window: a second level of grouping (per slot, then
-        -- per window) cost the farm-day 70 % more than one.
-        FROM (SELECT w.in_service, w.slot, w.available, w.lag, w.late, w.early, w.received_at, w.fp, w.ckey, w.window_start, w.slot IS NOT NULL AND row_number() OVER (PARTITION BY w.window_start, w.slot ORDER BY w.ckey) = 1 AS first
-              FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.ckey,
-                           -- the reading's window: its slot's, or (out of service)
-                           -- its own time's
-                           date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
-                    -- Per reading, timestamps only (date_bin and comparisons: exact
-                    -- microsecond arithmetic, by value); the interval lag is kept
-                    -- for its minimum and maximum alone (slots as epoch seconds
-                    -- divided in floating point, and late/early as interval
-                    -- comparisons, cost more per reading).
-                    FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
-                                 -- the start of the reading's cadence slot
-                                 slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
-                                 rd.recorded_at, rd.available,
-                                 rd.received_at - rd.recorded_at AS lag,
-                                 rd.received_at > rd.recorded_at + s.lane AS late,
-                                 rd.recorded_at > rd.received_at + s.tolerance AS early,
-                                 rd.received_at,
-                                 input_fingerprint(rd.recorded_at, rd.available) AS fp,
-                                 -- the reading's category key by the contract: a
-                                 -- mapped state code alone, else the better of what
-                                 -- its available flag and its wind say
-                                 coalesce(CASE WHEN rd.state IS NOT NULL
-                                               THEN ($12::integer[])[array_position($13::text[], rd.state)] END,
-                                          least(CASE WHEN rd.available THEN $14::integer ELSE $15::integer END,
-                                                CASE WHEN rd.wind_ms < $16::float8 OR rd.wind_ms >= $17::float8
-                                                     THEN $18::integer END)) AS ckey
-                          FROM readings rd
-                          WHERE rd.turbine_id = s.turbine_id
-                            AND rd.recorded_at >= s.lo
-                            AND rd.recorded_at < s.hi
-                            -- the day's bounds as arguments: the planner keeps
-                            -- the day's partitions only (with s.lo and s.hi alone
-                            -- it plans and locks every partition retention
-                            -- keeps; TestWindowsPlanTheirDayPartitions)
-                            AND rd.recorded_at >= $1::timestamptz
-                            AND rd.recorded_at < $2::timestamptz
-                          OFFSET 0) AS y
-                    -- OFFSET 0: the window is computed once a reading, not
-                    -- again in the filter below and in the sort
-                    OFFSET 0) AS w
-              WHERE w.window_start >= s.lo AND w.window_start < s.lo_next) AS x
+               -- slots per category (availability_category.id 1..13) by their
+               -- readings, one reading a slot being the rule; the slots without
+               -- a reading are added to information unavailable (13) in ins
+               ARRAY[count(x.slot) FILTER (WHERE x.category = 1), count(x.slot) FILTER (WHERE x.category = 2),
+                     count(x.slot) FILTER (WHERE x.category = 3), count(x.slot) FILTER (WHERE x.category = 4),
+                     count(x.slot) FILTER (WHERE x.category = 5), count(x.slot) FILTER (WHERE x.category = 6),
+                     count(x.slot) FILTER (WHERE x.category = 7), count(x.slot) FILTER (WHERE x.category = 8),
+                     count(x.slot) FILTER (WHERE x.category = 9), count(x.slot) FILTER (WHERE x.category = 10),
+                     count(x.slot) FILTER (WHERE x.category = 11), count(x.slot) FILTER (WHERE x.category = 12),
+                     count(x.slot) FILTER (WHERE x.category = 13)]::integer[] AS category_slots
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.category,
+                     -- the reading's window: its slot's, or (out of service)
+                     -- its own time's
+                     date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
+              -- Per reading, timestamps only (date_bin and comparisons: exact
+              -- microsecond arithmetic, by value); the interval lag is kept
+              -- for its minimum and maximum alone (slots as epoch seconds
+              -- divided in floating point, and late/early as interval
+              -- comparisons, cost more per reading).
+              FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
+                           -- the start of the reading's cadence slot
+                           slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
+                           rd.recorded_at, rd.available,
+                           rd.received_at - rd.recorded_at AS lag,
+                           rd.received_at > rd.recorded_at + s.lane AS late,
+                           rd.recorded_at > rd.received_at + s.tolerance AS early,
+                           rd.received_at,
+                           input_fingerprint(rd.recorded_at, rd.available) AS fp,
+                           -- its category by the contract
+                           reading_category_key(rd.available, rd.state, rd.wind_ms, $12::text[], $13::integer[],
+                                                $14::integer, $15::integer, $16::integer,
+                                                $17::float8, $18::float8) % 16 AS category
+                    FROM readings rd
+                    WHERE rd.turbine_id = s.turbine_id
+                      AND rd.recorded_at >= s.lo
+                      AND rd.recorded_at < s.hi
+                      -- the day's bounds as arguments: the planner keeps
+                      -- the day's partitions only (with s.lo and s.hi alone
+                      -- it plans and locks every partition retention
+                      -- keeps; TestWindowsPlanTheirDayPartitions)
+                      AND rd.recorded_at >= $1::timestamptz
+                      AND rd.recorded_at < $2::timestamptz
+                    OFFSET 0) AS y
+              -- OFFSET 0: the window is computed once a reading, not
+              -- again in the filter below and in the sort
+              OFFSET 0) AS x
+        WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
         GROUP BY x.window_start
     ) AS a
 ), ins AS (
@@ -529,9 +522,37 @@ WITH run AS (
            $21::timestamptz, coalesce(a.input_hash, 0),
            -- the slots without a reading are information unavailable
            CASE WHEN a.category_slots IS NULL THEN array_fill(0, ARRAY[12]) || w.expected
-                ELSE a.category_slots[1:12] || (a.category_slots[13] + w.expected - a.received)::integer END
+                ELSE c.slots[1:12] || (c.slots[13] + w.expected - a.received)::integer END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
+    -- A window with a slot of two readings (rare: a fast clock, a
+    -- duplicate) is recounted slot by slot, each slot its readings' least
+    -- key; the subquery runs for those windows only.
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN a.repeated > 0 THEN (
+            SELECT ARRAY[count(*) FILTER (WHERE k.category = 1), count(*) FILTER (WHERE k.category = 2),
+                         count(*) FILTER (WHERE k.category = 3), count(*) FILTER (WHERE k.category = 4),
+                         count(*) FILTER (WHERE k.category = 5), count(*) FILTER (WHERE k.category = 6),
+                         count(*) FILTER (WHERE k.category = 7), count(*) FILTER (WHERE k.category = 8),
+                         count(*) FILTER (WHERE k.category = 9), count(*) FILTER (WHERE k.category = 10),
+                         count(*) FILTER (WHERE k.category = 11), count(*) FILTER (WHERE k.category = 12),
+                         count(*) FILTER (WHERE k.category = 13)]::integer[]
+            FROM (SELECT min(reading_category_key(rd.available, rd.state, rd.wind_ms, $12::text[], $13::integer[],
+                                                  $14::integer, $15::integer, $16::integer,
+                                                  $17::float8, $18::float8)) % 16 AS category
+                  FROM readings rd
+                  -- the readings of the slots that start in the window: from
+                  -- its start to a cadence past its end (to the service's or
+                  -- day's end when its last slot is the day's last)
+                  WHERE rd.turbine_id = w.turbine_id
+                    AND rd.recorded_at >= w.window_start
+                    AND rd.recorded_at < greatest(w.window_end + a.cadence, CASE WHEN a.last_slot < w.window_end THEN a.stop END)
+                    AND rd.recorded_at >= $1::timestamptz
+                    AND rd.recorded_at < $2::timestamptz
+                    AND date_bin(a.window_len, slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot), $1::timestamptz) = w.window_start
+                  GROUP BY slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot)) AS k)
+            ELSE a.category_slots END AS slots
+    ) AS c
     ON CONFLICT (turbine_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, farm_id = EXCLUDED.farm_id, day = EXCLUDED.day,
         expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -603,13 +624,13 @@ type TurbineWindowUpsertParams struct {
 	WindowS               int32
 	LaneThresholdSeconds  float64
 	EarlyToleranceSeconds float64
-	StateKeys             []int32
 	StateCodes            []string
+	StateKeys             []int32
 	KeyAvailable          int32
 	KeyUnavailable        int32
+	KeyEnvironment        int32
 	CutInMs               *float64
 	CutOutMs              *float64
-	KeyEnvironment        int32
 	FarmID                string
 	Day                   time.Time
 	ComputedAt            time.Time
@@ -667,13 +688,13 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 		arg.WindowS,
 		arg.LaneThresholdSeconds,
 		arg.EarlyToleranceSeconds,
-		arg.StateKeys,
 		arg.StateCodes,
+		arg.StateKeys,
 		arg.KeyAvailable,
 		arg.KeyUnavailable,
+		arg.KeyEnvironment,
 		arg.CutInMs,
 		arg.CutOutMs,
-		arg.KeyEnvironment,
 		arg.FarmID,
 		arg.Day,
 		arg.ComputedAt,
