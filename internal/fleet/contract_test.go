@@ -117,3 +117,40 @@ func TestAContractChangeIsANewVersionOfTheFarm(t *testing.T) {
 		t.Fatalf("contracts of 9 and 10 September: %s, %s; want default, PPA", before, after)
 	}
 }
+
+// TestAModelIsValidatedAndNamed: a power curve's points must rise in wind
+// and stay in range, and a farm may only name a model the file defines.
+func TestAModelIsValidatedAndNamed(t *testing.T) {
+	t.Parallel()
+	const bad = `
+shards: [{name: s1}]
+models:
+  - name: M1
+    curve: [[3, 0], [2, 100], [40, -5]]
+farms:
+  - {id: a, timezone: UTC, model: M2, turbines: [{id: A-1, shard: s1}]}
+`
+	_, err := fleet.Parse("bad", strings.NewReader(bad))
+	var verr *fleet.ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("parse: %v, want a validation error", err)
+	}
+	want := []string{
+		"models[0] (M1).curve[1]: wind 2 m/s must be above the point before (3 m/s)",
+		"models[0] (M1).curve[2]: wind 40 m/s must be between 0 and 30",
+		`farms[0] (a).model: no model "M2" in models`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("validation error lacks %q:\n%s", w, err)
+		}
+	}
+	if len(verr.Problems) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%s", len(verr.Problems), len(want), err)
+	}
+	plan, err := fleet.Parse("good", strings.NewReader(strings.NewReplacer("[2, 100], [40, -5]", "[12, 3000], [25, 3000]", "model: M2", "model: M1").Replace(bad)))
+	testdb.Must(t, err, "parse the good file")
+	if m := plan.Models["a"]; m == nil || m.Name != "M1" || len(m.WindMS) != 3 {
+		t.Fatalf("farm a's model %+v, want M1 with 3 points", m)
+	}
+}

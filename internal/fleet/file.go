@@ -26,6 +26,9 @@ type File struct {
 	// counts; absent ones are DefaultRules'.
 	Rules  RulesSpec   `yaml:"rules"`
 	Shards []ShardSpec `yaml:"shards"`
+	// Models are the turbine models farms name (model:), with their power
+	// curves.
+	Models []ModelSpec `yaml:"models"`
 	Farms  []FarmSpec  `yaml:"farms"`
 }
 
@@ -48,6 +51,9 @@ type FarmSpec struct {
 	Rules RulesSpec `yaml:"rules"`
 	// Contract is the farm's availability contract (nil: the default).
 	Contract *ContractSpec `yaml:"contract"`
+	// Model names the turbine model of the farm's turbines (models:); its
+	// power curve gives the potential energy. Empty: none.
+	Model    string        `yaml:"model"`
 	Turbines []TurbineSpec `yaml:"turbines"`
 }
 
@@ -87,6 +93,8 @@ type Plan struct {
 	// Contracts are the farms' resolved contracts by farm id (absent: the
 	// default).
 	Contracts map[string]*Contract
+	// Models are the farms' turbine models by farm id (absent: none).
+	Models map[string]*Model
 	// Hash is the sha256 of the file's bytes (hex), recorded with the
 	// versions an apply writes; empty for a plan built in code.
 	Hash string
@@ -208,6 +216,18 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 	plan.Rules.validate("rules", func(format string, args ...any) { badAt([]any{"rules"}, format, args...) })
 	plan.Rejects = file.Rules.rejects(DefaultRejectRules())
 	plan.Rejects.validate("rules", func(format string, args ...any) { badAt([]any{"rules"}, format, args...) })
+	models := map[string]*Model{}
+	for i, m := range file.Models {
+		at := fmt.Sprintf("models[%d]", i)
+		if m.Name != "" {
+			at = fmt.Sprintf("models[%d] (%s)", i, clip(m.Name, 64))
+		}
+		model := m.resolve(at, func(format string, args ...any) { badAt([]any{"models", i}, format, args...) })
+		if models[m.Name] != nil {
+			badAt([]any{"models", i, "name"}, "%s.name: duplicate model %s", at, show(m.Name))
+		}
+		models[m.Name] = model
+	}
 	farms := map[string]bool{}
 	where := map[string]string{} // turbine id -> shard
 	for i, f := range file.Farms {
@@ -252,6 +272,16 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 				plan.Contracts = map[string]*Contract{}
 			}
 			plan.Contracts[f.ID] = c
+		}
+		if f.Model != "" {
+			if m := models[f.Model]; m == nil {
+				badAt(farmAt("model"), "%s.model: no model %s in models", at, show(f.Model))
+			} else {
+				if plan.Models == nil {
+					plan.Models = map[string]*Model{}
+				}
+				plan.Models[f.ID] = m
+			}
 		}
 		if len(f.Turbines) == 0 {
 			badAt(farmAt("turbines"), "%s.turbines: a farm needs at least one turbine", at)

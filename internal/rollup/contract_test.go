@@ -17,6 +17,9 @@ import (
 // one that excludes wind below cut-in and maps two controller codes.
 const contractFleet = `
 shards: [{name: s1}]
+models:
+  - name: T3
+    curve: [[3, 0], [5, 200], [10, 1000], [12, 1500], [25, 1500]]
 farms:
   - id: plain
     timezone: UTC
@@ -27,6 +30,7 @@ farms:
     timezone: UTC
     cadence_seconds: 600
     commissioned_at: 2026-07-01T00:00:00Z
+    model: T3
     contract:
       name: TSA 2026
       warranty_pct: 97
@@ -43,29 +47,29 @@ farms:
 // (00:00Z + k × 10 min), what it says.
 func contractDay(b *strings.Builder, id string) {
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	line := func(k int, available bool, wind float64, state string) {
+	line := func(k int, available bool, wind, power float64, state string) {
 		at := day.Add(time.Duration(k) * 10 * time.Minute)
 		st := ""
 		if state != "" {
 			st = fmt.Sprintf(`,"state":%q`, state)
 		}
-		fmt.Fprintf(b, `{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":%t,"power_kw":1,"wind_ms":%g%s}`+"\n",
-			id, at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339), available, wind, st)
+		fmt.Fprintf(b, `{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":%t,"power_kw":%g,"wind_ms":%g%s}`+"\n",
+			id, at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339), available, power, wind, st)
 	}
 	for k := 0; k < 144; k++ {
 		switch {
-		case k < 96: // available in 8 m/s
-			line(k, true, 8, "")
+		case k < 96: // available in 8 m/s, producing what the curve says (680 kW)
+			line(k, true, 8, 680, "")
 		case k < 116: // available in 2 m/s: below cut-in
-			line(k, true, 2, "")
+			line(k, true, 2, 0, "")
 		case k < 126: // unavailable in 2 m/s: below cut-in too
-			line(k, false, 2, "")
-		case k < 131: // unavailable in 9 m/s: a fault
-			line(k, false, 9, "")
+			line(k, false, 2, 0, "")
+		case k < 131: // unavailable in 9 m/s: a fault, stopped
+			line(k, false, 9, 0, "")
 		case k < 135: // unavailable, the controller says grid curtailment
-			line(k, false, 9, "GRID")
+			line(k, false, 9, 0, "GRID")
 		case k < 137: // available, the controller says scheduled service
-			line(k, true, 9, "SVC")
+			line(k, true, 9, 0, "SVC")
 		case k == 137: // a second reading in slot 136, unavailable, no code:
 			// the slot is one slot, scheduled maintenance (a mapped code
 			// decides its reading alone, and maintenance outranks a fault)
@@ -139,4 +143,47 @@ func TestAContractSortsADaysSlotsIntoItsCategories(t *testing.T) {
 	if iec != wantIEC {
 		t.Fatalf("contract TSA 2026:\n got %+v\nwant %+v", iec, wantIEC)
 	}
+
+	// Energy (Wh = kW × 600 s / 3.6, rounded per window). T3's curve at 8
+	// m/s is 200 + 800 × 3/5 = 680 kW, at 9 m/s 840 kW, at 2 m/s 0 (below
+	// its first point). Full performance: 96 slots at 680 kW produced what
+	// the curve gives, 113,333 Wh each. The stopped turbine loses its curve
+	// over the day's winds: forced outage 5 × 840 kW × 600 s = 700,000 Wh,
+	// requested shutdown 4 × 140,000, scheduled maintenance 2 × 140,000 (the
+	// slot of two readings at their mean). Lost in the contract's
+	// unavailable categories: 700,000 + 280,000 = 980,000 Wh;
+	// production-based availability 10,879,968 / (10,879,968 + 980,000) =
+	// 91.7369 %.
+	e := b.energyDay(t, "iec")
+	wantE := energyRow{Actual: "{10879968,0,0,0,0,0,0,0,0,0,0,0,0}", Potential: "{10879968,0,0,0,0,560000,0,280000,0,700000,0,0,0}",
+		Lost: "{0,0,0,0,0,560000,0,280000,0,700000,0,0,0}", ActualWh: 10879968, LostWh: 980000, Production: "91.7369"}
+	if e != wantE {
+		t.Fatalf("energy under TSA 2026:\n got %+v\nwant %+v", e, wantE)
+	}
+	// No model: energy produced, no potential, no production-based figure.
+	var actual, potential, production string
+	err := b.Env.Control.QueryRow(context.Background(), `SELECT category_actual_wh::text, coalesce(category_potential_wh::text, 'none'),
+		coalesce(production_based_availability::text, 'none') FROM farm_day_contract WHERE farm_id = 'plain' AND day = '2026-08-01'`).Scan(&actual, &potential, &production)
+	testdb.Must(t, err, "plain energy")
+	if actual != "{10879968,0,0,0,0,0,0,0,0,0,0,0,0}" || potential != "none" || production != "none" {
+		t.Fatalf("plain (no model): actual %s, potential %s, production-based %s; want {10879968,0,...}, none, none", actual, potential, production)
+	}
+}
+
+type energyRow struct {
+	Actual, Potential, Lost string
+	ActualWh, LostWh        int64
+	Production              string
+}
+
+func (b *bundle) energyDay(t *testing.T, farm string) energyRow {
+	t.Helper()
+	var r energyRow
+	err := b.Env.Control.QueryRow(context.Background(), `
+		SELECT category_actual_wh::text, category_potential_wh::text, category_lost_wh::text, actual_wh, lost_wh,
+		       to_char(100 * production_based_availability, 'FM990.0000')
+		FROM farm_day_contract WHERE farm_id = $1 AND day = '2026-08-01'`, farm).
+		Scan(&r.Actual, &r.Potential, &r.Lost, &r.ActualWh, &r.LostWh, &r.Production)
+	testdb.Must(t, err, "farm_day_contract energy %s", farm)
+	return r
 }

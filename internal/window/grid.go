@@ -24,6 +24,9 @@ type Grid struct {
 	// Contract sorts the day's slots into categories (computing windows
 	// needs one; GridOfDay reads it with the day).
 	Contract Contract
+	// Curve is the farm's power curve as control's model_curve_lut samples
+	// it (nil: no model, so no potential energy).
+	Curve []float64
 }
 
 // Contract is the availability contract governing a day as the window
@@ -50,7 +53,7 @@ func GridOfDay(d controldb.FarmDayGetRow, day time.Time) Grid {
 		v := float64(*d.CutOutMs)
 		c.CutOutMS = &v
 	}
-	return Grid{FarmID: d.ID, Day: day, Start: d.DayStart, End: d.DayEnd, Window: time.Duration(d.WindowS) * time.Second, Contract: c}
+	return Grid{FarmID: d.ID, Day: day, Start: d.DayStart, End: d.DayEnd, Window: time.Duration(d.WindowS) * time.Second, Contract: c, Curve: d.Curve}
 }
 
 // GridOf is the grid of the farm-local day holding t in loc, the day

@@ -73,7 +73,7 @@ func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, compu
 		FarmID: g.FarmID, Day: g.Day, ComputedAt: computedAt,
 		StateCodes: g.Contract.StateCodes, StateKeys: g.Contract.StateKeys, KeyAvailable: g.Contract.KeyAvailable,
 		KeyUnavailable: g.Contract.KeyUnavailable, KeyEnvironment: g.Contract.KeyEnvironment,
-		CutInMs: g.Contract.CutInMS, CutOutMs: g.Contract.CutOutMS,
+		CutInMs: g.Contract.CutInMS, CutOutMs: g.Contract.CutOutMS, Curve: g.Curve,
 	}
 	if args.StateCodes == nil {
 		args.StateCodes, args.StateKeys = []string{}, []int32{}

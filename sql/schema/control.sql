@@ -311,6 +311,7 @@ CREATE TABLE public.farm_version (
     completeness_alert_pm integer NOT NULL,
     apply_id bigint NOT NULL,
     contract_id bigint DEFAULT 1 NOT NULL,
+    model_id bigint,
     CONSTRAINT farm_version_cadence_seconds_check CHECK ((cadence_seconds > 0)),
     CONSTRAINT farm_version_check CHECK (((valid_to IS NULL) OR (valid_to > valid_from))),
     CONSTRAINT farm_version_window_s_check CHECK ((window_s > 0))
@@ -392,6 +393,10 @@ COMMENT ON COLUMN public.farm_version.apply_id IS 'The fleet apply that wrote it
 
 COMMENT ON COLUMN public.farm_version.contract_id IS 'The availability contract (availability_contract.id) the days of this version are counted by; 1 = the default.';
 
+-- Name: COLUMN farm_version.model_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.model_id IS 'The turbine model (turbine_model.id) of the farm''s turbines under this version; NULL: none given, so no potential energy.';
+
 -- Name: farm_day_version(text, date); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.farm_day_version(p_farm text, p_day date) RETURNS public.farm_version
@@ -460,6 +465,25 @@ $$;
 -- Name: FUNCTION local_day_start(p_timezone text, p_day date); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.local_day_start(p_timezone text, p_day date) IS 'Start of the local day p_day in p_timezone (its end is the next day''s start): the farm-local day bounds of the control database.';
+
+-- Name: model_curve_lut(bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.model_curve_lut(p_model bigint) RETURNS double precision[]
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT array_agg(coalesce(
+               (SELECT m.power_kw[j] + (m.power_kw[j + 1] - m.power_kw[j]) * (g.w - m.wind_ms[j]) / (m.wind_ms[j + 1] - m.wind_ms[j])
+                FROM generate_subscripts(m.wind_ms, 1) AS j
+                WHERE j < cardinality(m.wind_ms) AND m.wind_ms[j] <= g.w AND g.w <= m.wind_ms[j + 1]
+                ORDER BY j LIMIT 1), 0)::float8 ORDER BY g.i)
+    FROM turbine_model m
+    CROSS JOIN LATERAL (SELECT i, i / 100.0::float8 AS w FROM generate_series(0, 3000) AS i) AS g
+    WHERE m.id = p_model
+$$;
+
+-- Name: FUNCTION model_curve_lut(p_model bigint); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.model_curve_lut(p_model bigint) IS 'Model p_model''s power curve (kW) sampled at 0, 0.01, ..., 30 m/s: linear between its points, 0 outside them. TurbineWindowUpsert takes it as its curve argument.';
 
 -- Name: provenance_pending(text, date); Type: FUNCTION; Schema: public
 
@@ -1404,7 +1428,9 @@ CREATE TABLE public.turbine_day (
     closed_at timestamp with time zone NOT NULL,
     input_readings bigint,
     input_hash bigint,
-    category_slots integer[]
+    category_slots integer[],
+    category_actual_wh bigint[],
+    category_potential_wh bigint[]
 );
 
 -- Name: TABLE turbine_day; Type: COMMENT; Schema: public
@@ -1494,6 +1520,14 @@ COMMENT ON COLUMN public.turbine_day.input_hash IS 'Order-independent hash of th
 -- Name: COLUMN turbine_day.category_slots; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_day.category_slots IS 'Slots of the day per information category, indexed by availability_category.id (13 elements, summing to expected), sorted by the contract of the farm''s version governing the day. NULL: computed before categories.';
+
+-- Name: COLUMN turbine_day.category_actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.category_actual_wh IS 'Energy produced per information category (Wh, indexed by availability_category.id): each slot''s reading''s power × the cadence. NULL: computed before energy.';
+
+-- Name: COLUMN turbine_day.category_potential_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.category_potential_wh IS 'Energy the power curve gives per category (Wh): the curve at each slot''s own wind × the cadence; a slot without a reading has none. NULL: no model, or computed before energy.';
 
 -- Name: farm_day; Type: VIEW; Schema: public
 
@@ -1711,8 +1745,15 @@ CREATE VIEW public.farm_day_contract AS
     round(((s.available)::numeric / (NULLIF((s.available + s.unavailable), 0))::numeric), 6) AS contractual_availability,
     round(((d.available)::numeric / (NULLIF(d.expected, 0))::numeric), 6) AS time_based_availability,
     round(((d.category_slots[13])::numeric / (NULLIF(d.expected, 0))::numeric), 6) AS information_unavailable,
-    k.warranty_pm
-   FROM (((( SELECT td.farm_id,
+    k.warranty_pm,
+    d.category_actual_wh,
+    d.category_potential_wh,
+    ( SELECT (sum(x.x))::bigint AS sum
+           FROM unnest(d.category_actual_wh) x(x)) AS actual_wh,
+    e.lost_wh,
+    e.category_lost_wh,
+    round(((e.actual_wh)::numeric / (NULLIF((e.actual_wh + e.lost_wh), 0))::numeric), 6) AS production_based_availability
+   FROM ((((( SELECT td.farm_id,
             td.day,
             (count(*))::integer AS turbines,
             sum(td.expected) AS expected,
@@ -1720,7 +1761,15 @@ CREATE VIEW public.farm_day_contract AS
                 CASE
                     WHEN (count(td.category_slots) = count(*)) THEN ARRAY[sum(td.category_slots[1]), sum(td.category_slots[2]), sum(td.category_slots[3]), sum(td.category_slots[4]), sum(td.category_slots[5]), sum(td.category_slots[6]), sum(td.category_slots[7]), sum(td.category_slots[8]), sum(td.category_slots[9]), sum(td.category_slots[10]), sum(td.category_slots[11]), sum(td.category_slots[12]), sum(td.category_slots[13])]
                     ELSE NULL::bigint[]
-                END AS category_slots
+                END AS category_slots,
+                CASE
+                    WHEN (count(td.category_actual_wh) = count(*)) THEN ARRAY[(sum(td.category_actual_wh[1]))::bigint, (sum(td.category_actual_wh[2]))::bigint, (sum(td.category_actual_wh[3]))::bigint, (sum(td.category_actual_wh[4]))::bigint, (sum(td.category_actual_wh[5]))::bigint, (sum(td.category_actual_wh[6]))::bigint, (sum(td.category_actual_wh[7]))::bigint, (sum(td.category_actual_wh[8]))::bigint, (sum(td.category_actual_wh[9]))::bigint, (sum(td.category_actual_wh[10]))::bigint, (sum(td.category_actual_wh[11]))::bigint, (sum(td.category_actual_wh[12]))::bigint, (sum(td.category_actual_wh[13]))::bigint]
+                    ELSE NULL::bigint[]
+                END AS category_actual_wh,
+                CASE
+                    WHEN (count(td.category_potential_wh) = count(*)) THEN ARRAY[(sum(td.category_potential_wh[1]))::bigint, (sum(td.category_potential_wh[2]))::bigint, (sum(td.category_potential_wh[3]))::bigint, (sum(td.category_potential_wh[4]))::bigint, (sum(td.category_potential_wh[5]))::bigint, (sum(td.category_potential_wh[6]))::bigint, (sum(td.category_potential_wh[7]))::bigint, (sum(td.category_potential_wh[8]))::bigint, (sum(td.category_potential_wh[9]))::bigint, (sum(td.category_potential_wh[10]))::bigint, (sum(td.category_potential_wh[11]))::bigint, (sum(td.category_potential_wh[12]))::bigint, (sum(td.category_potential_wh[13]))::bigint]
+                    ELSE NULL::bigint[]
+                END AS category_potential_wh
            FROM public.turbine_day td
           GROUP BY td.farm_id, td.day) d
      CROSS JOIN LATERAL ( SELECT (public.farm_day_version(d.farm_id, d.day)).contract_id AS contract_id) v(contract_id))
@@ -1729,11 +1778,18 @@ CREATE VIEW public.farm_day_contract AS
             x.unavailable,
             x.excluded
            FROM public.contract_slots((d.category_slots)::integer[], v.contract_id) x(available, unavailable, excluded)
-          WHERE (d.category_slots IS NOT NULL)) s ON (true));
+          WHERE (d.category_slots IS NOT NULL)) s ON (true))
+     LEFT JOIN LATERAL ( SELECT (( SELECT sum(a.a) AS sum
+                   FROM unnest(d.category_actual_wh) a(a)))::bigint AS actual_wh,
+            (COALESCE(sum(GREATEST((p.p - p.a), (0)::bigint)) FILTER (WHERE ((NOT (p.id = ANY (k.available))) AND (NOT (p.id = ANY (k.excluded))))), (0)::numeric))::bigint AS lost_wh,
+            array_agg(GREATEST((p.p - p.a), (0)::bigint) ORDER BY p.id) AS category_lost_wh
+           FROM UNNEST(d.category_potential_wh, d.category_actual_wh) WITH ORDINALITY p(p, a, id)
+          WHERE ((d.category_potential_wh IS NOT NULL) AND (d.category_actual_wh IS NOT NULL))
+         HAVING (count(*) > 0)) e ON (true));
 
 -- Name: VIEW farm_day_contract; Type: COMMENT; Schema: public
 
-COMMENT ON VIEW public.farm_day_contract IS 'Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes'' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), and the information-unavailable share of expected.';
+COMMENT ON VIEW public.farm_day_contract IS 'Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes'' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), the information-unavailable share of expected; energy per category (Wh), lost = potential - actual (never negative) and production-based availability = actual / (actual + lost over the contract''s unavailable categories), NULL without a model.';
 
 -- Name: COLUMN farm_day_contract.contract; Type: COMMENT; Schema: public
 
@@ -1770,6 +1826,22 @@ COMMENT ON COLUMN public.farm_day_contract.information_unavailable IS 'Slots wit
 -- Name: COLUMN farm_day_contract.warranty_pm; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_day_contract.warranty_pm IS 'The contract''s warranted availability, per mille (NULL: none).';
+
+-- Name: COLUMN farm_day_contract.actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.actual_wh IS 'Energy produced (Wh), every category.';
+
+-- Name: COLUMN farm_day_contract.lost_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.lost_wh IS 'Energy lost (Wh) in the contract''s unavailable categories: potential - actual, per category never negative.';
+
+-- Name: COLUMN farm_day_contract.category_lost_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.category_lost_wh IS 'Potential - actual per category (Wh, never negative), indexed by availability_category.id.';
+
+-- Name: COLUMN farm_day_contract.production_based_availability; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.production_based_availability IS 'actual_wh / (actual_wh + lost_wh); NULL without a model.';
 
 -- Name: farm_freshness; Type: VIEW; Schema: public
 
@@ -3127,6 +3199,48 @@ COMMENT ON COLUMN public.turbine_history.applied_by IS 'The database user who ap
 
 COMMENT ON COLUMN public.turbine_history.applied_at IS 'When the apply that wrote it committed.';
 
+-- Name: turbine_model; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_model (
+    id bigint NOT NULL,
+    hash text NOT NULL,
+    name text NOT NULL,
+    wind_ms real[] NOT NULL,
+    power_kw real[] NOT NULL,
+    CONSTRAINT turbine_model_check CHECK (((cardinality(wind_ms) = cardinality(power_kw)) AND (cardinality(wind_ms) >= 2)))
+);
+
+-- Name: TABLE turbine_model; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_model IS 'Turbine models and their power curves as fleet files give them (models:), one row per distinct content; farm_version.model_id names the model of a farm''s turbines.';
+
+-- Name: COLUMN turbine_model.hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.hash IS 'sha256 of the model''s canonical form: the same content is the same row.';
+
+-- Name: COLUMN turbine_model.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.name IS 'The model''s name in the fleet file.';
+
+-- Name: COLUMN turbine_model.wind_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.wind_ms IS 'The curve''s wind speeds, ascending (m/s).';
+
+-- Name: COLUMN turbine_model.power_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.power_kw IS 'The power at each wind speed (kW); linear between points, 0 outside [first, last].';
+
+-- Name: turbine_model_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.turbine_model ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.turbine_model_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 -- Name: turbine_move; Type: TABLE; Schema: public
 
 CREATE TABLE public.turbine_move (
@@ -3528,6 +3642,16 @@ ALTER TABLE public.turbine
 
 COMMENT ON CONSTRAINT turbine_id_bounded ON public.turbine IS 'A turbine in the fleet file has an id of at most 111 characters, letters, digits, . _ - (internal/fleet MaxTurbineID); a retired one may keep an older id.';
 
+-- Name: turbine_model turbine_model_hash_key; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_model
+    ADD CONSTRAINT turbine_model_hash_key UNIQUE (hash);
+
+-- Name: turbine_model turbine_model_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_model
+    ADD CONSTRAINT turbine_model_pkey PRIMARY KEY (id);
+
 -- Name: turbine_move turbine_move_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.turbine_move
@@ -3702,6 +3826,11 @@ ALTER TABLE ONLY public.farm_version
 
 ALTER TABLE ONLY public.farm_version
     ADD CONSTRAINT farm_version_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: farm_version farm_version_model_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_version
+    ADD CONSTRAINT farm_version_model_id_fkey FOREIGN KEY (model_id) REFERENCES public.turbine_model(id);
 
 -- Name: farm_window farm_window_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
 
@@ -4054,6 +4183,10 @@ GRANT SELECT ON TABLE public.turbine_version TO galewatch_reporting;
 -- Name: TABLE turbine_history; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine_history TO galewatch_reporting;
+
+-- Name: TABLE turbine_model; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_model TO galewatch_reporting;
 
 -- Name: TABLE turbine_move; Type: ACL; Schema: public
 

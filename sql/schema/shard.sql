@@ -2,6 +2,16 @@
 -- pg_dump --schema-only, normalised. Written by `make schema`; do not edit.
 -- `make verify` fails when it differs from what the migrations give.
 
+-- Name: curve_kw(real, double precision[]); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN ((p_wind >= (0)::double precision) AND (p_wind < (30)::double precision)) THEN ((p_lut)[((floor((p_wind * (100)::double precision)))::integer + 1)] + (((p_lut)[((floor((p_wind * (100)::double precision)))::integer + 2)] - (p_lut)[((floor((p_wind * (100)::double precision)))::integer + 1)]) * ((p_wind * (100)::double precision) - floor((p_wind * (100)::double precision))))) ELSE (0)::double precision END;
+
+-- Name: FUNCTION curve_kw(p_wind real, p_lut double precision[]); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) IS 'Power (kW) of a curve sampled every 0.01 m/s from 0 to 30 (control''s model_curve_lut) at wind p_wind: linear between the samples around it; 0 below 0 or from 30 m/s. NULL when p_lut is NULL (no model).';
+
 -- Name: input_fingerprint(timestamp with time zone, boolean); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) RETURNS integer
@@ -396,7 +406,9 @@ CREATE TABLE public.turbine_window (
     last_received_at timestamp with time zone,
     computed_at timestamp with time zone NOT NULL,
     input_hash bigint,
-    category_slots integer[]
+    category_slots integer[],
+    category_actual_wh bigint[],
+    category_potential_wh bigint[]
 )
 WITH (fillfactor='70');
 
@@ -447,6 +459,14 @@ COMMENT ON COLUMN public.turbine_window.input_hash IS 'Order-independent fingerp
 -- Name: COLUMN turbine_window.category_slots; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_window.category_slots IS 'Slots of the window per information category, indexed by the control database''s availability_category.id (13 elements, summing to expected). NULL: computed before categories.';
+
+-- Name: COLUMN turbine_window.category_actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.category_actual_wh IS 'Energy produced per category (Wh, indexed by the control database''s availability_category.id). NULL: computed before energy.';
+
+-- Name: COLUMN turbine_window.category_potential_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.category_potential_wh IS 'Energy the farm''s power curve gives per category at the slots'' own wind (Wh). NULL: no model, or computed before energy.';
 
 -- Name: dirty_mark dirty_mark_farm_id_day_key; Type: CONSTRAINT; Schema: public
 

@@ -18,7 +18,9 @@ SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v
        -- the day's availability contract, as the window statement takes it
        v.contract_id, k.state_codes::text[] AS state_codes, k.state_keys::integer[] AS state_keys,
        k.key_available::integer AS key_available, k.key_unavailable::integer AS key_unavailable,
-       k.key_environment::integer AS key_environment, c.cut_in_ms, c.cut_out_ms
+       k.key_environment::integer AS key_environment, c.cut_in_ms, c.cut_out_ms,
+       -- the farm's power curve (NULL: no model)
+       model_curve_lut(v.model_id)::float8[] AS curve
 FROM farm_version v
 JOIN availability_contract c ON c.id = v.contract_id
 CROSS JOIN LATERAL contract_keys(v.contract_id) AS k(state_codes, state_keys, key_available, key_unavailable, key_environment, cut_in_ms, cut_out_ms)
@@ -54,6 +56,7 @@ type FarmDayGetRow struct {
 	KeyEnvironment      int32
 	CutInMs             *float32
 	CutOutMs            *float32
+	Curve               []float64
 }
 
 // FarmDayGet is what a computation of one farm-local day needs from the
@@ -88,6 +91,7 @@ func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDay
 		&i.KeyEnvironment,
 		&i.CutInMs,
 		&i.CutOutMs,
+		&i.Curve,
 	)
 	return i, err
 }

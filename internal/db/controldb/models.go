@@ -250,7 +250,7 @@ type FarmDayAcceptance struct {
 	AcceptedAt time.Time
 }
 
-// Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), and the information-unavailable share of expected.
+// Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), the information-unavailable share of expected; energy per category (Wh), lost = potential - actual (never negative) and production-based availability = actual / (actual + lost over the contract's unavailable categories), NULL without a model.
 type FarmDayContract struct {
 	FarmID string
 	Day    time.Time
@@ -274,7 +274,17 @@ type FarmDayContract struct {
 	// Slots without a reading (category information_unavailable) / expected.
 	InformationUnavailable pgtype.Numeric
 	// The contract's warranted availability, per mille (NULL: none).
-	WarrantyPm *int32
+	WarrantyPm          *int32
+	CategoryActualWh    interface{}
+	CategoryPotentialWh interface{}
+	// Energy produced (Wh), every category.
+	ActualWh int64
+	// Energy lost (Wh) in the contract's unavailable categories: potential - actual, per category never negative.
+	LostWh int64
+	// Potential - actual per category (Wh, never negative), indexed by availability_category.id.
+	CategoryLostWh interface{}
+	// actual_wh / (actual_wh + lost_wh); NULL without a model.
+	ProductionBasedAvailability pgtype.Numeric
 }
 
 // Per farm: the end of its last published window, the watermark it was published at, and now() - that watermark in seconds (behind_s). A farm whose behind grows is not being published (its shard down, the fast path stopped).
@@ -433,6 +443,8 @@ type FarmVersion struct {
 	ApplyID int64
 	// The availability contract (availability_contract.id) the days of this version are counted by; 1 = the default.
 	ContractID int64
+	// The turbine model (turbine_model.id) of the farm's turbines under this version; NULL: none given, so no potential energy.
+	ModelID *int64
 }
 
 // A farm's counts per event-time window, by path: fast (published once at the watermark) and final (corrected by late readings, rewritten with a new revision). Sum of every turbine of the farm on every shard.
@@ -791,6 +803,10 @@ type TurbineDay struct {
 	InputHash *int64
 	// Slots of the day per information category, indexed by availability_category.id (13 elements, summing to expected), sorted by the contract of the farm's version governing the day. NULL: computed before categories.
 	CategorySlots []int32
+	// Energy produced per information category (Wh, indexed by availability_category.id): each slot's reading's power × the cadence. NULL: computed before energy.
+	CategoryActualWh []int64
+	// Energy the power curve gives per category (Wh): the curve at each slot's own wind × the cadence; a slot without a reading has none. NULL: no model, or computed before energy.
+	CategoryPotentialWh []int64
 }
 
 // turbine_day.category_slots unnested: one row per turbine-day and category, with the class the contract governing the day gives it.
@@ -828,6 +844,19 @@ type TurbineHistory struct {
 	AppliedBy string
 	// When the apply that wrote it committed.
 	AppliedAt time.Time
+}
+
+// Turbine models and their power curves as fleet files give them (models:), one row per distinct content; farm_version.model_id names the model of a farm's turbines.
+type TurbineModel struct {
+	ID int64
+	// sha256 of the model's canonical form: the same content is the same row.
+	Hash string
+	// The model's name in the fleet file.
+	Name string
+	// The curve's wind speeds, ascending (m/s).
+	WindMs []float32
+	// The power at each wind speed (kW); linear between points, 0 outside [first, last].
+	PowerKw []float32
 }
 
 // Moves of a turbine's readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.

@@ -219,7 +219,8 @@ const farmVersionCurrent = `-- name: FarmVersionCurrent :many
 SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever, greatest(v.first_day, '1900-01-01'::date)::date AS first_day, v.name, v.timezone, v.cadence_seconds,
        v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days, v.window_s, v.mark_margin_s,
        v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
-       (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash
+       (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash,
+       coalesce((SELECT m.hash FROM turbine_model m WHERE m.id = v.model_id), '')::text AS model_hash
 FROM farm_version v
 WHERE v.valid_to IS NULL
 ORDER BY v.farm_id
@@ -242,6 +243,7 @@ type FarmVersionCurrentRow struct {
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
 	ContractHash        string
+	ModelHash           string
 }
 
 // FarmVersionCurrent is each farm's version in force (the latest);
@@ -272,6 +274,7 @@ func (q *Queries) FarmVersionCurrent(ctx context.Context) ([]FarmVersionCurrentR
 			&i.DivergenceAlertPm,
 			&i.CompletenessAlertPm,
 			&i.ContractHash,
+			&i.ModelHash,
 		); err != nil {
 			return nil, err
 		}
@@ -309,7 +312,7 @@ func (q *Queries) FarmVersionDeleteDay(ctx context.Context, arg FarmVersionDelet
 const farmVersionInsert = `-- name: FarmVersionInsert :exec
 INSERT INTO farm_version (farm_id, first_day, valid_from, valid_to, name, timezone, cadence_seconds,
                           lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s,
-                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id, contract_id)
+                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id, contract_id, model_id)
 VALUES ($1,
         CASE WHEN $2::boolean THEN '-infinity'::date ELSE $3::date END,
         CASE WHEN $2::boolean THEN '-infinity'::timestamptz ELSE farm_day_start($1, $3::date) END,
@@ -317,7 +320,8 @@ VALUES ($1,
         $7, $8, $9, $10, $11, $12,
         $13, $14, $15, $16,
         -- ContractEnsure has written it
-        (SELECT k.id FROM availability_contract k WHERE k.hash = $17::text))
+        (SELECT k.id FROM availability_contract k WHERE k.hash = $17::text),
+        (SELECT m.id FROM turbine_model m WHERE m.hash = $18::text))
 `
 
 type FarmVersionInsertParams struct {
@@ -338,6 +342,7 @@ type FarmVersionInsertParams struct {
 	CompletenessAlertPm int32
 	ApplyID             int64
 	ContractHash        string
+	ModelHash           string
 }
 
 func (q *Queries) FarmVersionInsert(ctx context.Context, arg FarmVersionInsertParams) error {
@@ -359,6 +364,7 @@ func (q *Queries) FarmVersionInsert(ctx context.Context, arg FarmVersionInsertPa
 		arg.CompletenessAlertPm,
 		arg.ApplyID,
 		arg.ContractHash,
+		arg.ModelHash,
 	)
 	return err
 }
@@ -433,6 +439,34 @@ type FleetApplyInsertParams struct {
 // FleetApplyInsert records one fleet apply that writes versions.
 func (q *Queries) FleetApplyInsert(ctx context.Context, arg FleetApplyInsertParams) (int64, error) {
 	row := q.db.QueryRow(ctx, fleetApplyInsert, arg.FleetHash, arg.EffectiveFrom, arg.ReopenedDays)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const modelEnsure = `-- name: ModelEnsure :one
+INSERT INTO turbine_model AS m (hash, name, wind_ms, power_kw)
+VALUES ($1::text, $2::text, $3::real[], $4::real[])
+ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
+RETURNING m.id
+`
+
+type ModelEnsureParams struct {
+	Hash    string
+	Name    string
+	WindMs  []float32
+	PowerKw []float32
+}
+
+// ModelEnsure records a turbine model and its power curve by the hash of
+// its canonical form and returns its id.
+func (q *Queries) ModelEnsure(ctx context.Context, arg ModelEnsureParams) (int64, error) {
+	row := q.db.QueryRow(ctx, modelEnsure,
+		arg.Hash,
+		arg.Name,
+		arg.WindMs,
+		arg.PowerKw,
+	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err

@@ -144,4 +144,8 @@ type TurbineWindow struct {
 	InputHash *int64
 	// Slots of the window per information category, indexed by the control database's availability_category.id (13 elements, summing to expected). NULL: computed before categories.
 	CategorySlots []int32
+	// Energy produced per category (Wh, indexed by the control database's availability_category.id). NULL: computed before energy.
+	CategoryActualWh []int64
+	// Energy the farm's power curve gives per category at the slots' own wind (Wh). NULL: no model, or computed before energy.
+	CategoryPotentialWh []int64
 }

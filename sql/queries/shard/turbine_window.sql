@@ -146,7 +146,7 @@ WITH run AS (
            slot_count(w.i * sqlc.arg(window_s)::integer, (w.i + 1) * sqlc.arg(window_s)::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, s.origin, s.stop, s.cadence, s.last_slot, s.window_len, a.*
+    SELECT s.turbine_id, s.c, s.origin, s.stop, s.cadence, s.last_slot, s.window_len, a.*
     FROM span s
     CROSS JOIN LATERAL (
         SELECT x.window_start,
@@ -166,14 +166,32 @@ WITH run AS (
                -- slots per category (availability_category.id 1..13) by their
                -- readings, one reading a slot being the rule; the slots without
                -- a reading are added to information unavailable (13) in ins
-               ARRAY[count(x.slot) FILTER (WHERE x.category = 1), count(x.slot) FILTER (WHERE x.category = 2),
-                     count(x.slot) FILTER (WHERE x.category = 3), count(x.slot) FILTER (WHERE x.category = 4),
-                     count(x.slot) FILTER (WHERE x.category = 5), count(x.slot) FILTER (WHERE x.category = 6),
-                     count(x.slot) FILTER (WHERE x.category = 7), count(x.slot) FILTER (WHERE x.category = 8),
-                     count(x.slot) FILTER (WHERE x.category = 9), count(x.slot) FILTER (WHERE x.category = 10),
-                     count(x.slot) FILTER (WHERE x.category = 11), count(x.slot) FILTER (WHERE x.category = 12),
-                     count(x.slot) FILTER (WHERE x.category = 13)]::integer[] AS category_slots
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.category,
+               ARRAY[count(*) FILTER (WHERE x.category = 1), count(*) FILTER (WHERE x.category = 2),
+                     count(*) FILTER (WHERE x.category = 3), count(*) FILTER (WHERE x.category = 4),
+                     count(*) FILTER (WHERE x.category = 5), count(*) FILTER (WHERE x.category = 6),
+                     count(*) FILTER (WHERE x.category = 7), count(*) FILTER (WHERE x.category = 8),
+                     count(*) FILTER (WHERE x.category = 9), count(*) FILTER (WHERE x.category = 10),
+                     count(*) FILTER (WHERE x.category = 11), count(*) FILTER (WHERE x.category = 12),
+                     count(*) FILTER (WHERE x.category = 13)]::integer[] AS category_slots,
+               -- energy per category (Wh): each reading's power, and the curve at
+               -- its wind, over its slot's cadence
+               ARRAY[round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 1), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 2), 0))::bigint,
+                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 3), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 4), 0))::bigint,
+                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 5), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 6), 0))::bigint,
+                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 7), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 8), 0))::bigint,
+                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 9), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 10), 0))::bigint,
+                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 11), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 12), 0))::bigint,
+                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 13), 0))::bigint] AS category_actual_wh,
+               ARRAY[round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 1), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 2), 0))::bigint,
+                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 3), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 4), 0))::bigint,
+                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 5), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 6), 0))::bigint,
+                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 7), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 8), 0))::bigint,
+                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 9), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 10), 0))::bigint,
+                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 11), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 12), 0))::bigint,
+                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 13), 0))::bigint] AS category_potential_wh
+        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
+                     -- a reading outside every slot has no category
+                     CASE WHEN y.slot IS NOT NULL THEN y.category END AS category, y.actual_wh, y.potential_wh,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
@@ -194,7 +212,11 @@ WITH run AS (
                            -- its category by the contract
                            reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
                                                 sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
-                                                sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) % 16 AS category
+                                                sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) % 16 AS category,
+                           -- energy over the slot (kW × s / 3.6 = Wh); power drawn
+                           -- while idle is no production
+                           greatest(rd.power_kw, 0) * s.c / 3.6 AS actual_wh,
+                           curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * s.c / 3.6 AS potential_wh
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -215,7 +237,7 @@ WITH run AS (
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
-                                input_hash, category_slots)
+                                input_hash, category_slots, category_actual_wh, category_potential_wh)
     SELECT w.turbine_id, w.window_start, w.window_end, sqlc.arg(farm_id)::text, sqlc.arg(day)::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
@@ -223,37 +245,59 @@ WITH run AS (
            sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0),
            -- the slots without a reading are information unavailable
            CASE WHEN a.category_slots IS NULL THEN array_fill(0, ARRAY[12]) || w.expected
-                ELSE c.slots[1:12] || (c.slots[13] + w.expected - a.received)::integer END
+                ELSE (coalesce(c.slots, a.category_slots))[1:12] || ((coalesce(c.slots, a.category_slots))[13] + w.expected - a.received)::integer END,
+           coalesce(c.actual_wh, a.category_actual_wh, array_fill(0::bigint, ARRAY[13])),
+           -- no model, no potential
+           CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN coalesce(c.potential_wh, a.category_potential_wh, array_fill(0::bigint, ARRAY[13])) END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
-    -- A window with a slot of two readings (rare: a fast clock, a
-    -- duplicate) is recounted slot by slot, each slot its readings' least
-    -- key; the subquery runs for those windows only.
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN a.repeated > 0 THEN (
-            SELECT ARRAY[count(*) FILTER (WHERE k.category = 1), count(*) FILTER (WHERE k.category = 2),
-                         count(*) FILTER (WHERE k.category = 3), count(*) FILTER (WHERE k.category = 4),
-                         count(*) FILTER (WHERE k.category = 5), count(*) FILTER (WHERE k.category = 6),
-                         count(*) FILTER (WHERE k.category = 7), count(*) FILTER (WHERE k.category = 8),
-                         count(*) FILTER (WHERE k.category = 9), count(*) FILTER (WHERE k.category = 10),
-                         count(*) FILTER (WHERE k.category = 11), count(*) FILTER (WHERE k.category = 12),
-                         count(*) FILTER (WHERE k.category = 13)]::integer[]
-            FROM (SELECT min(reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
-                                                  sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
-                                                  sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8)) % 16 AS category
-                  FROM readings rd
-                  -- the readings of the slots that start in the window: from
-                  -- its start to a cadence past its end (to the service's or
-                  -- day's end when its last slot is the day's last)
-                  WHERE rd.turbine_id = w.turbine_id
-                    AND rd.recorded_at >= w.window_start
-                    AND rd.recorded_at < greatest(w.window_end + a.cadence, CASE WHEN a.last_slot < w.window_end THEN a.stop END)
-                    AND rd.recorded_at >= sqlc.arg(day_start)::timestamptz
-                    AND rd.recorded_at < sqlc.arg(day_end)::timestamptz
-                    AND date_bin(a.window_len, slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot), sqlc.arg(day_start)::timestamptz) = w.window_start
-                  GROUP BY slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot)) AS k)
-            ELSE a.category_slots END AS slots
-    ) AS c
+    -- A window with a slot of two readings is recounted slot by slot
+    -- (the per-reading sums above count such a slot twice).
+    LEFT JOIN LATERAL (
+        SELECT ARRAY[count(*) FILTER (WHERE k.category = 1), count(*) FILTER (WHERE k.category = 2),
+               count(*) FILTER (WHERE k.category = 3), count(*) FILTER (WHERE k.category = 4),
+               count(*) FILTER (WHERE k.category = 5), count(*) FILTER (WHERE k.category = 6),
+               count(*) FILTER (WHERE k.category = 7), count(*) FILTER (WHERE k.category = 8),
+               count(*) FILTER (WHERE k.category = 9), count(*) FILTER (WHERE k.category = 10),
+               count(*) FILTER (WHERE k.category = 11), count(*) FILTER (WHERE k.category = 12),
+               count(*) FILTER (WHERE k.category = 13)]::integer[] AS slots,
+               ARRAY[round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 1), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 2), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 3), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 4), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 5), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 6), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 7), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 8), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 9), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 10), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 11), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 12), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 13), 0))::bigint] AS actual_wh,
+               ARRAY[round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 1), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 2), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 3), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 4), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 5), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 6), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 7), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 8), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 9), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 10), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 11), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 12), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 13), 0))::bigint] AS potential_wh
+        -- each slot: its readings' least key, their mean power and curve
+        FROM (SELECT min(reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
+                                              sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
+                                              sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8)) % 16 AS category,
+                     avg(greatest(rd.power_kw, 0)) * a.c / 3.6 AS actual_wh,
+                     avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * a.c / 3.6 AS potential_wh
+              FROM readings rd
+              -- the readings of the slots that start in the window: from
+              -- its start to a cadence past its end (to the service's or
+              -- day's end when its last slot is the day's last)
+              WHERE a.repeated > 0
+                AND rd.turbine_id = w.turbine_id
+                AND rd.recorded_at >= w.window_start
+                AND rd.recorded_at < greatest(w.window_end + a.cadence, CASE WHEN a.last_slot < w.window_end THEN a.stop END)
+                AND rd.recorded_at >= sqlc.arg(day_start)::timestamptz
+                AND rd.recorded_at < sqlc.arg(day_end)::timestamptz
+                AND date_bin(a.window_len, slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot), sqlc.arg(day_start)::timestamptz) = w.window_start
+              GROUP BY slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot)) AS k
+        -- only a window with a slot of two readings (rare: a fast clock, a
+        -- duplicate) reads its readings again (a.repeated > 0 above, a
+        -- one-time filter) and gets a row
+        HAVING count(*) > 0
+    ) AS c ON true
     ON CONFLICT (turbine_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, farm_id = EXCLUDED.farm_id, day = EXCLUDED.day,
         expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -261,7 +305,8 @@ WITH run AS (
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
         last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
-        input_hash = EXCLUDED.input_hash, category_slots = EXCLUDED.category_slots
+        input_hash = EXCLUDED.input_hash, category_slots = EXCLUDED.category_slots,
+        category_actual_wh = EXCLUDED.category_actual_wh, category_potential_wh = EXCLUDED.category_potential_wh
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -333,7 +378,14 @@ SELECT h.turbine_id,
        -- of arrays must be rectangular); '' when a window has none
        coalesce(CASE WHEN sum(h.uncategorised) = 0 THEN
                     ARRAY[sum(h.c1), sum(h.c2), sum(h.c3), sum(h.c4), sum(h.c5), sum(h.c6), sum(h.c7),
-                          sum(h.c8), sum(h.c9), sum(h.c10), sum(h.c11), sum(h.c12), sum(h.c13)]::integer[]::text END, '')::text AS category_slots
+                          sum(h.c8), sum(h.c9), sum(h.c10), sum(h.c11), sum(h.c12), sum(h.c13)]::integer[]::text END, '')::text AS category_slots,
+       -- energy per category, as literals ('' when a window has none)
+       coalesce(CASE WHEN sum(h.unmeasured) = 0 THEN
+                    ARRAY[sum(h.a1), sum(h.a2), sum(h.a3), sum(h.a4), sum(h.a5), sum(h.a6), sum(h.a7),
+                          sum(h.a8), sum(h.a9), sum(h.a10), sum(h.a11), sum(h.a12), sum(h.a13)]::bigint[]::text END, '')::text AS category_actual_wh,
+       coalesce(CASE WHEN sum(h.uncurved) = 0 THEN
+                    ARRAY[sum(h.p1), sum(h.p2), sum(h.p3), sum(h.p4), sum(h.p5), sum(h.p6), sum(h.p7),
+                          sum(h.p8), sum(h.p9), sum(h.p10), sum(h.p11), sum(h.p12), sum(h.p13)]::bigint[]::text END, '')::text AS category_potential_wh
 FROM (SELECT tw.turbine_id,
              floor(extract(epoch FROM tw.window_start - sqlc.arg(day_start)::timestamptz) / 3600)::integer AS hour,
              count(*) AS windows,
@@ -347,7 +399,17 @@ FROM (SELECT tw.turbine_id,
              sum(tw.category_slots[4]) AS c4, sum(tw.category_slots[5]) AS c5, sum(tw.category_slots[6]) AS c6,
              sum(tw.category_slots[7]) AS c7, sum(tw.category_slots[8]) AS c8, sum(tw.category_slots[9]) AS c9,
              sum(tw.category_slots[10]) AS c10, sum(tw.category_slots[11]) AS c11, sum(tw.category_slots[12]) AS c12,
-             sum(tw.category_slots[13]) AS c13
+             sum(tw.category_slots[13]) AS c13,
+             count(*) FILTER (WHERE tw.category_actual_wh IS NULL) AS unmeasured,
+             count(*) FILTER (WHERE tw.category_potential_wh IS NULL) AS uncurved,
+             sum(tw.category_actual_wh[1]) AS a1, sum(tw.category_actual_wh[2]) AS a2, sum(tw.category_actual_wh[3]) AS a3, sum(tw.category_actual_wh[4]) AS a4,
+             sum(tw.category_actual_wh[5]) AS a5, sum(tw.category_actual_wh[6]) AS a6, sum(tw.category_actual_wh[7]) AS a7, sum(tw.category_actual_wh[8]) AS a8,
+             sum(tw.category_actual_wh[9]) AS a9, sum(tw.category_actual_wh[10]) AS a10, sum(tw.category_actual_wh[11]) AS a11, sum(tw.category_actual_wh[12]) AS a12,
+             sum(tw.category_actual_wh[13]) AS a13,
+             sum(tw.category_potential_wh[1]) AS p1, sum(tw.category_potential_wh[2]) AS p2, sum(tw.category_potential_wh[3]) AS p3, sum(tw.category_potential_wh[4]) AS p4,
+             sum(tw.category_potential_wh[5]) AS p5, sum(tw.category_potential_wh[6]) AS p6, sum(tw.category_potential_wh[7]) AS p7, sum(tw.category_potential_wh[8]) AS p8,
+             sum(tw.category_potential_wh[9]) AS p9, sum(tw.category_potential_wh[10]) AS p10, sum(tw.category_potential_wh[11]) AS p11, sum(tw.category_potential_wh[12]) AS p12,
+             sum(tw.category_potential_wh[13]) AS p13
       FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
       -- the day's key range of each turbine (primary key), not the farm's
       -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
