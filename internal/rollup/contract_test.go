@@ -187,3 +187,65 @@ func (b *bundle) energyDay(t *testing.T, farm string) energyRow {
 	testdb.Must(t, err, "farm_day_contract energy %s", farm)
 	return r
 }
+
+// TestAWindowOfTwoOrThreeCategoriesSplitsItsEnergy: a one-minute window of
+// 30 slots at 2 s holding two categories has its energy split between them
+// from the window's sums; one holding three is recounted slot by slot. Both
+// give what each slot's reading says, rounded per window.
+func TestAWindowOfTwoOrThreeCategoriesSplitsItsEnergy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, `
+shards: [{name: s1}]
+models: [{name: T3, curve: [[3, 0], [5, 200], [10, 1000], [12, 1500], [25, 1500]]}]
+farms:
+  - id: mixed
+    timezone: UTC
+    commissioned_at: 2026-07-01T00:00:00Z
+    model: T3
+    contract: {cut_in_ms: 3}
+    turbines: [{id: M-1, shard: s1}]
+`, pipelinetest.Options{})
+	var text strings.Builder
+	t0 := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	line := func(k int, available bool, power, wind float64) {
+		at := t0.Add(time.Duration(k) * 2 * time.Second)
+		fmt.Fprintf(&text, `{"turbine_id":"M-1","recorded_at":%q,"received_at":%q,"available":%t,"power_kw":%g,"wind_ms":%g}`+"\n",
+			at.Format(time.RFC3339), at.Add(time.Second).Format(time.RFC3339), available, power, wind)
+	}
+	for k := 0; k < 60; k++ {
+		switch {
+		case k < 20 || (k >= 30 && k < 40): // producing 100 kW in 8 m/s (curve 680 kW)
+			line(k, true, 100, 8)
+		case k < 30 || (k >= 40 && k < 50): // stopped in 9 m/s (curve 840 kW)
+			line(k, false, 0, 9)
+		default: // second minute's last 10: unavailable in 2 m/s, below cut-in
+			line(k, false, 0, 2)
+		}
+	}
+	b.IngestText(t, text.String())
+	_, err := b.Computer.Recompute(context.Background(), rollup.Request{FarmID: "mixed", Day: t0, Shard: "s1", Reason: rollup.ReasonManual, Attempt: 1})
+	testdb.Must(t, err, "recompute")
+	got := map[string]string{}
+	rows, err := b.Env.Shards.Pool("s1").Query(context.Background(), `SELECT to_char(window_start, 'HH24:MI'), format('%s %s %s', category_slots, category_actual_wh, category_potential_wh)
+		FROM turbine_window WHERE turbine_id = 'M-1' AND window_start < '2026-08-01 00:02+00' ORDER BY window_start`)
+	testdb.Must(t, err, "windows")
+	for rows.Next() {
+		var w, v string
+		testdb.Must(t, rows.Scan(&w, &v), "scan")
+		got[w] = v
+	}
+	testdb.Must(t, rows.Err(), "windows")
+	// Wh a slot = kW × 2 s / 3.6: 100 kW 55.56, curve 680 kW 377.78, 840 kW
+	// 466.67. 00:00: 20 producing (actual 1,111, potential 7,556), 10
+	// stopped (potential 4,667). 00:01: 10 producing (556, 3,778), 10
+	// stopped (4,667), 10 below cut-in (out of environmental spec, 0).
+	want := map[string]string{
+		"00:00": "{20,0,0,0,0,0,0,0,0,10,0,0,0} {1111,0,0,0,0,0,0,0,0,0,0,0,0} {7556,0,0,0,0,0,0,0,0,4667,0,0,0}",
+		"00:01": "{10,0,0,0,10,0,0,0,0,10,0,0,0} {556,0,0,0,0,0,0,0,0,0,0,0,0} {3778,0,0,0,0,0,0,0,0,4667,0,0,0}",
+	}
+	for w, v := range want {
+		if got[w] != v {
+			t.Errorf("window %s: slots, actual, potential = %s; want %s", w, got[w], v)
+		}
+	}
+}

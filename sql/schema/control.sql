@@ -945,6 +945,10 @@ CREATE TABLE public.availability_contract (
 
 COMMENT ON TABLE public.availability_contract IS 'Availability contracts as fleet files give them (farm: contract:), one row per distinct content; farm_version.contract_id names the one a day counts by. Row 1 is the default: no state codes, no wind range, so a slot is full performance when its readings say available, forced outage when one says unavailable, information unavailable without a reading (the counts before contracts, exactly).';
 
+-- Name: COLUMN availability_contract.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.id IS 'Identity; farm_version.contract_id names it (1: the default).';
+
 -- Name: COLUMN availability_contract.hash; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.availability_contract.hash IS 'sha256 of the contract''s canonical form (''default'' for row 1): the same content is the same row.';
@@ -956,6 +960,10 @@ COMMENT ON COLUMN public.availability_contract.name IS 'The contract''s name in 
 -- Name: COLUMN availability_contract.state_codes; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.availability_contract.state_codes IS 'Controller state codes (readings.state) the contract maps; state_categories[i] is the category (availability_category.id) of state_codes[i]. A mapped code decides its reading''s category alone.';
+
+-- Name: COLUMN availability_contract.state_categories; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.state_categories IS 'The category (availability_category.id) of each of state_codes, in the same order.';
 
 -- Name: COLUMN availability_contract.cut_in_ms; Type: COMMENT; Schema: public
 
@@ -1791,9 +1799,29 @@ CREATE VIEW public.farm_day_contract AS
 
 COMMENT ON VIEW public.farm_day_contract IS 'Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes'' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), the information-unavailable share of expected; energy per category (Wh), lost = potential - actual (never negative) and production-based availability = actual / (actual + lost over the contract''s unavailable categories), NULL without a model.';
 
+-- Name: COLUMN farm_day_contract.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.farm_id IS 'The farm.';
+
+-- Name: COLUMN farm_day_contract.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.day IS 'The farm-local day.';
+
 -- Name: COLUMN farm_day_contract.contract; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_day_contract.contract IS 'The contract''s name (availability_contract.name; ''default'' when the fleet file gives none).';
+
+-- Name: COLUMN farm_day_contract.turbines; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.turbines IS 'turbine_day rows summed.';
+
+-- Name: COLUMN farm_day_contract.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.expected IS 'Sum of turbine_day.expected: the slots of the day.';
+
+-- Name: COLUMN farm_day_contract.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.available IS 'Sum of turbine_day.available: slots whose readings say available.';
 
 -- Name: COLUMN farm_day_contract.category_slots; Type: COMMENT; Schema: public
 
@@ -1826,6 +1854,14 @@ COMMENT ON COLUMN public.farm_day_contract.information_unavailable IS 'Slots wit
 -- Name: COLUMN farm_day_contract.warranty_pm; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_day_contract.warranty_pm IS 'The contract''s warranted availability, per mille (NULL: none).';
+
+-- Name: COLUMN farm_day_contract.category_actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.category_actual_wh IS 'Energy produced per category (Wh), summed turbine_day.category_actual_wh.';
+
+-- Name: COLUMN farm_day_contract.category_potential_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.category_potential_wh IS 'The power curve''s energy per category (Wh), summed turbine_day.category_potential_wh; NULL without a model.';
 
 -- Name: COLUMN farm_day_contract.actual_wh; Type: COMMENT; Schema: public
 
@@ -3078,6 +3114,34 @@ CREATE VIEW public.turbine_day_category AS
 
 COMMENT ON VIEW public.turbine_day_category IS 'turbine_day.category_slots unnested: one row per turbine-day and category, with the class the contract governing the day gives it.';
 
+-- Name: COLUMN turbine_day_category.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.turbine_id IS 'The turbine (turbine_day.turbine_id).';
+
+-- Name: COLUMN turbine_day_category.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.day IS 'The farm-local day.';
+
+-- Name: COLUMN turbine_day_category.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.farm_id IS 'The farm the row was counted for.';
+
+-- Name: COLUMN turbine_day_category.category; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.category IS 'The category''s code (availability_category.code).';
+
+-- Name: COLUMN turbine_day_category.slots; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.slots IS 'Slots of the turbine-day in the category.';
+
+-- Name: COLUMN turbine_day_category.class; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.class IS 'available, unavailable or excluded, by the contract governing the day.';
+
+-- Name: COLUMN turbine_day_category.contract; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.contract IS 'That contract''s name.';
+
 -- Name: turbine_version; Type: TABLE; Schema: public
 
 CREATE TABLE public.turbine_version (
@@ -3213,6 +3277,10 @@ CREATE TABLE public.turbine_model (
 -- Name: TABLE turbine_model; Type: COMMENT; Schema: public
 
 COMMENT ON TABLE public.turbine_model IS 'Turbine models and their power curves as fleet files give them (models:), one row per distinct content; farm_version.model_id names the model of a farm''s turbines.';
+
+-- Name: COLUMN turbine_model.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.id IS 'Identity; farm_version.model_id names it.';
 
 -- Name: COLUMN turbine_model.hash; Type: COMMENT; Schema: public
 

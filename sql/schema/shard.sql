@@ -6,11 +6,11 @@
 
 CREATE FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) RETURNS double precision
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN ((p_wind >= (0)::double precision) AND (p_wind < (30)::double precision)) THEN ((p_lut)[((floor((p_wind * (100)::double precision)))::integer + 1)] + (((p_lut)[((floor((p_wind * (100)::double precision)))::integer + 2)] - (p_lut)[((floor((p_wind * (100)::double precision)))::integer + 1)]) * ((p_wind * (100)::double precision) - floor((p_wind * (100)::double precision))))) ELSE (0)::double precision END;
+    RETURN CASE WHEN ((p_wind >= (0)::double precision) AND (p_wind < (29.995)::double precision)) THEN (p_lut)[(((p_wind * (100)::double precision))::integer + 1)] ELSE (0)::double precision END;
 
 -- Name: FUNCTION curve_kw(p_wind real, p_lut double precision[]); Type: COMMENT; Schema: public
 
-COMMENT ON FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) IS 'Power (kW) of a curve sampled every 0.01 m/s from 0 to 30 (control''s model_curve_lut) at wind p_wind: linear between the samples around it; 0 below 0 or from 30 m/s. NULL when p_lut is NULL (no model).';
+COMMENT ON FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) IS 'Power (kW) of a curve sampled every 0.01 m/s from 0 to 30 (control''s model_curve_lut) at wind p_wind rounded to 0.01 m/s: the curve itself for a wind given to 0.01 m/s and a curve whose points are on that grid; 0 below 0 or from 30 m/s. NULL when p_lut is NULL (no model).';
 
 -- Name: input_fingerprint(timestamp with time zone, boolean); Type: FUNCTION; Schema: public
 

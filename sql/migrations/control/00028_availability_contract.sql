@@ -59,6 +59,8 @@ CREATE TABLE availability_contract (
     CHECK (NOT (available && excluded))
 );
 COMMENT ON TABLE availability_contract IS 'Availability contracts as fleet files give them (farm: contract:), one row per distinct content; farm_version.contract_id names the one a day counts by. Row 1 is the default: no state codes, no wind range, so a slot is full performance when its readings say available, forced outage when one says unavailable, information unavailable without a reading (the counts before contracts, exactly).';
+COMMENT ON COLUMN availability_contract.id IS 'Identity; farm_version.contract_id names it (1: the default).';
+COMMENT ON COLUMN availability_contract.state_categories IS 'The category (availability_category.id) of each of state_codes, in the same order.';
 COMMENT ON COLUMN availability_contract.hash IS 'sha256 of the contract''s canonical form (''default'' for row 1): the same content is the same row.';
 COMMENT ON COLUMN availability_contract.name IS 'The contract''s name in the fleet file.';
 COMMENT ON COLUMN availability_contract.state_codes IS 'Controller state codes (readings.state) the contract maps; state_categories[i] is the category (availability_category.id) of state_codes[i]. A mapped code decides its reading''s category alone.';
@@ -137,6 +139,13 @@ JOIN availability_contract k ON k.id = v.contract_id
 CROSS JOIN availability_category c
 WHERE td.category_slots IS NOT NULL;
 COMMENT ON VIEW turbine_day_category IS 'turbine_day.category_slots unnested: one row per turbine-day and category, with the class the contract governing the day gives it.';
+COMMENT ON COLUMN turbine_day_category.turbine_id IS 'The turbine (turbine_day.turbine_id).';
+COMMENT ON COLUMN turbine_day_category.day IS 'The farm-local day.';
+COMMENT ON COLUMN turbine_day_category.farm_id IS 'The farm the row was counted for.';
+COMMENT ON COLUMN turbine_day_category.category IS 'The category''s code (availability_category.code).';
+COMMENT ON COLUMN turbine_day_category.slots IS 'Slots of the turbine-day in the category.';
+COMMENT ON COLUMN turbine_day_category.class IS 'available, unavailable or excluded, by the contract governing the day.';
+COMMENT ON COLUMN turbine_day_category.contract IS 'That contract''s name.';
 
 -- Per farm-day, the contract's figures beside today's: the slots per
 -- category summed over the day's turbine_day rows, sorted by the contract
@@ -162,6 +171,11 @@ JOIN availability_contract k ON k.id = v.contract_id
 LEFT JOIN LATERAL (SELECT x.* FROM contract_slots(d.category_slots::integer[], v.contract_id) AS x
                    WHERE d.category_slots IS NOT NULL) AS s ON true;
 COMMENT ON VIEW farm_day_contract IS 'Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes'' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), and the information-unavailable share of expected.';
+COMMENT ON COLUMN farm_day_contract.farm_id IS 'The farm.';
+COMMENT ON COLUMN farm_day_contract.day IS 'The farm-local day.';
+COMMENT ON COLUMN farm_day_contract.turbines IS 'turbine_day rows summed.';
+COMMENT ON COLUMN farm_day_contract.expected IS 'Sum of turbine_day.expected: the slots of the day.';
+COMMENT ON COLUMN farm_day_contract.available IS 'Sum of turbine_day.available: slots whose readings say available.';
 COMMENT ON COLUMN farm_day_contract.contract IS 'The contract''s name (availability_contract.name; ''default'' when the fleet file gives none).';
 COMMENT ON COLUMN farm_day_contract.category_slots IS 'Slots per category, indexed by availability_category.id.';
 COMMENT ON COLUMN farm_day_contract.contract_available IS 'Slots in the categories the contract counts available.';

@@ -28,8 +28,8 @@ COMMENT ON COLUMN turbine_day.category_actual_wh IS 'Energy produced per informa
 COMMENT ON COLUMN turbine_day.category_potential_wh IS 'Energy the power curve gives per category (Wh): the curve at each slot''s own wind × the cadence; a slot without a reading has none. NULL: no model, or computed before energy.';
 
 -- model_curve_lut is a model's curve sampled every 0.01 m/s from 0 to 30 m/s
--- (3,001 values): the shard's curve_kw interpolates linearly between two
--- samples, which is the curve exactly wherever its points are at 0.01 m/s.
+-- (3,001 values): the shard's curve_kw reads the sample at the reading's
+-- wind rounded to 0.01 m/s (the curve itself for a wind given to 0.01 m/s).
 -- +goose StatementBegin
 CREATE FUNCTION model_curve_lut(p_model bigint) RETURNS float8[]
 LANGUAGE sql STABLE AS $$
@@ -91,6 +91,14 @@ LEFT JOIN LATERAL (
     HAVING count(*) > 0
 ) AS e ON true;
 COMMENT ON VIEW farm_day_contract IS 'Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes'' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), the information-unavailable share of expected; energy per category (Wh), lost = potential - actual (never negative) and production-based availability = actual / (actual + lost over the contract''s unavailable categories), NULL without a model.';
+COMMENT ON COLUMN farm_day_contract.farm_id IS 'The farm.';
+COMMENT ON COLUMN farm_day_contract.day IS 'The farm-local day.';
+COMMENT ON COLUMN farm_day_contract.turbines IS 'turbine_day rows summed.';
+COMMENT ON COLUMN farm_day_contract.expected IS 'Sum of turbine_day.expected: the slots of the day.';
+COMMENT ON COLUMN farm_day_contract.available IS 'Sum of turbine_day.available: slots whose readings say available.';
+COMMENT ON COLUMN farm_day_contract.category_actual_wh IS 'Energy produced per category (Wh), summed turbine_day.category_actual_wh.';
+COMMENT ON COLUMN farm_day_contract.category_potential_wh IS 'The power curve''s energy per category (Wh), summed turbine_day.category_potential_wh; NULL without a model.';
+COMMENT ON COLUMN turbine_model.id IS 'Identity; farm_version.model_id names it.';
 COMMENT ON COLUMN farm_day_contract.contract IS 'The contract''s name (availability_contract.name; ''default'' when the fleet file gives none).';
 COMMENT ON COLUMN farm_day_contract.category_slots IS 'Slots per category, indexed by availability_category.id.';
 COMMENT ON COLUMN farm_day_contract.contract_available IS 'Slots in the categories the contract counts available.';

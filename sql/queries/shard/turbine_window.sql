@@ -146,14 +146,20 @@ WITH run AS (
            slot_count(w.i * sqlc.arg(window_s)::integer, (w.i + 1) * sqlc.arg(window_s)::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, s.c, s.origin, s.stop, s.cadence, s.last_slot, s.window_len, a.*
+    SELECT s.turbine_id, s.c, s.origin, s.stop, s.cadence, s.last_slot, s.window_len,
+           b.window_start, b.received, b.unavailable_slots, b.in_service, b.out_of_service, b.late, b.early,
+           b.min_lag_ms, b.max_lag_ms, b.last_received_at, b.input_hash,
+           -- recounted slot by slot (ins) when a slot has two readings (the
+           -- counts below counted it twice) or the window three categories
+           -- (its energy is not split below)
+           b.repeated + CASE WHEN b.c1 <> b.c2 AND b.in_slots - u.category_slots[b.c1] - u.category_slots[b.c2] > 0 THEN 1 ELSE 0 END AS repeated,
+           u.category_slots, e.category_actual_wh, e.category_potential_wh
     FROM span s
     CROSS JOIN LATERAL (
         SELECT x.window_start,
                count(DISTINCT x.slot) AS received,
                count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
-               -- readings in a slot already counted: when any, the categories
-               -- below counted a slot more than once and are recounted (ins)
+               count(x.slot) AS in_slots,
                count(x.slot) - count(DISTINCT x.slot) AS repeated,
                count(*) FILTER (WHERE x.in_service) AS in_service,
                count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
@@ -163,32 +169,21 @@ WITH run AS (
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
                sum(x.fp)::bigint AS input_hash,
-               -- slots per category (availability_category.id 1..13) by their
-               -- readings, one reading a slot being the rule; the slots without
-               -- a reading are added to information unavailable (13) in ins
-               ARRAY[count(*) FILTER (WHERE x.category = 1), count(*) FILTER (WHERE x.category = 2),
-                     count(*) FILTER (WHERE x.category = 3), count(*) FILTER (WHERE x.category = 4),
-                     count(*) FILTER (WHERE x.category = 5), count(*) FILTER (WHERE x.category = 6),
-                     count(*) FILTER (WHERE x.category = 7), count(*) FILTER (WHERE x.category = 8),
-                     count(*) FILTER (WHERE x.category = 9), count(*) FILTER (WHERE x.category = 10),
-                     count(*) FILTER (WHERE x.category = 11), count(*) FILTER (WHERE x.category = 12),
-                     count(*) FILTER (WHERE x.category = 13)]::integer[] AS category_slots,
-               -- energy per category (Wh): each reading's power, and the curve at
-               -- its wind, over its slot's cadence
-               ARRAY[round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 1), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 2), 0))::bigint,
-                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 3), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 4), 0))::bigint,
-                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 5), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 6), 0))::bigint,
-                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 7), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 8), 0))::bigint,
-                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 9), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 10), 0))::bigint,
-                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 11), 0))::bigint, round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 12), 0))::bigint,
-                     round(coalesce(sum(x.actual_wh) FILTER (WHERE x.category = 13), 0))::bigint] AS category_actual_wh,
-               ARRAY[round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 1), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 2), 0))::bigint,
-                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 3), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 4), 0))::bigint,
-                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 5), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 6), 0))::bigint,
-                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 7), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 8), 0))::bigint,
-                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 9), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 10), 0))::bigint,
-                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 11), 0))::bigint, round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 12), 0))::bigint,
-                     round(coalesce(sum(x.potential_wh) FILTER (WHERE x.category = 13), 0))::bigint] AS category_potential_wh
+               -- Readings per category, packed: three categories of 17 bits
+               -- to a sum (a window holds at most 24 h / 1 s + 1 h = 90,000 <
+               -- 131,072 slots); five sums a reading instead of thirteen
+               -- counts (the aggregates per reading are the cost).
+               coalesce(sum(CASE WHEN x.category BETWEEN 1 AND 3 THEN 1::bigint << (17 * (x.category - 1)) END), 0)::bigint AS k0,
+               coalesce(sum(CASE WHEN x.category BETWEEN 4 AND 6 THEN 1::bigint << (17 * (x.category - 4)) END), 0)::bigint AS k1,
+               coalesce(sum(CASE WHEN x.category BETWEEN 7 AND 9 THEN 1::bigint << (17 * (x.category - 7)) END), 0)::bigint AS k2,
+               coalesce(sum(CASE WHEN x.category BETWEEN 10 AND 12 THEN 1::bigint << (17 * (x.category - 10)) END), 0)::bigint AS k3,
+               coalesce(sum(CASE WHEN x.category = 13 THEN 1::bigint END), 0)::bigint AS k4,
+               -- Energy: the sums, and the sums weighted by category id; with
+               -- at most two categories c1 < c2 in the window, the energy of
+               -- c2 is (weighted - c1 × sum) / (c2 - c1) and of c1 the rest.
+               min(x.category) AS c1, max(x.category) AS c2,
+               sum(x.actual_wh) FILTER (WHERE x.category IS NOT NULL) AS sa, sum(x.actual_wh * x.category) AS ta,
+               sum(x.potential_wh) FILTER (WHERE x.category IS NOT NULL) AS sp, sum(x.potential_wh * x.category) AS tp
         FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
                      -- a reading outside every slot has no category
                      CASE WHEN y.slot IS NOT NULL THEN y.category END AS category, y.actual_wh, y.potential_wh,
@@ -233,7 +228,41 @@ WITH run AS (
               OFFSET 0) AS x
         WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
         GROUP BY x.window_start
-    ) AS a
+    ) AS b
+    -- slots per category (availability_category.id 1..13) of the slots with
+    -- a reading (those without are information unavailable, added in ins)
+    CROSS JOIN LATERAL (SELECT ARRAY[b.k0 & 131071, (b.k0 >> 17) & 131071, (b.k0 >> 34) & 131071, b.k1 & 131071,
+                         (b.k1 >> 17) & 131071, (b.k1 >> 34) & 131071, b.k2 & 131071, (b.k2 >> 17) & 131071,
+                         (b.k2 >> 34) & 131071, b.k3 & 131071, (b.k3 >> 17) & 131071, (b.k3 >> 34) & 131071,
+                         b.k4 & 131071]::integer[] AS category_slots) AS u
+    -- energy per category (Wh): a window of one category has it all, of two
+    -- it is split (above), of three it is recounted
+    CROSS JOIN LATERAL (SELECT ARRAY[round(CASE WHEN b.c1 = 1 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 2 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 3 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 4 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 5 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 6 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 7 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 8 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 9 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 10 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 11 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 12 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 13 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint] AS category_actual_wh,
+                               ARRAY[round(CASE WHEN b.c1 = 1 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 2 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 3 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 4 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 5 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 6 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 7 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 8 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 9 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 10 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 11 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 12 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 13 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint] AS category_potential_wh) AS e
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
