@@ -60,13 +60,15 @@ type AvailabilityCategory struct {
 
 // Availability contracts as fleet files give them (farm: contract:), one row per distinct content; farm_version.contract_id names the one a day counts by. Row 1 is the default: no state codes, no wind range, so a slot is full performance when its readings say available, forced outage when one says unavailable, information unavailable without a reading (the counts before contracts, exactly).
 type AvailabilityContract struct {
+	// Identity; farm_version.contract_id names it (1: the default).
 	ID int64
 	// sha256 of the contract's canonical form ('default' for row 1): the same content is the same row.
 	Hash string
 	// The contract's name in the fleet file.
 	Name string
 	// Controller state codes (readings.state) the contract maps; state_categories[i] is the category (availability_category.id) of state_codes[i]. A mapped code decides its reading's category alone.
-	StateCodes      []string
+	StateCodes []string
+	// The category (availability_category.id) of each of state_codes, in the same order.
 	StateCategories []int16
 	// A reading no code maps, with wind_ms below this, is out of environmental specification (besides what its available flag says; the priority decides). NULL: no lower bound.
 	CutInMs *float32
@@ -252,12 +254,17 @@ type FarmDayAcceptance struct {
 
 // Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), the information-unavailable share of expected; energy per category (Wh), lost = potential - actual (never negative) and production-based availability = actual / (actual + lost over the contract's unavailable categories), NULL without a model.
 type FarmDayContract struct {
+	// The farm.
 	FarmID string
-	Day    time.Time
+	// The farm-local day.
+	Day time.Time
 	// The contract's name (availability_contract.name; 'default' when the fleet file gives none).
-	Contract  string
-	Turbines  int32
-	Expected  int64
+	Contract string
+	// turbine_day rows summed.
+	Turbines int32
+	// Sum of turbine_day.expected: the slots of the day.
+	Expected int64
+	// Sum of turbine_day.available: slots whose readings say available.
 	Available int64
 	// Slots per category, indexed by availability_category.id.
 	CategorySlots interface{}
@@ -274,8 +281,10 @@ type FarmDayContract struct {
 	// Slots without a reading (category information_unavailable) / expected.
 	InformationUnavailable pgtype.Numeric
 	// The contract's warranted availability, per mille (NULL: none).
-	WarrantyPm          *int32
-	CategoryActualWh    interface{}
+	WarrantyPm *int32
+	// Energy produced per category (Wh), summed turbine_day.category_actual_wh.
+	CategoryActualWh interface{}
+	// The power curve's energy per category (Wh), summed turbine_day.category_potential_wh; NULL without a model.
 	CategoryPotentialWh interface{}
 	// Energy produced (Wh), every category.
 	ActualWh int64
@@ -811,13 +820,20 @@ type TurbineDay struct {
 
 // turbine_day.category_slots unnested: one row per turbine-day and category, with the class the contract governing the day gives it.
 type TurbineDayCategory struct {
+	// The turbine (turbine_day.turbine_id).
 	TurbineID string
-	Day       time.Time
-	FarmID    string
-	Category  string
-	Slots     interface{}
-	Class     string
-	Contract  string
+	// The farm-local day.
+	Day time.Time
+	// The farm the row was counted for.
+	FarmID string
+	// The category's code (availability_category.code).
+	Category string
+	// Slots of the turbine-day in the category.
+	Slots interface{}
+	// available, unavailable or excluded, by the contract governing the day.
+	Class string
+	// That contract's name.
+	Contract string
 }
 
 // What the registry said about each turbine over time: its farm, shard, cadence and service interval in force over [valid_from, valid_to) (valid_to NULL = now). Where was T at instant X: WHERE turbine_id = T AND valid_from <= X AND (valid_to IS NULL OR valid_to > X).
@@ -848,6 +864,7 @@ type TurbineHistory struct {
 
 // Turbine models and their power curves as fleet files give them (models:), one row per distinct content; farm_version.model_id names the model of a farm's turbines.
 type TurbineModel struct {
+	// Identity; farm_version.model_id names it.
 	ID int64
 	// sha256 of the model's canonical form: the same content is the same row.
 	Hash string
