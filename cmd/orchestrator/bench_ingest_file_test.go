@@ -75,7 +75,7 @@ func benchIngestFile(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", env.Shards.Pool(s).Config().ConnString(),
-						"-c", `\copy readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms) FROM '`+parts[s]+`' WITH (FORMAT csv, HEADER true)`)
+						"-c", `\copy readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms, state) FROM '`+parts[s]+`' WITH (FORMAT csv, HEADER true)`)
 					if out, err := cmd.CombinedOutput(); err != nil {
 						errs <- fmt.Errorf("psql \\copy %s: %v: %s", s, err, out)
 					}

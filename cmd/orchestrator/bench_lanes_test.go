@@ -115,7 +115,7 @@ func benchLanes(b *testing.B) {
 	floor := func() float64 {
 		start := time.Now()
 		cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", env.Shards.Pool("s4").Config().ConnString(),
-			"-c", `\copy readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms) FROM '`+file+`' WITH (FORMAT csv, HEADER true)`)
+			"-c", `\copy readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms, state) FROM '`+file+`' WITH (FORMAT csv, HEADER true)`)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("psql \\copy: %v: %s", err, out)
 		}

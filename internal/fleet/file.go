@@ -26,6 +26,9 @@ type File struct {
 	// counts; absent ones are DefaultRules'.
 	Rules  RulesSpec   `yaml:"rules"`
 	Shards []ShardSpec `yaml:"shards"`
+	// Models are the turbine models farms name (model:), with their power
+	// curves.
+	Models []ModelSpec `yaml:"models"`
 	Farms  []FarmSpec  `yaml:"farms"`
 }
 
@@ -45,7 +48,12 @@ type FarmSpec struct {
 	// turbines are otherwise in service from the apply that adds them).
 	CommissionedAt *time.Time `yaml:"commissioned_at"`
 	// Rules override the fleet-wide rules for this farm.
-	Rules    RulesSpec     `yaml:"rules"`
+	Rules RulesSpec `yaml:"rules"`
+	// Contract is the farm's availability contract (nil: the default).
+	Contract *ContractSpec `yaml:"contract"`
+	// Model names the turbine model of the farm's turbines (models:); its
+	// power curve gives the potential energy. Empty: none.
+	Model    string        `yaml:"model"`
 	Turbines []TurbineSpec `yaml:"turbines"`
 }
 
@@ -82,6 +90,11 @@ type Plan struct {
 	Shards   []ShardSpec
 	Farms    []FarmSpec
 	Turbines []Turbine
+	// Contracts are the farms' resolved contracts by farm id (absent: the
+	// default).
+	Contracts map[string]*Contract
+	// Models are the farms' turbine models by farm id (absent: none).
+	Models map[string]*Model
 	// Hash is the sha256 of the file's bytes (hex), recorded with the
 	// versions an apply writes; empty for a plan built in code.
 	Hash string
@@ -203,6 +216,18 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 	plan.Rules.validate("rules", func(format string, args ...any) { badAt([]any{"rules"}, format, args...) })
 	plan.Rejects = file.Rules.rejects(DefaultRejectRules())
 	plan.Rejects.validate("rules", func(format string, args ...any) { badAt([]any{"rules"}, format, args...) })
+	models := map[string]*Model{}
+	for i, m := range file.Models {
+		at := fmt.Sprintf("models[%d]", i)
+		if m.Name != "" {
+			at = fmt.Sprintf("models[%d] (%s)", i, clip(m.Name, 64))
+		}
+		model := m.resolve(at, func(format string, args ...any) { badAt([]any{"models", i}, format, args...) })
+		if models[m.Name] != nil {
+			badAt([]any{"models", i, "name"}, "%s.name: duplicate model %s", at, show(m.Name))
+		}
+		models[m.Name] = model
+	}
 	farms := map[string]bool{}
 	where := map[string]string{} // turbine id -> shard
 	for i, f := range file.Farms {
@@ -240,6 +265,23 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 		if f.Rules != (RulesSpec{}) {
 			f.Rules.over(plan.Rules).validate(at+".rules", func(format string, args ...any) { badAt(farmAt("rules"), format, args...) })
 			f.Rules.farmOnly(at+".rules", func(format string, args ...any) { badAt(farmAt("rules"), format, args...) })
+		}
+		if f.Contract != nil {
+			c := f.Contract.resolve(f.ID, at+".contract", func(format string, args ...any) { badAt(farmAt("contract"), format, args...) })
+			if plan.Contracts == nil {
+				plan.Contracts = map[string]*Contract{}
+			}
+			plan.Contracts[f.ID] = c
+		}
+		if f.Model != "" {
+			if m := models[f.Model]; m == nil {
+				badAt(farmAt("model"), "%s.model: no model %s in models", at, show(f.Model))
+			} else {
+				if plan.Models == nil {
+					plan.Models = map[string]*Model{}
+				}
+				plan.Models[f.ID] = m
+			}
 		}
 		if len(f.Turbines) == 0 {
 			badAt(farmAt("turbines"), "%s.turbines: a farm needs at least one turbine", at)

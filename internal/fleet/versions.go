@@ -53,9 +53,13 @@ type Change struct {
 // versionPlan is what an apply writes beside the current rows: the new
 // versions, and which rolled-up days they change.
 type versionPlan struct {
-	at       time.Time
-	farms    []controldb.FarmVersionInsertParams
-	turbines []controldb.TurbineVersionInsertParams
+	at    time.Time
+	farms []controldb.FarmVersionInsertParams
+	// contracts are the farms' contracts, recorded before the versions
+	// that name them
+	contracts []controldb.ContractEnsureParams
+	models    []controldb.ModelEnsureParams
+	turbines  []controldb.TurbineVersionInsertParams
 	// commissioned is the service start each turbine's row gets (a new
 	// turbine without one in the file: the effective instant; otherwise
 	// the file's, else the registry's).
@@ -71,6 +75,8 @@ type farmFacts struct {
 	name, zone string
 	cadence    int32
 	rules      Rules
+	contract   string // its hash (DefaultContractHash: none given)
+	model      string // its model's hash ("": none)
 }
 
 // planVersions compares the plan with the versions in force and decides the
@@ -98,7 +104,15 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			return nil, fmt.Errorf("farm %s: %w", f.ID, err)
 		}
 		zones[f.ID] = loc
-		next := farmFacts{name: f.Name, zone: f.Timezone, cadence: int32(f.CadenceSeconds), rules: plan.FarmRules(f)}
+		next := farmFacts{name: f.Name, zone: f.Timezone, cadence: int32(f.CadenceSeconds), rules: plan.FarmRules(f), contract: DefaultContractHash}
+		if c := plan.Contracts[f.ID]; c != nil {
+			next.contract = c.Hash()
+			vp.contracts = append(vp.contracts, c.params())
+		}
+		if m := plan.Models[f.ID]; m != nil {
+			next.model = m.Hash()
+			vp.models = append(vp.models, m.params())
+		}
 		if next.name == "" {
 			next.name = f.ID
 		}
@@ -115,7 +129,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			LaneThresholdMs: cur.LaneThresholdMs, EarlyToleranceMs: cur.EarlyToleranceMs, FutureLimitS: cur.FutureLimitS,
 			MaxAgeDays: cur.MaxAgeDays, WindowS: cur.WindowS, MarkMarginS: cur.MarkMarginS, AllowedLatenessS: cur.AllowedLatenessS,
 			DivergenceAlertPm: cur.DivergenceAlertPm, CompletenessAlertPm: cur.CompletenessAlertPm,
-		})}
+		}), contract: cur.ContractHash, model: cur.ModelHash}
 		if next == was {
 			continue
 		}
@@ -139,7 +153,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		what := fmt.Sprintf("farm %s: %s from farm-local day %s", f.ID, strings.Join(was.diff(next), ", "), first)
 		// A name is no count's definition, nor the farm's default cadence
 		// (each turbine's version carries the cadence it counts by).
-		if was.zone == next.zone && was.rules == next.rules {
+		if was.zone == next.zone && was.rules == next.rules && was.contract == next.contract && was.model == next.model {
 			vp.changes = append(vp.changes, Change{What: what})
 			continue
 		}
@@ -317,6 +331,16 @@ func (vp *versionPlan) write(ctx context.Context, q *controldb.Queries, hash str
 	if err != nil {
 		return 0, fmt.Errorf("fleet_apply: %w", err)
 	}
+	for _, m := range vp.models {
+		if _, err := q.ModelEnsure(ctx, m); err != nil {
+			return 0, fmt.Errorf("model %s: %w", m.Name, err)
+		}
+	}
+	for _, c := range vp.contracts {
+		if _, err := q.ContractEnsure(ctx, c); err != nil {
+			return 0, fmt.Errorf("contract %s: %w", c.Name, err)
+		}
+	}
 	for _, f := range vp.farms {
 		f.ApplyID = id
 		if err := q.FarmVersionDeleteDay(ctx, controldb.FarmVersionDeleteDayParams{FarmID: f.FarmID, FirstDay: f.FirstDay, SinceEver: f.SinceEver}); err != nil {
@@ -349,7 +373,7 @@ func (vp *versionPlan) write(ctx context.Context, q *controldb.Queries, hash str
 }
 
 func (f farmFacts) params(id string) controldb.FarmVersionInsertParams {
-	p := controldb.FarmVersionInsertParams{FarmID: id, Name: f.name, Timezone: f.zone, CadenceSeconds: f.cadence}
+	p := controldb.FarmVersionInsertParams{FarmID: id, Name: f.name, Timezone: f.zone, CadenceSeconds: f.cadence, ContractHash: f.contract, ModelHash: f.model}
 	r := f.rules
 	p.LaneThresholdMs, p.EarlyToleranceMs = int32(r.LaneThreshold.Milliseconds()), int32(r.EarlyTolerance.Milliseconds())
 	p.FutureLimitS, p.MaxAgeDays = int32(r.FutureLimit/time.Second), int32(r.MaxAge/(24*time.Hour))
@@ -372,6 +396,12 @@ func (f farmFacts) diff(g farmFacts) []string {
 	}
 	if f.rules != g.rules {
 		out = append(out, fmt.Sprintf("rules (%s) → (%s)", f.rules, g.rules))
+	}
+	if f.model != g.model {
+		out = append(out, fmt.Sprintf("model %s → %s", shortHash(f.model), shortHash(g.model)))
+	}
+	if f.contract != g.contract {
+		out = append(out, fmt.Sprintf("contract %s → %s", shortHash(f.contract), shortHash(g.contract)))
 	}
 	return out
 }
@@ -491,3 +521,11 @@ func stamp(t *time.Time) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// shortHash is a contract hash as a change list names it.
+func shortHash(hash string) string {
+	if hash == "" {
+		return "none"
+	}
+	return hash[:min(12, len(hash))]
+}

@@ -189,7 +189,7 @@ func rawCopy(b *testing.B, sc simulate.Config, shardOf map[string]string, pools 
 						} else {
 							src = boxedRows(chunk)
 						}
-						_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, []string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms"}, src)
+						_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, ingest.ReadingsColumns, src)
 						return err
 					})
 					if err != nil {
@@ -205,7 +205,7 @@ func rawCopy(b *testing.B, sc simulate.Config, shardOf map[string]string, pools 
 		if _, ok := pools[s]; !ok {
 			return nil
 		}
-		bufs[s] = append(bufs[s], ingest.Row{TurbineID: r.TurbineID, RecordedAt: r.RecordedAt, ReceivedAt: r.ReceivedAt, Available: r.Available, PowerKw: r.PowerKW, WindMs: r.WindMS})
+		bufs[s] = append(bufs[s], ingest.Row{TurbineID: r.TurbineID, RecordedAt: r.RecordedAt, ReceivedAt: r.ReceivedAt, Available: r.Available, PowerKw: r.PowerKW, WindMs: r.WindMS, State: r.State})
 		if len(bufs[s]) == batch {
 			chans[s] <- bufs[s]
 			bufs[s] = nil
@@ -238,7 +238,11 @@ func boxedRows(rows []ingest.Row) pgx.CopyFromSource {
 			return nil, nil
 		}
 		r := rows[i]
-		return []any{r.TurbineID, r.RecordedAt, r.ReceivedAt, r.Available, r.PowerKw, r.WindMs}, nil
+		var state any // NULL, as the writer stores no state
+		if r.State != "" {
+			state = r.State
+		}
+		return []any{r.TurbineID, r.RecordedAt, r.ReceivedAt, r.Available, r.PowerKw, r.WindMs, state}, nil
 	})
 }
 

@@ -15,6 +15,8 @@ type row struct {
 	Available  bool
 	PowerKw    float32
 	WindMs     float32
+	// State is the controller's status code; "" is stored as NULL (none).
+	State string
 }
 
 // The writer's COPY targets: readings, and the session's temporary
@@ -24,19 +26,19 @@ type row struct {
 var (
 	readingsTable   = pgx.Identifier{"readings"}
 	stagingTable    = pgx.Identifier{"readings_staging"}
-	readingsColumns = []string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms"}
+	readingsColumns = []string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms", "state"}
 )
 
 // copySource feeds a batch to COPY without allocating per row: Values
 // returns the same slice every time, holding pointers into the current row
 // (pgx encodes a pointer as the value it points to). sqlc's generated
-// :copyfrom iterator boxes six values per row into a fresh slice; on a
+// :copyfrom iterator boxes every value of a row into a fresh slice; on a
 // 13 M-row ingest that garbage kept the process below its raw-COPY floor
 // (BENCHMARKS.md, "Ingest").
 type copySource struct {
 	rows   []row
 	next   int
-	values [6]any
+	values [7]any
 }
 
 func newCopySource(rows []row) *copySource {
@@ -49,7 +51,10 @@ func (s *copySource) Next() bool {
 	}
 	r := &s.rows[s.next]
 	s.next++
-	s.values = [6]any{&r.TurbineID, &r.RecordedAt, &r.ReceivedAt, &r.Available, &r.PowerKw, &r.WindMs}
+	s.values = [7]any{&r.TurbineID, &r.RecordedAt, &r.ReceivedAt, &r.Available, &r.PowerKw, &r.WindMs, nil}
+	if r.State != "" {
+		s.values[6] = &r.State // else nil: NULL, not ''
+	}
 	return true
 }
 

@@ -34,8 +34,30 @@ func TestCopyColumnsMatchSchema(t *testing.T) {
 	day := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	testdb.Exec(t, pool, `SELECT readings_ensure_partition($1::date)`, day)
 	batch := []row{
-		{TurbineID: "AP-001", RecordedAt: day.Add(2 * time.Second), ReceivedAt: day.Add(3500 * time.Millisecond), Available: true, PowerKw: 1234.5, WindMs: 9.25},
+		{TurbineID: "AP-001", RecordedAt: day.Add(2 * time.Second), ReceivedAt: day.Add(3500 * time.Millisecond), Available: true, PowerKw: 1234.5, WindMs: 9.25, State: "RUN 12"},
 		{TurbineID: "AP-002", RecordedAt: day.Add(4 * time.Second), ReceivedAt: day.Add(7 * time.Hour), Available: false, PowerKw: -3.5, WindMs: 0.5},
+	}
+	// Both paths store every column, and no state as NULL (not '').
+	readBack := func(path string) {
+		t.Helper()
+		rows, err := pool.Query(ctx, `SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms, coalesce(state, '') FROM readings ORDER BY turbine_id`)
+		testdb.Must(t, err, "read back")
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+		testdb.Must(t, err, "read back")
+		if len(got) != 2 {
+			t.Fatalf("%s: read back %d rows, want 2", path, len(got))
+		}
+		for i := range batch {
+			g, w := got[i], batch[i]
+			if g.TurbineID != w.TurbineID || !g.RecordedAt.Equal(w.RecordedAt) || !g.ReceivedAt.Equal(w.ReceivedAt) || g.Available != w.Available || g.PowerKw != w.PowerKw || g.WindMs != w.WindMs || g.State != w.State {
+				t.Errorf("%s: row %d read back as %+v, want %+v", path, i, g, w)
+			}
+		}
+		var nulls int
+		testdb.Must(t, pool.QueryRow(ctx, `SELECT count(*) FROM readings WHERE state IS NULL`).Scan(&nulls), "nulls")
+		if nulls != 1 {
+			t.Errorf("%s: %d readings with a NULL state, want 1 (the one without a state)", path, nulls)
+		}
 	}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := sharddb.New(tx).ReadingsStagingCreate(ctx); err != nil {
@@ -51,23 +73,12 @@ func TestCopyColumnsMatchSchema(t *testing.T) {
 		return err
 	})
 	testdb.Must(t, err, "staging path")
+	readBack("staging")
 	testdb.Exec(t, pool, `DELETE FROM readings`)
 	n, err := pool.CopyFrom(ctx, readingsTable, readingsColumns, newCopySource(batch))
 	testdb.Must(t, err, "copy")
 	if n != 2 {
 		t.Fatalf("copied %d rows, want 2", n)
 	}
-	rows, err := pool.Query(ctx, `SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms FROM readings ORDER BY turbine_id`)
-	testdb.Must(t, err, "read back")
-	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
-	testdb.Must(t, err, "read back")
-	if len(got) != 2 {
-		t.Fatalf("read back %d rows, want 2", len(got))
-	}
-	for i := range batch {
-		g, w := got[i], batch[i]
-		if g.TurbineID != w.TurbineID || !g.RecordedAt.Equal(w.RecordedAt) || !g.ReceivedAt.Equal(w.ReceivedAt) || g.Available != w.Available || g.PowerKw != w.PowerKw || g.WindMs != w.WindMs {
-			t.Errorf("row %d read back as %+v, want %+v", i, g, w)
-		}
-	}
+	readBack("copy")
 }

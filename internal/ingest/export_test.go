@@ -5,3 +5,6 @@ package ingest
 type Row = row
 
 var NewCopySource = newCopySource
+
+// ReadingsColumns are the columns the writer's COPY sends, in order.
+var ReadingsColumns = readingsColumns

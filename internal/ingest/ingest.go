@@ -450,7 +450,7 @@ func (s *session) take(ctx context.Context, rec *reading.Record) error {
 	}
 	b.rows = append(b.rows, row{
 		TurbineID: route.TurbineID, RecordedAt: r.RecordedAt, ReceivedAt: r.ReceivedAt,
-		Available: r.Available, PowerKw: r.PowerKW, WindMs: r.WindMS,
+		Available: r.Available, PowerKw: r.PowerKW, WindMs: r.WindMS, State: r.State,
 	})
 	b.routes = append(b.routes, route)
 	b.lines = append(b.lines, rec.Line)

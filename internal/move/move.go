@@ -260,7 +260,7 @@ func copyDay(ctx context.Context, from, to *pgxpool.Pool, turbine string, day ti
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"readings_staging"}, readingColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 			r := &rows[i]
-			return []any{r.TurbineID, r.RecordedAt, r.ReceivedAt, r.Available, r.PowerKw, r.WindMs}, nil
+			return []any{r.TurbineID, r.RecordedAt, r.ReceivedAt, r.Available, r.PowerKw, r.WindMs, r.State}, nil
 		})); err != nil {
 			return err
 		}
@@ -289,7 +289,7 @@ func copyDay(ctx context.Context, from, to *pgxpool.Pool, turbine string, day ti
 }
 
 // readingColumns are the readings' columns in the order copyDay sends them.
-var readingColumns = []string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms"}
+var readingColumns = []string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms", "state"}
 
 // clean deletes what the old shard held of the turbine and queues the
 // recompute of the farm's days, in the transaction that ends the move.

@@ -393,7 +393,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		due = due[:allowed]
 	}
 	took = len(due)
-	g := window.Grid{FarmID: farm, Day: due[0].Day, Start: day.DayStart, End: day.DayEnd, Window: rules.Window}
+	g := window.GridOfDay(day, due[0].Day)
 	first := int(due[0].WindowStart.Sub(g.Start) / g.Window)
 	last := int(due[len(due)-1].WindowStart.Sub(g.Start) / g.Window)
 	windows := make([]int, 0, last-first+1)

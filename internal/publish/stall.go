@@ -35,8 +35,8 @@ type stallWatch struct {
 
 // watch runs the stall watcher on a published window, after its
 // publication and outside the round's farm slot: each shard reads the
-// window's readings per turbine (TurbineWindowStallStats: power and wind,
-// which readings_pkey does not cover), then the control database judges
+// window's readings per turbine (TurbineWindowStallStats: power and wind),
+// then the control database judges
 // (StallJudge). A failure is logged; it never holds a publication back.
 func (p *Publisher) watch(ctx context.Context, w *stallWatch) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(p.ShardTimeout, DefaultShardTimeout))

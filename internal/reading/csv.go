@@ -11,7 +11,7 @@ import (
 
 type csvDecoder struct {
 	lines *lineReader
-	col   [6]int // field index -> column index, -1 if absent
+	col   [len(fieldNames)]int // field index -> column index, -1 if absent
 	ncols int
 	names []string // the header's column names, quoted, for messages
 	rec   Record
@@ -56,7 +56,7 @@ func newCSVDecoder(r io.Reader) (*csvDecoder, error) {
 			d.names = append(d.names, quote(bytes.TrimSpace(name)))
 		}
 		for i, f := range Fields {
-			if d.col[i] < 0 && f != "received_at" {
+			if d.col[i] < 0 && !optional(f) {
 				return nil, fmt.Errorf("CSV header (line %d): missing column %q (have %s)", d.lines.line, f, quoteN(line, 160))
 			}
 		}
@@ -98,7 +98,7 @@ func (d *csvDecoder) parse(line []byte, r *Reading) string {
 		}
 		v := bytes.TrimSpace(d.cells[c])
 		if len(v) == 0 {
-			if f == "received_at" {
+			if optional(f) {
 				continue
 			}
 			return fmt.Sprintf("missing field %q", f)

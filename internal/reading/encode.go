@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -21,14 +22,20 @@ func NewEncoder(f Format, w io.Writer) *Encoder {
 	return &Encoder{f: f, w: bufio.NewWriterSize(w, 256<<10)}
 }
 
-// Encode writes one reading (received_at is omitted when zero).
+// csvHeader is the CSV encoder's header line: Fields, in order.
+var csvHeader = strings.Join(Fields, ",") + "\n"
+
+// Encode writes one reading. received_at is omitted when zero and state
+// when empty: NDJSON leaves the key out; CSV always has both columns (the
+// header is Fields) and leaves the cell empty, which every CSV reader of
+// readings takes as none (the decoder, and psql's COPY … CSV as NULL).
 func (e *Encoder) Encode(r *Reading) error {
 	b := e.buf[:0]
 	switch e.f {
 	case CSV:
 		if !e.header {
 			e.header = true
-			b = append(b, "turbine_id,recorded_at,received_at,available,power_kw,wind_ms\n"...)
+			b = append(b, csvHeader...)
 		}
 		b = append(b, r.TurbineID...)
 		b = append(b, ',')
@@ -43,6 +50,8 @@ func (e *Encoder) Encode(r *Reading) error {
 		b = strconv.AppendFloat(b, float64(r.PowerKW), 'f', -1, 32)
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, float64(r.WindMS), 'f', -1, 32)
+		b = append(b, ',')
+		b = appendCSVField(b, r.State)
 	default:
 		b = append(b, `{"turbine_id":`...)
 		b = appendJSONString(b, r.TurbineID)
@@ -60,6 +69,10 @@ func (e *Encoder) Encode(r *Reading) error {
 		b = strconv.AppendFloat(b, float64(r.PowerKW), 'f', -1, 32)
 		b = append(b, `,"wind_ms":`...)
 		b = strconv.AppendFloat(b, float64(r.WindMS), 'f', -1, 32)
+		if r.State != "" {
+			b = append(b, `,"state":`...)
+			b = appendJSONString(b, r.State)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, '\n')
@@ -70,6 +83,23 @@ func (e *Encoder) Encode(r *Reading) error {
 
 // Flush writes any buffered output.
 func (e *Encoder) Flush() error { return e.w.Flush() }
+
+// appendCSVField appends s as one CSV cell, quoted (a '"' doubled) when it
+// holds a comma, a quote or a line end. (The decoder trims spaces around a
+// cell, quoted or not.)
+func appendCSVField(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
 
 // appendJSONString appends s as a JSON string: '"' and '\\' escaped,
 // control characters as \u00XX, invalid UTF-8 as U+FFFD (as encoding/json

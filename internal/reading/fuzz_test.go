@@ -107,6 +107,21 @@ var ndjsonSeeds = []struct{ name, data string }{
 		goodLine[:len(goodLine)-1] + `,"turbine\u005fid":"B"}`,
 		`{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"j":2,` + goodLine[1:],
 	}, "\n")},
+	{"states", strings.Join([]string{
+		goodLine[:len(goodLine)-1] + `,"state":"RUN"}`,
+		goodLine[:len(goodLine)-1] + `,"state":null}`,
+		goodLine[:len(goodLine)-1] + `,"state":""}`,
+		`{"state":"FAULT \"2,7\" St\u00f6rung",` + goodLine[1:],
+		goodLine[:len(goodLine)-1] + `,"state":"` + strings.Repeat("s", 64) + `"}`,
+		goodLine[:len(goodLine)-1] + `,"state":"` + strings.Repeat("s", 65) + `"}`,
+		goodLine[:len(goodLine)-1] + `,"state":"` + strings.Repeat("a", 63) + "€" + `"}`,
+		goodLine[:len(goodLine)-1] + `,"state":"RUN\t1"}`,
+		goodLine[:len(goodLine)-1] + `,"state":"RUN` + "\x00\xff" + `"}`,
+		goodLine[:len(goodLine)-1] + `,"state":7}`,
+		goodLine[:len(goodLine)-1] + `,"state":["RUN"]}`,
+		goodLine[:len(goodLine)-1] + `,"state":RUN}`,
+		goodLine[:len(goodLine)-1] + `,"state":"RUN","state":"STOP"}`,
+	}, "\n")},
 	{"bools", strings.Join([]string{
 		strings.Replace(goodLine, "true", `"YES"`, 1),
 		strings.Replace(goodLine, "true", `0`, 1),
@@ -141,6 +156,17 @@ var csvSeeds = []struct{ name, data string }{
 	{"nan-inf", csvHead + "\n" + "A,2026-08-01T05:58:00Z,,true,NaN,2\nA,2026-08-01T05:58:00Z,,true,1,+Inf\nA,2026-08-01T05:58:00Z,,true,1e400,2\nA,2026-08-01T05:58:00Z,,true,0x1p-2,1_0\n"},
 	{"line-longer-than-maxline", csvHead + "\n" + strings.Repeat("x", MaxLine+1) + "\r\n" + csvGood},
 	{"straddle-4096", csvHead + "\n" + straddle4096("", ",2026-08-01T05:58:00Z,,true,1,2") + "\n"},
+	{"states", csvHead + ",state\n" + strings.Join([]string{
+		csvGood + ",RUN",
+		csvGood + ",",
+		csvGood + `,""`,
+		csvGood + `,"FAULT ""2,7"" Störung"`,
+		csvGood + "," + strings.Repeat("s", 64),
+		csvGood + "," + strings.Repeat("s", 65),
+		csvGood + ",RUN\x01",
+		csvGood + ",RUN\xff",
+		csvGood + `,"RUN`,
+	}, "\n") + "\n"},
 	{"times", csvHead + "\n" + "A,0001-01-01T00:00:00Z,,true,1,2\nA,2026-08-01T05:58:00Z,0001-01-01T00:00:00Z,true,1,2\nA,9999-12-31T23:00:00-05:00,,true,1,2\n"},
 }
 
@@ -335,6 +361,9 @@ func checkRecord(t *testing.T, f Format, rec *Record) {
 	if !utf8.ValidString(r.TurbineID) || strings.ContainsFunc(r.TurbineID, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
 		t.Fatalf("line %d: turbine id %q", rec.Line, r.TurbineID)
 	}
+	if len(r.State) > MaxState || !utf8.ValidString(r.State) || strings.ContainsFunc(r.State, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+		t.Fatalf("line %d: state %q", rec.Line, r.State)
+	}
 	if math.IsNaN(float64(r.PowerKW)) || math.IsInf(float64(r.PowerKW), 0) || math.IsNaN(float64(r.WindMS)) || math.IsInf(float64(r.WindMS), 0) {
 		t.Fatalf("line %d: not finite: %+v", rec.Line, r)
 	}
@@ -389,7 +418,7 @@ func repeatedKey(raw []byte) (string, bool) {
 func sameReading(a, b Reading) bool {
 	return a.TurbineID == b.TurbineID && a.RecordedAt.Equal(b.RecordedAt) && a.ReceivedAt.Equal(b.ReceivedAt) &&
 		a.Available == b.Available && math.Float32bits(a.PowerKW) == math.Float32bits(b.PowerKW) &&
-		math.Float32bits(a.WindMS) == math.Float32bits(b.WindMS)
+		math.Float32bits(a.WindMS) == math.Float32bits(b.WindMS) && a.State == b.State
 }
 
 func FuzzStorableText(f *testing.F) {

@@ -111,7 +111,7 @@ func parseObject(b []byte, r *Reading) string {
 	if !p.eat('{') {
 		return "not a JSON object: expected '{' at byte " + strconv.Itoa(p.i) + ", found " + p.found()
 	}
-	var seen [6]bool
+	var seen [len(fieldNames)]bool
 	var keys keySet
 	p.ws()
 	if p.eat('}') {
@@ -163,7 +163,7 @@ func parseObject(b []byte, r *Reading) string {
 		return "malformed JSON: trailing data after the object at byte " + strconv.Itoa(p.i) + ", found " + p.found()
 	}
 	for i, f := range Fields {
-		if !seen[i] && f != "received_at" {
+		if !seen[i] && !optional(f) {
 			return fmt.Sprintf("missing field %q", f)
 		}
 	}
@@ -183,7 +183,7 @@ func fieldIndex(key []byte) int {
 // keySet remembers the keys of one object: Fields by index, others by
 // value (on the stack for the first few, in a map past them).
 type keySet struct {
-	fields [6]bool
+	fields [len(fieldNames)]bool
 	few    [8][]byte
 	nFew   int
 	many   map[string]struct{}
@@ -229,10 +229,10 @@ func jsonScalar(val []byte) bool {
 
 // assign sets field Fields[idx]. quoted says the JSON value was a string;
 // null arrives as val == nil.
-func assign(r *Reading, seen *[6]bool, idx int, val []byte, quoted bool) string {
+func assign(r *Reading, seen *[len(fieldNames)]bool, idx int, val []byte, quoted bool) string {
 	name := Fields[idx]
 	if val == nil {
-		if name == "received_at" {
+		if optional(name) {
 			return ""
 		}
 		return fmt.Sprintf("%s: is null", name)
@@ -240,6 +240,9 @@ func assign(r *Reading, seen *[6]bool, idx int, val []byte, quoted bool) string 
 	seen[idx] = true
 	if name == "turbine_id" && (!quoted || len(val) == 0) {
 		return fmt.Sprintf("turbine_id: %s is not a turbine id string", quote(val))
+	}
+	if name == "state" && !quoted {
+		return fmt.Sprintf("state: %s is not a string (a controller status code is a JSON string, or null for none)", quote(val))
 	}
 	if !quoted && name != "power_kw" && name != "wind_ms" && !jsonScalar(val) {
 		// The number fields say what is wrong with a bare word themselves.

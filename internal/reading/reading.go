@@ -26,6 +26,10 @@ type Reading struct {
 	Available  bool
 	PowerKW    float32
 	WindMS     float32
+	// State is the controller's status code as sent, which the farm's
+	// availability contract maps to a category; empty when the record
+	// carried none (stored as NULL). At most MaxState bytes of text.
+	State string
 }
 
 // Format is a wire format.
@@ -37,8 +41,19 @@ const (
 	CSV    Format = "csv"
 )
 
+// fieldNames are the fields, in CSV column order; an array so that the
+// decoders' per-field tables have its length as a constant.
+var fieldNames = [...]string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms", "state"}
+
 // Fields, in CSV column order.
-var Fields = []string{"turbine_id", "recorded_at", "received_at", "available", "power_kw", "wind_ms"}
+var Fields = fieldNames[:]
+
+// optional says a record may leave field f out (absent, null or an empty
+// CSV cell): received_at (ingest stamps it) and state (none).
+func optional(f string) bool { return f == "received_at" || f == "state" }
+
+// MaxState is the longest state accepted, in bytes.
+const MaxState = 64
 
 // ParseFormat accepts "ndjson", "jsonl", "json" or "csv".
 func ParseFormat(s string) (Format, error) {
@@ -135,12 +150,20 @@ func setField(r *Reading, field string, v []byte) string {
 		r.PowerKW, msg = parseFloat(field, v)
 	case "wind_ms":
 		r.WindMS, msg = parseFloat(field, v)
+	case "state":
+		switch {
+		case !isText(v):
+			return fmt.Sprintf("state: %s has a control character or invalid UTF-8", quote(v))
+		case len(v) > MaxState:
+			return fmt.Sprintf("state: %s is longer than %d bytes", quote(v), MaxState)
+		}
+		r.State = string(v)
 	}
 	return msg
 }
 
 // isText says v is valid UTF-8 without ASCII control characters (NUL
-// included): no turbine id has them, and a NUL could not be stored.
+// included): no turbine id or state has them, and a NUL could not be stored.
 func isText(v []byte) bool {
 	ascii := true
 	for _, c := range v {

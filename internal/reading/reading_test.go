@@ -13,7 +13,7 @@ import (
 
 func TestRoundTrip(t *testing.T) {
 	in := []Reading{
-		{TurbineID: "AP-001", RecordedAt: time.Date(2026, 8, 1, 5, 58, 0, 0, time.UTC), ReceivedAt: time.Date(2026, 8, 4, 9, 0, 0, 123456000, time.UTC), Available: true, PowerKW: 1234.5, WindMS: 9.25},
+		{TurbineID: "AP-001", RecordedAt: time.Date(2026, 8, 1, 5, 58, 0, 0, time.UTC), ReceivedAt: time.Date(2026, 8, 4, 9, 0, 0, 123456000, time.UTC), Available: true, PowerKW: 1234.5, WindMS: 9.25, State: "RUN 12"},
 		{TurbineID: "KS-140", RecordedAt: time.Date(2026, 3, 29, 0, 59, 58, 0, time.UTC), Available: false, PowerKW: 0, WindMS: 0.5},
 	}
 	for _, f := range []Format{NDJSON, CSV} {
@@ -38,7 +38,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			got := rec.Reading
 			if got.TurbineID != in[i].TurbineID || !got.RecordedAt.Equal(in[i].RecordedAt) || !got.ReceivedAt.Equal(in[i].ReceivedAt) ||
-				got.Available != in[i].Available || got.PowerKW != in[i].PowerKW || got.WindMS != in[i].WindMS {
+				got.Available != in[i].Available || got.PowerKW != in[i].PowerKW || got.WindMS != in[i].WindMS || got.State != in[i].State {
 				t.Fatalf("%s record %d: got %+v, want %+v", f, i, got, in[i])
 			}
 		}
@@ -225,6 +225,9 @@ func TestProblems(t *testing.T) {
 		{NDJSON, `{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":true,"power_kw":1e400}`, `power_kw: "1e400" is out of range`},
 		{NDJSON, `{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":true,"power_kw":1,"wind_ms":[1]}`, `wind_ms: cannot parse "[1]" as a number`},
 		{NDJSON, `{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":true,"power_kw":1,"wind_ms":{"a":{"b":"` + "\xff" + `"}}}`, `wind_ms: cannot parse "{\"a\":{\"b\":\"\xff\"}}" as a number`},
+		{NDJSON, `{"turbine_id":"A",` + ok + `,"state":1}`, `state: "1" is not a string (a controller status code is a JSON string, or null for none)`},
+		{NDJSON, `{"turbine_id":"A",` + ok + `,"state":"` + euro63 + `"}`, `state: "` + strings.Repeat("a", 63) + `"… is longer than 64 bytes`},
+		{NDJSON, `{"turbine_id":"A",` + ok + `,"state":"A\nB"}`, `state: "A\nB" has a control character or invalid UTF-8`},
 		{CSV, `A,2026-08-01T00:00:00Z,true,1`, `has 4 columns, the header has 5`},
 		{CSV, `A,"2026-08-01T00:00:00Z,true,1,2`, `malformed CSV in column 2 ("recorded_at"): extraneous or missing " in quoted-field at byte 32`},
 		{CSV, `A,20"26,true,1,2`, `malformed CSV in column 2 ("recorded_at"): bare " in non-quoted-field at byte 4`},
@@ -286,7 +289,7 @@ func TestEncoderWritesJSON(t *testing.T) {
 	for _, id := range []string{"AP-001", `q"uote\back`, "tab\there", "nul\x00", "\x7fdel", "Østervang", "\U000E0001tag", "\u2028", "bad\xffutf8", "\xe2\x82"} {
 		var buf bytes.Buffer
 		enc := NewEncoder(NDJSON, &buf)
-		r := Reading{TurbineID: id, RecordedAt: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)}
+		r := Reading{TurbineID: id, RecordedAt: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), State: id}
 		if err := enc.Encode(&r); err != nil {
 			t.Fatal(err)
 		}
@@ -295,12 +298,13 @@ func TestEncoderWritesJSON(t *testing.T) {
 		}
 		var got struct {
 			TurbineID string `json:"turbine_id"`
+			State     string `json:"state"`
 		}
 		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 			t.Fatalf("%q: encoder wrote %s, not JSON: %v", id, buf.Bytes(), err)
 		}
-		if want := string([]rune(id)); got.TurbineID != want { // each invalid byte as U+FFFD
-			t.Fatalf("%q: encoder wrote %s, which encoding/json reads as %q", id, buf.Bytes(), got.TurbineID)
+		if want := string([]rune(id)); got.TurbineID != want || got.State != want { // each invalid byte as U+FFFD
+			t.Fatalf("%q: encoder wrote %s, which encoding/json reads as %q, state %q", id, buf.Bytes(), got.TurbineID, got.State)
 		}
 		var r2 Reading
 		if msg := parseObject(bytes.TrimSpace(buf.Bytes()), &r2); msg == "" && r2.TurbineID != got.TurbineID {

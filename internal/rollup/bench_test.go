@@ -2,12 +2,14 @@ package rollup_test
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,7 +52,7 @@ func benchRollupFarmDay(b *testing.B) {
 		fmt.Println(msg)
 		b.Log(msg)
 	}
-	tb := setup(b, testdb.ArdnaveFleet, pipelinetest.Options{WorkersPerShard: 2})
+	tb := setup(b, benchFleet, pipelinetest.Options{WorkersPerShard: 2})
 	env := tb.Env
 	var version string
 	testdb.Must(b, env.Control.QueryRow(ctx, `SHOW server_version`).Scan(&version), "version")
@@ -173,6 +175,29 @@ func benchRollupFarmDay(b *testing.B) {
 		fp, diffs, median(hashed).Seconds(), median(constant).Seconds(), 100*fp/floor.Seconds(), 100*fp/job.Seconds())
 	b.ReportMetric(100*fp/job.Seconds(), "fingerprint-%")
 
+	// Availability contracts' cost (categories and energy): the farm-day's
+	// bare statements as they are and as they were before contracts
+	// (testdata), on the same readings, in five pairs whose order
+	// alternates against the machine's drift.
+	var now, before []time.Duration
+	var cdiffs []float64
+	for i := 0; i < 5; i++ {
+		var n, o time.Duration
+		if i%2 == 0 {
+			o = bareStatements(b, tb, shards, day, nil, true)
+			n = bare()
+		} else {
+			n = bare()
+			o = bareStatements(b, tb, shards, day, nil, true)
+		}
+		now, before = append(now, n), append(before, o)
+		cdiffs = append(cdiffs, (n - o).Seconds())
+	}
+	cost := medianFloat(cdiffs)
+	report("contract the farm-day's statements bare, with categories and energy vs before them: %+.3f s (median of 5 pairs' differences %.3f; medians %.3f s vs %.3f s) = %+.1f %% of the statements before (target ≤ 15 %%)",
+		cost, cdiffs, median(now).Seconds(), median(before).Seconds(), 100*cost/median(before).Seconds())
+	b.ReportMetric(100*cost/median(before).Seconds(), "contract-%")
+
 	one, oneWork, fullWork := median(dirty), median(dirtyWork), median(farmWork)
 	onePct := medianFloat(paired)
 	report("dirty   one turbine-day (AP-050) via its rollup_day job, enqueue→done: %.2f %% of its round's farm-day (median of the rounds %.2f); all %d runs' median %.3f s = %.2f %% of the farm-days' median %.2f s (runs %v)",
@@ -263,7 +288,7 @@ func fastWindowReads(b *testing.B, tb *bundle, report func(string, ...any)) {
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesOfDay(farm)
-	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	g := window.GridOfDay(farm, day)
 	ts, err := controldb.New(tb.Env.Control).TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: "ardnave-point", ShardName: "s1", DayStart: farm.DayStart, DayEnd: farm.DayEnd})
 	testdb.Must(b, err, "turbines")
 	turbines := window.TurbinesOf(ts)
@@ -386,16 +411,41 @@ func (c *chunk) Next() (*reading.Record, error) {
 	return c.dec.Next()
 }
 
+// benchFleet is ArdnaveFleet with a power curve and a contract on Ardnave
+// Point: the farm-day counts categories and energy as a contracted farm's.
+var benchFleet = strings.Replace(testdb.ArdnaveFleet, "    timezone: Europe/London\n", `    timezone: Europe/London
+    model: B3
+    contract: {name: bench, cut_in_ms: 3.5, cut_out_ms: 25, states: {"17": requested_shutdown}, excluded: [out_of_environmental_spec]}
+`, 1) + `models:
+  - {name: B3, curve: [[3, 0], [5, 300], [8, 1400], [11, 2900], [12.5, 3000], [25, 3000]]}
+`
+
 // bareSQL runs the job's own shard statements (the windows of the day from
 // the readings, their sums, the day added up from them) directly on each
 // shard in parallel, in one transaction each, without River, locks or the
 // control database.
 func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []string) time.Duration {
+	return bareStatements(b, tb, shards, day, only, false)
+}
+
+// The window and day statements as they were before availability contracts
+// (testdata, sqlc's text of 994a426): what the categories and energy are
+// measured against.
+var (
+	//go:embed testdata/turbine_window_upsert_before_contracts.sql
+	upsertBeforeContracts string
+	//go:embed testdata/turbine_day_from_windows_before_contracts.sql
+	dayBeforeContracts string
+)
+
+// bareStatements is bareSQL, with the statements of before contracts when
+// before is set.
+func bareStatements(b *testing.B, tb *bundle, shards []string, day time.Time, only []string, before bool) time.Duration {
 	ctx := context.Background()
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
 	rules := fleet.RulesOfDay(farm)
-	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: rules.Window}
+	g := window.GridOfDay(farm, day)
 	type shardArgs struct {
 		turbines []window.Turbine
 		pairs    window.Pairs
@@ -425,6 +475,15 @@ func bareSQL(b *testing.B, tb *bundle, shards []string, day time.Time, only []st
 			a := args[s]
 			err := pgx.BeginFunc(ctx, tb.Env.Shards.Pool(s), func(tx pgx.Tx) error {
 				sq := sharddb.New(tx)
+				if before {
+					u := a.pairs.UpsertParams(g, a.turbines, rules, time.Now())
+					if _, err := tx.Exec(ctx, upsertBeforeContracts, u.DayStart, u.DayEnd, u.TurbineIds, u.CadenceSeconds, u.ServiceFrom, u.ServiceTo,
+						u.FirstWindow, u.LastWindow, u.WindowS, u.LaneThresholdSeconds, u.EarlyToleranceSeconds, u.FarmID, u.Day, u.ComputedAt); err != nil {
+						return err
+					}
+					_, err := tx.Exec(ctx, dayBeforeContracts, g.Start, a.ids, g.End, g.FarmID, day)
+					return err
+				}
 				if _, err := window.Compute(ctx, sq, g, a.turbines, rules, a.pairs, windows, false, time.Now()); err != nil {
 					return err
 				}
@@ -488,7 +547,7 @@ func enqueueDirty(b *testing.B, tb *bundle, turbine, shard string) int64 {
 	// consecutive windows per batch.
 	farm, err := controldb.New(tb.Env.Control).FarmDayGet(ctx, controldb.FarmDayGetParams{ID: "ardnave-point", Day: day})
 	testdb.Must(b, err, "farm")
-	g := window.Grid{FarmID: "ardnave-point", Day: day, Start: farm.DayStart, End: farm.DayEnd, Window: fleet.RulesOfDay(farm).Window}
+	g := window.GridOfDay(farm, day)
 	marks := sharddb.DirtyWindowInsertParams{FarmID: "ardnave-point", MarkedAt: tb.Clock.Now()}
 	const batches = 60
 	for k := 0; k < batches; k++ {

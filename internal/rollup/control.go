@@ -72,6 +72,9 @@ func (c *Computer) writeDay(ctx context.Context, q *controldb.Queries, req Reque
 		up.InputReadings = append(up.InputReadings, r.InputReadings)
 		up.InputHash = append(up.InputHash, r.InputHash)
 		up.Fingerprinted = append(up.Fingerprinted, r.Fingerprinted)
+		up.CategorySlots = append(up.CategorySlots, r.CategorySlots)
+		up.CategoryActualWh = append(up.CategoryActualWh, r.CategoryActualWh)
+		up.CategoryPotentialWh = append(up.CategoryPotentialWh, r.CategoryPotentialWh)
 	}
 	n, err := q.TurbineDayUpsert(ctx, up)
 	if err != nil {

@@ -89,7 +89,7 @@ func (c *Computer) open(ctx context.Context, tx, stx pgx.Tx, req Request) (*day,
 		return nil, &Result{Full: d.full}, nil
 	}
 	d.now = c.Now()
-	d.g = window.Grid{FarmID: req.FarmID, Day: req.Day, Start: farm.DayStart, End: farm.DayEnd, Window: d.rules.Window}
+	d.g = window.GridOfDay(farm, req.Day)
 	d.closed = d.g.Closed(d.now, d.rules.AllowedLateness)
 	// turbine_day rows are written only once every window of the day is
 	// past the watermark: a day adds up from all its windows.

@@ -83,7 +83,11 @@ func TestOneTurbineReadsItsKeyRange(t *testing.T) {
 		// replaces read by key range, the sums upserted by key): 1,440
 		// windows written and summed, still nothing of the farm's index
 		// and no sequential scan of either table.
-		g := window.Grid{FarmID: "f", Day: day, Start: dayStart, End: dayEnd, Window: time.Minute}
+		// the keys of the default contract (control's contract_keys of row 1):
+		// full performance rank 12, forced outage 8, out of environmental
+		// specification 4; no shard test reads a control database
+		g := window.Grid{FarmID: "f", Day: day, Start: dayStart, End: dayEnd, Window: time.Minute,
+			Contract: window.Contract{KeyAvailable: 12*16 + 1, KeyUnavailable: 8*16 + 10, KeyEnvironment: 4*16 + 5}}
 		turbines := []window.Turbine{{ID: "T-07", Cadence: 2, ServiceFrom: dayStart, ServiceTo: dayEnd}}
 		pairs := window.Pairs{}
 		pairs.AddRange(turbines, 0, g.Len())

@@ -9,6 +9,7 @@ package window
 import (
 	"time"
 
+	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/localday"
 )
 
@@ -20,6 +21,39 @@ type Grid struct {
 	Day        time.Time // the date (midnight UTC, as pgx gives a DATE)
 	Start, End time.Time
 	Window     time.Duration
+	// Contract sorts the day's slots into categories (computing windows
+	// needs one; GridOfDay reads it with the day).
+	Contract Contract
+	// Curve is the farm's power curve as control's model_curve_lut samples
+	// it (nil: no model, so no potential energy).
+	Curve []float64
+}
+
+// Contract is the availability contract governing a day as the window
+// statement takes it: control's contract_keys, read by FarmDayGet. A key is
+// priority rank * 16 + category id; the rule itself lives there.
+type Contract struct {
+	ID                                           int64
+	StateCodes                                   []string
+	StateKeys                                    []int32
+	KeyAvailable, KeyUnavailable, KeyEnvironment int32
+	CutInMS, CutOutMS                            *float64
+}
+
+// GridOfDay is the grid of the farm-day FarmDayGet read (day is its date),
+// with the day's contract.
+func GridOfDay(d controldb.FarmDayGetRow, day time.Time) Grid {
+	c := Contract{ID: d.ContractID, StateCodes: d.StateCodes, StateKeys: d.StateKeys,
+		KeyAvailable: d.KeyAvailable, KeyUnavailable: d.KeyUnavailable, KeyEnvironment: d.KeyEnvironment}
+	if d.CutInMs != nil {
+		v := float64(*d.CutInMs)
+		c.CutInMS = &v
+	}
+	if d.CutOutMs != nil {
+		v := float64(*d.CutOutMs)
+		c.CutOutMS = &v
+	}
+	return Grid{FarmID: d.ID, Day: day, Start: d.DayStart, End: d.DayEnd, Window: time.Duration(d.WindowS) * time.Second, Contract: c, Curve: d.Curve}
 }
 
 // GridOf is the grid of the farm-local day holding t in loc, the day

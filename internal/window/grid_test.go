@@ -100,6 +100,7 @@ func TestGridIsTheSQLGrid(t *testing.T) {
 			turbines := []window.Turbine{{ID: c.turbine, Cadence: 2, ServiceFrom: g.Start.AddDate(-1, 0, 0), ServiceTo: g.End.AddDate(1, 0, 0)}}
 			pairs.AddRange(turbines, 0, g.Len())
 			g.FarmID = c.farm
+			g.Contract = window.GridOfDay(farm, day).Contract
 			if _, err := window.Compute(ctx, sq, g, turbines, rules, pairs, nil, false, g.End); err != nil {
 				t.Fatalf("compute: %v", err)
 			}

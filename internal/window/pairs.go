@@ -71,6 +71,12 @@ func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, compu
 		DayStart: g.Start, DayEnd: g.End, WindowS: int32(g.Window / time.Second),
 		LaneThresholdSeconds: rules.LaneThreshold.Seconds(), EarlyToleranceSeconds: rules.EarlyTolerance.Seconds(),
 		FarmID: g.FarmID, Day: g.Day, ComputedAt: computedAt,
+		StateCodes: g.Contract.StateCodes, StateKeys: g.Contract.StateKeys, KeyAvailable: g.Contract.KeyAvailable,
+		KeyUnavailable: g.Contract.KeyUnavailable, KeyEnvironment: g.Contract.KeyEnvironment,
+		CutInMs: g.Contract.CutInMS, CutOutMs: g.Contract.CutOutMS, Curve: g.Curve,
+	}
+	if args.StateCodes == nil {
+		args.StateCodes, args.StateKeys = []string{}, []int32{}
 	}
 	for _, t := range turbines {
 		set := p[t.ID]

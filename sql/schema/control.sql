@@ -76,6 +76,42 @@ $$;
 
 COMMENT ON FUNCTION public.alert_count_truncated() IS 'Empties alert_count when alert is truncated.';
 
+-- Name: contract_keys(bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.contract_keys(p_contract bigint, OUT state_codes text[], OUT state_keys integer[], OUT key_available integer, OUT key_unavailable integer, OUT key_environment integer, OUT cut_in_ms double precision, OUT cut_out_ms double precision) RETURNS record
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT c.state_codes,
+           coalesce((SELECT array_agg(array_position(c.priority, sc.cat) * 16 + sc.cat ORDER BY sc.i)
+                     FROM unnest(c.state_categories) WITH ORDINALITY AS sc(cat, i)), '{}'),
+           array_position(c.priority, 1::smallint) * 16 + 1,
+           array_position(c.priority, 10::smallint) * 16 + 10,
+           array_position(c.priority, 5::smallint) * 16 + 5,
+           c.cut_in_ms, c.cut_out_ms
+    FROM availability_contract c WHERE c.id = p_contract
+$$;
+
+-- Name: FUNCTION contract_keys(p_contract bigint, OUT state_codes text[], OUT state_keys integer[], OUT key_available integer, OUT key_unavailable integer, OUT key_environment integer, OUT cut_in_ms double precision, OUT cut_out_ms double precision); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.contract_keys(p_contract bigint, OUT state_codes text[], OUT state_keys integer[], OUT key_available integer, OUT key_unavailable integer, OUT key_environment integer, OUT cut_in_ms double precision, OUT cut_out_ms double precision) IS 'A contract as TurbineWindowUpsert''s arguments: per mapped state code, and for a reading no code maps (available: full performance; unavailable: forced outage; wind outside [cut_in_ms, cut_out_ms): out of environmental specification), the key priority rank * 16 + category id. The least key of a slot''s readings is its category.';
+
+-- Name: contract_slots(integer[], bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.contract_slots(p_slots integer[], p_contract bigint, OUT available bigint, OUT unavailable bigint, OUT excluded bigint) RETURNS record
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT coalesce(sum(s.n) FILTER (WHERE s.id = ANY (c.available)), 0)::bigint,
+           coalesce(sum(s.n) FILTER (WHERE NOT s.id = ANY (c.available) AND NOT s.id = ANY (c.excluded)), 0)::bigint,
+           coalesce(sum(s.n) FILTER (WHERE s.id = ANY (c.excluded)), 0)::bigint
+    FROM availability_contract c
+    CROSS JOIN LATERAL unnest(p_slots) WITH ORDINALITY AS s(n, id)
+    WHERE c.id = p_contract
+$$;
+
+-- Name: FUNCTION contract_slots(p_slots integer[], p_contract bigint, OUT available bigint, OUT unavailable bigint, OUT excluded bigint); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.contract_slots(p_slots integer[], p_contract bigint, OUT available bigint, OUT unavailable bigint, OUT excluded bigint) IS 'A category_slots array sorted by contract p_contract''s classes: slots available, unavailable (every category neither available nor excluded) and excluded. Contractual availability = available / (available + unavailable).';
+
 -- Name: farm_day_closes_at(text, date); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.farm_day_closes_at(p_farm text, p_day date) RETURNS timestamp with time zone
@@ -274,6 +310,8 @@ CREATE TABLE public.farm_version (
     divergence_alert_pm integer NOT NULL,
     completeness_alert_pm integer NOT NULL,
     apply_id bigint NOT NULL,
+    contract_id bigint DEFAULT 1 NOT NULL,
+    model_id bigint,
     CONSTRAINT farm_version_cadence_seconds_check CHECK ((cadence_seconds > 0)),
     CONSTRAINT farm_version_check CHECK (((valid_to IS NULL) OR (valid_to > valid_from))),
     CONSTRAINT farm_version_window_s_check CHECK ((window_s > 0))
@@ -351,6 +389,14 @@ COMMENT ON COLUMN public.farm_version.completeness_alert_pm IS 'farm_rules.compl
 
 COMMENT ON COLUMN public.farm_version.apply_id IS 'The fleet apply that wrote it (fleet_apply.id).';
 
+-- Name: COLUMN farm_version.contract_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.contract_id IS 'The availability contract (availability_contract.id) the days of this version are counted by; 1 = the default.';
+
+-- Name: COLUMN farm_version.model_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.model_id IS 'The turbine model (turbine_model.id) of the farm''s turbines under this version; NULL: none given, so no potential energy.';
+
 -- Name: farm_day_version(text, date); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.farm_day_version(p_farm text, p_day date) RETURNS public.farm_version
@@ -419,6 +465,25 @@ $$;
 -- Name: FUNCTION local_day_start(p_timezone text, p_day date); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.local_day_start(p_timezone text, p_day date) IS 'Start of the local day p_day in p_timezone (its end is the next day''s start): the farm-local day bounds of the control database.';
+
+-- Name: model_curve_lut(bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.model_curve_lut(p_model bigint) RETURNS double precision[]
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT array_agg(coalesce(
+               (SELECT m.power_kw[j] + (m.power_kw[j + 1] - m.power_kw[j]) * (g.w - m.wind_ms[j]) / (m.wind_ms[j + 1] - m.wind_ms[j])
+                FROM generate_subscripts(m.wind_ms, 1) AS j
+                WHERE j < cardinality(m.wind_ms) AND m.wind_ms[j] <= g.w AND g.w <= m.wind_ms[j + 1]
+                ORDER BY j LIMIT 1), 0)::float8 ORDER BY g.i)
+    FROM turbine_model m
+    CROSS JOIN LATERAL (SELECT i, i / 100.0::float8 AS w FROM generate_series(0, 3000) AS i) AS g
+    WHERE m.id = p_model
+$$;
+
+-- Name: FUNCTION model_curve_lut(p_model bigint); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.model_curve_lut(p_model bigint) IS 'Model p_model''s power curve (kW) sampled at 0, 0.01, ..., 30 m/s: linear between its points, 0 outside them. TurbineWindowUpsert takes it as its curve argument.';
 
 -- Name: provenance_pending(text, date); Type: FUNCTION; Schema: public
 
@@ -818,6 +883,122 @@ COMMENT ON COLUMN public.alert_count.alerts IS 'Alerts of the farm and kind in t
 -- Name: COLUMN alert_count.last_raised_at; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.alert_count.last_raised_at IS 'The latest raised_at among them.';
+
+-- Name: availability_category; Type: TABLE; Schema: public
+
+CREATE TABLE public.availability_category (
+    id smallint NOT NULL,
+    code text NOT NULL,
+    name text NOT NULL,
+    default_priority smallint NOT NULL,
+    default_class text NOT NULL,
+    CONSTRAINT availability_category_default_class_check CHECK ((default_class = ANY (ARRAY['available'::text, 'unavailable'::text, 'excluded'::text]))),
+    CONSTRAINT availability_category_id_check CHECK (((id >= 1) AND (id <= 15)))
+);
+
+-- Name: TABLE availability_category; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.availability_category IS 'The IEC 61400-26-1 information categories a slot is sorted into; category_slots arrays are indexed by id. docs/report-user.md, "Categories".';
+
+-- Name: COLUMN availability_category.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_category.id IS 'Index into category_slots (1-based); at most 15 (TurbineWindowUpsert packs priority*16 + id).';
+
+-- Name: COLUMN availability_category.code; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_category.code IS 'The name the fleet file''s contract uses.';
+
+-- Name: COLUMN availability_category.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_category.name IS 'The standard''s name.';
+
+-- Name: COLUMN availability_category.default_priority; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_category.default_priority IS 'Rank when a contract gives no priority (1 wins over 2): reasons outside the turbine outrank its own, planned work outranks a fault, operating states come last, and any information outranks none.';
+
+-- Name: COLUMN availability_category.default_class; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_category.default_class IS 'available, unavailable or excluded when a contract lists no classes (IEC 61400-26-1''s time-based availability; information unavailable counts as unavailable).';
+
+-- Name: availability_contract; Type: TABLE; Schema: public
+
+CREATE TABLE public.availability_contract (
+    id bigint NOT NULL,
+    hash text NOT NULL,
+    name text NOT NULL,
+    state_codes text[] DEFAULT '{}'::text[] NOT NULL,
+    state_categories smallint[] DEFAULT '{}'::smallint[] NOT NULL,
+    cut_in_ms real,
+    cut_out_ms real,
+    priority smallint[] NOT NULL,
+    available smallint[] NOT NULL,
+    excluded smallint[] NOT NULL,
+    warranty_pm integer,
+    CONSTRAINT availability_contract_check CHECK ((cardinality(state_codes) = cardinality(state_categories))),
+    CONSTRAINT availability_contract_check1 CHECK (((cut_in_ms IS NULL) OR (cut_out_ms IS NULL) OR (cut_in_ms < cut_out_ms))),
+    CONSTRAINT availability_contract_check2 CHECK ((NOT (available && excluded))),
+    CONSTRAINT availability_contract_priority_check CHECK ((cardinality(priority) = 13)),
+    CONSTRAINT availability_contract_warranty_pm_check CHECK (((warranty_pm >= 1) AND (warranty_pm <= 1000)))
+);
+
+-- Name: TABLE availability_contract; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.availability_contract IS 'Availability contracts as fleet files give them (farm: contract:), one row per distinct content; farm_version.contract_id names the one a day counts by. Row 1 is the default: no state codes, no wind range, so a slot is full performance when its readings say available, forced outage when one says unavailable, information unavailable without a reading (the counts before contracts, exactly).';
+
+-- Name: COLUMN availability_contract.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.id IS 'Identity; farm_version.contract_id names it (1: the default).';
+
+-- Name: COLUMN availability_contract.hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.hash IS 'sha256 of the contract''s canonical form (''default'' for row 1): the same content is the same row.';
+
+-- Name: COLUMN availability_contract.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.name IS 'The contract''s name in the fleet file.';
+
+-- Name: COLUMN availability_contract.state_codes; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.state_codes IS 'Controller state codes (readings.state) the contract maps; state_categories[i] is the category (availability_category.id) of state_codes[i]. A mapped code decides its reading''s category alone.';
+
+-- Name: COLUMN availability_contract.state_categories; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.state_categories IS 'The category (availability_category.id) of each of state_codes, in the same order.';
+
+-- Name: COLUMN availability_contract.cut_in_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.cut_in_ms IS 'A reading no code maps, with wind_ms below this, is out of environmental specification (besides what its available flag says; the priority decides). NULL: no lower bound.';
+
+-- Name: COLUMN availability_contract.cut_out_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.cut_out_ms IS 'As cut_in_ms, for wind_ms at or above this. NULL: no upper bound.';
+
+-- Name: COLUMN availability_contract.priority; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.priority IS 'Every category id, highest priority first: a slot whose readings (or events) name several categories is the first of them here.';
+
+-- Name: COLUMN availability_contract.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.available IS 'Categories counted as available (numerator and denominator of contractual availability).';
+
+-- Name: COLUMN availability_contract.excluded; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.excluded IS 'Categories excluded from both sides; every other category counts as unavailable (denominator only).';
+
+-- Name: COLUMN availability_contract.warranty_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.warranty_pm IS 'The warranted contractual availability, per mille (NULL: none given); the fleet table compares the month with it.';
+
+-- Name: availability_contract_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.availability_contract ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.availability_contract_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 -- Name: farm_window; Type: TABLE; Schema: public
 
@@ -1254,7 +1435,10 @@ CREATE TABLE public.turbine_day (
     silent_hours integer[] DEFAULT '{}'::integer[] NOT NULL,
     closed_at timestamp with time zone NOT NULL,
     input_readings bigint,
-    input_hash bigint
+    input_hash bigint,
+    category_slots integer[],
+    category_actual_wh bigint[],
+    category_potential_wh bigint[]
 );
 
 -- Name: TABLE turbine_day; Type: COMMENT; Schema: public
@@ -1340,6 +1524,18 @@ COMMENT ON COLUMN public.turbine_day.input_readings IS 'Readings the counts were
 -- Name: COLUMN turbine_day.input_hash; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_day.input_hash IS 'Order-independent hash of those readings'' (recorded_at, available) on shard_name: the sum of its windows'' turbine_window.input_hash. orchestrator verify recomputes it from the readings.';
+
+-- Name: COLUMN turbine_day.category_slots; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.category_slots IS 'Slots of the day per information category, indexed by availability_category.id (13 elements, summing to expected), sorted by the contract of the farm''s version governing the day. NULL: computed before categories.';
+
+-- Name: COLUMN turbine_day.category_actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.category_actual_wh IS 'Energy produced per information category (Wh, indexed by availability_category.id): each slot''s reading''s power × the cadence. NULL: computed before energy.';
+
+-- Name: COLUMN turbine_day.category_potential_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day.category_potential_wh IS 'Energy the power curve gives per category (Wh): the curve at each slot''s own wind × the cadence; a slot without a reading has none. NULL: no model, or computed before energy.';
 
 -- Name: farm_day; Type: VIEW; Schema: public
 
@@ -1540,6 +1736,148 @@ ALTER TABLE public.farm_day_acceptance ALTER COLUMN id ADD GENERATED ALWAYS AS I
     NO MAXVALUE
     CACHE 1
 );
+
+-- Name: farm_day_contract; Type: VIEW; Schema: public
+
+CREATE VIEW public.farm_day_contract AS
+ SELECT d.farm_id,
+    d.day,
+    k.name AS contract,
+    d.turbines,
+    d.expected,
+    d.available,
+    d.category_slots,
+    s.available AS contract_available,
+    s.unavailable AS contract_unavailable,
+    s.excluded AS contract_excluded,
+    round(((s.available)::numeric / (NULLIF((s.available + s.unavailable), 0))::numeric), 6) AS contractual_availability,
+    round(((d.available)::numeric / (NULLIF(d.expected, 0))::numeric), 6) AS time_based_availability,
+    round(((d.category_slots[13])::numeric / (NULLIF(d.expected, 0))::numeric), 6) AS information_unavailable,
+    k.warranty_pm,
+    d.category_actual_wh,
+    d.category_potential_wh,
+    ( SELECT (sum(x.x))::bigint AS sum
+           FROM unnest(d.category_actual_wh) x(x)) AS actual_wh,
+    e.lost_wh,
+    e.category_lost_wh,
+    round(((e.actual_wh)::numeric / (NULLIF((e.actual_wh + e.lost_wh), 0))::numeric), 6) AS production_based_availability
+   FROM ((((( SELECT td.farm_id,
+            td.day,
+            (count(*))::integer AS turbines,
+            sum(td.expected) AS expected,
+            sum(td.available) AS available,
+                CASE
+                    WHEN (count(td.category_slots) = count(*)) THEN ARRAY[sum(td.category_slots[1]), sum(td.category_slots[2]), sum(td.category_slots[3]), sum(td.category_slots[4]), sum(td.category_slots[5]), sum(td.category_slots[6]), sum(td.category_slots[7]), sum(td.category_slots[8]), sum(td.category_slots[9]), sum(td.category_slots[10]), sum(td.category_slots[11]), sum(td.category_slots[12]), sum(td.category_slots[13])]
+                    ELSE NULL::bigint[]
+                END AS category_slots,
+                CASE
+                    WHEN (count(td.category_actual_wh) = count(*)) THEN ARRAY[(sum(td.category_actual_wh[1]))::bigint, (sum(td.category_actual_wh[2]))::bigint, (sum(td.category_actual_wh[3]))::bigint, (sum(td.category_actual_wh[4]))::bigint, (sum(td.category_actual_wh[5]))::bigint, (sum(td.category_actual_wh[6]))::bigint, (sum(td.category_actual_wh[7]))::bigint, (sum(td.category_actual_wh[8]))::bigint, (sum(td.category_actual_wh[9]))::bigint, (sum(td.category_actual_wh[10]))::bigint, (sum(td.category_actual_wh[11]))::bigint, (sum(td.category_actual_wh[12]))::bigint, (sum(td.category_actual_wh[13]))::bigint]
+                    ELSE NULL::bigint[]
+                END AS category_actual_wh,
+                CASE
+                    WHEN (count(td.category_potential_wh) = count(*)) THEN ARRAY[(sum(td.category_potential_wh[1]))::bigint, (sum(td.category_potential_wh[2]))::bigint, (sum(td.category_potential_wh[3]))::bigint, (sum(td.category_potential_wh[4]))::bigint, (sum(td.category_potential_wh[5]))::bigint, (sum(td.category_potential_wh[6]))::bigint, (sum(td.category_potential_wh[7]))::bigint, (sum(td.category_potential_wh[8]))::bigint, (sum(td.category_potential_wh[9]))::bigint, (sum(td.category_potential_wh[10]))::bigint, (sum(td.category_potential_wh[11]))::bigint, (sum(td.category_potential_wh[12]))::bigint, (sum(td.category_potential_wh[13]))::bigint]
+                    ELSE NULL::bigint[]
+                END AS category_potential_wh
+           FROM public.turbine_day td
+          GROUP BY td.farm_id, td.day) d
+     CROSS JOIN LATERAL ( SELECT (public.farm_day_version(d.farm_id, d.day)).contract_id AS contract_id) v(contract_id))
+     JOIN public.availability_contract k ON ((k.id = v.contract_id)))
+     LEFT JOIN LATERAL ( SELECT x.available,
+            x.unavailable,
+            x.excluded
+           FROM public.contract_slots((d.category_slots)::integer[], v.contract_id) x(available, unavailable, excluded)
+          WHERE (d.category_slots IS NOT NULL)) s ON (true))
+     LEFT JOIN LATERAL ( SELECT (( SELECT sum(a.a) AS sum
+                   FROM unnest(d.category_actual_wh) a(a)))::bigint AS actual_wh,
+            (COALESCE(sum(GREATEST((p.p - p.a), (0)::bigint)) FILTER (WHERE ((NOT (p.id = ANY (k.available))) AND (NOT (p.id = ANY (k.excluded))))), (0)::numeric))::bigint AS lost_wh,
+            array_agg(GREATEST((p.p - p.a), (0)::bigint) ORDER BY p.id) AS category_lost_wh
+           FROM UNNEST(d.category_potential_wh, d.category_actual_wh) WITH ORDINALITY p(p, a, id)
+          WHERE ((d.category_potential_wh IS NOT NULL) AND (d.category_actual_wh IS NOT NULL))
+         HAVING (count(*) > 0)) e ON (true));
+
+-- Name: VIEW farm_day_contract; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.farm_day_contract IS 'Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes'' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), the information-unavailable share of expected; energy per category (Wh), lost = potential - actual (never negative) and production-based availability = actual / (actual + lost over the contract''s unavailable categories), NULL without a model.';
+
+-- Name: COLUMN farm_day_contract.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.farm_id IS 'The farm.';
+
+-- Name: COLUMN farm_day_contract.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.day IS 'The farm-local day.';
+
+-- Name: COLUMN farm_day_contract.contract; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.contract IS 'The contract''s name (availability_contract.name; ''default'' when the fleet file gives none).';
+
+-- Name: COLUMN farm_day_contract.turbines; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.turbines IS 'turbine_day rows summed.';
+
+-- Name: COLUMN farm_day_contract.expected; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.expected IS 'Sum of turbine_day.expected: the slots of the day.';
+
+-- Name: COLUMN farm_day_contract.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.available IS 'Sum of turbine_day.available: slots whose readings say available.';
+
+-- Name: COLUMN farm_day_contract.category_slots; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.category_slots IS 'Slots per category, indexed by availability_category.id.';
+
+-- Name: COLUMN farm_day_contract.contract_available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.contract_available IS 'Slots in the categories the contract counts available.';
+
+-- Name: COLUMN farm_day_contract.contract_unavailable; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.contract_unavailable IS 'Slots in the categories neither available nor excluded.';
+
+-- Name: COLUMN farm_day_contract.contract_excluded; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.contract_excluded IS 'Slots in the categories the contract excludes from both sides.';
+
+-- Name: COLUMN farm_day_contract.contractual_availability; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.contractual_availability IS 'contract_available / (contract_available + contract_unavailable).';
+
+-- Name: COLUMN farm_day_contract.time_based_availability; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.time_based_availability IS 'available / expected: the slots whose readings say available, over every slot (the counts before contracts).';
+
+-- Name: COLUMN farm_day_contract.information_unavailable; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.information_unavailable IS 'Slots without a reading (category information_unavailable) / expected.';
+
+-- Name: COLUMN farm_day_contract.warranty_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.warranty_pm IS 'The contract''s warranted availability, per mille (NULL: none).';
+
+-- Name: COLUMN farm_day_contract.category_actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.category_actual_wh IS 'Energy produced per category (Wh), summed turbine_day.category_actual_wh.';
+
+-- Name: COLUMN farm_day_contract.category_potential_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.category_potential_wh IS 'The power curve''s energy per category (Wh), summed turbine_day.category_potential_wh; NULL without a model.';
+
+-- Name: COLUMN farm_day_contract.actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.actual_wh IS 'Energy produced (Wh), every category.';
+
+-- Name: COLUMN farm_day_contract.lost_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.lost_wh IS 'Energy lost (Wh) in the contract''s unavailable categories: potential - actual, per category never negative.';
+
+-- Name: COLUMN farm_day_contract.category_lost_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.category_lost_wh IS 'Potential - actual per category (Wh, never negative), indexed by availability_category.id.';
+
+-- Name: COLUMN farm_day_contract.production_based_availability; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_day_contract.production_based_availability IS 'actual_wh / (actual_wh + lost_wh); NULL without a model.';
 
 -- Name: farm_freshness; Type: VIEW; Schema: public
 
@@ -2752,6 +3090,58 @@ COMMENT ON COLUMN public.turbine.created_at IS 'When the turbine was first regis
 
 COMMENT ON COLUMN public.turbine.updated_at IS 'When a fleet apply last changed the turbine.';
 
+-- Name: turbine_day_category; Type: VIEW; Schema: public
+
+CREATE VIEW public.turbine_day_category AS
+ SELECT td.turbine_id,
+    td.day,
+    td.farm_id,
+    c.code AS category,
+    td.category_slots[c.id] AS slots,
+        CASE
+            WHEN (c.id = ANY (k.available)) THEN 'available'::text
+            WHEN (c.id = ANY (k.excluded)) THEN 'excluded'::text
+            ELSE 'unavailable'::text
+        END AS class,
+    k.name AS contract
+   FROM (((public.turbine_day td
+     CROSS JOIN LATERAL ( SELECT (public.farm_day_version(td.farm_id, td.day)).contract_id AS contract_id) v(contract_id))
+     JOIN public.availability_contract k ON ((k.id = v.contract_id)))
+     CROSS JOIN public.availability_category c)
+  WHERE (td.category_slots IS NOT NULL);
+
+-- Name: VIEW turbine_day_category; Type: COMMENT; Schema: public
+
+COMMENT ON VIEW public.turbine_day_category IS 'turbine_day.category_slots unnested: one row per turbine-day and category, with the class the contract governing the day gives it.';
+
+-- Name: COLUMN turbine_day_category.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.turbine_id IS 'The turbine (turbine_day.turbine_id).';
+
+-- Name: COLUMN turbine_day_category.day; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.day IS 'The farm-local day.';
+
+-- Name: COLUMN turbine_day_category.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.farm_id IS 'The farm the row was counted for.';
+
+-- Name: COLUMN turbine_day_category.category; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.category IS 'The category''s code (availability_category.code).';
+
+-- Name: COLUMN turbine_day_category.slots; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.slots IS 'Slots of the turbine-day in the category.';
+
+-- Name: COLUMN turbine_day_category.class; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.class IS 'available, unavailable or excluded, by the contract governing the day.';
+
+-- Name: COLUMN turbine_day_category.contract; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_day_category.contract IS 'That contract''s name.';
+
 -- Name: turbine_version; Type: TABLE; Schema: public
 
 CREATE TABLE public.turbine_version (
@@ -2872,6 +3262,52 @@ COMMENT ON COLUMN public.turbine_history.applied_by IS 'The database user who ap
 -- Name: COLUMN turbine_history.applied_at; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_history.applied_at IS 'When the apply that wrote it committed.';
+
+-- Name: turbine_model; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_model (
+    id bigint NOT NULL,
+    hash text NOT NULL,
+    name text NOT NULL,
+    wind_ms real[] NOT NULL,
+    power_kw real[] NOT NULL,
+    CONSTRAINT turbine_model_check CHECK (((cardinality(wind_ms) = cardinality(power_kw)) AND (cardinality(wind_ms) >= 2)))
+);
+
+-- Name: TABLE turbine_model; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_model IS 'Turbine models and their power curves as fleet files give them (models:), one row per distinct content; farm_version.model_id names the model of a farm''s turbines.';
+
+-- Name: COLUMN turbine_model.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.id IS 'Identity; farm_version.model_id names it.';
+
+-- Name: COLUMN turbine_model.hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.hash IS 'sha256 of the model''s canonical form: the same content is the same row.';
+
+-- Name: COLUMN turbine_model.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.name IS 'The model''s name in the fleet file.';
+
+-- Name: COLUMN turbine_model.wind_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.wind_ms IS 'The curve''s wind speeds, ascending (m/s).';
+
+-- Name: COLUMN turbine_model.power_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.power_kw IS 'The power at each wind speed (kW); linear between points, 0 outside [first, last].';
+
+-- Name: turbine_model_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.turbine_model ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.turbine_model_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 -- Name: turbine_move; Type: TABLE; Schema: public
 
@@ -3098,6 +3534,31 @@ ALTER TABLE ONLY public.alert_count
 ALTER TABLE ONLY public.alert
     ADD CONSTRAINT alert_pkey PRIMARY KEY (kind, farm_id, scope, period_start);
 
+-- Name: availability_category availability_category_code_key; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.availability_category
+    ADD CONSTRAINT availability_category_code_key UNIQUE (code);
+
+-- Name: availability_category availability_category_default_priority_key; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.availability_category
+    ADD CONSTRAINT availability_category_default_priority_key UNIQUE (default_priority);
+
+-- Name: availability_category availability_category_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.availability_category
+    ADD CONSTRAINT availability_category_pkey PRIMARY KEY (id);
+
+-- Name: availability_contract availability_contract_hash_key; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.availability_contract
+    ADD CONSTRAINT availability_contract_hash_key UNIQUE (hash);
+
+-- Name: availability_contract availability_contract_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.availability_contract
+    ADD CONSTRAINT availability_contract_pkey PRIMARY KEY (id);
+
 -- Name: dirty_mark_announced dirty_mark_announced_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.dirty_mark_announced
@@ -3248,6 +3709,16 @@ ALTER TABLE public.turbine
 -- Name: CONSTRAINT turbine_id_bounded ON turbine; Type: COMMENT; Schema: public
 
 COMMENT ON CONSTRAINT turbine_id_bounded ON public.turbine IS 'A turbine in the fleet file has an id of at most 111 characters, letters, digits, . _ - (internal/fleet MaxTurbineID); a retired one may keep an older id.';
+
+-- Name: turbine_model turbine_model_hash_key; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_model
+    ADD CONSTRAINT turbine_model_hash_key UNIQUE (hash);
+
+-- Name: turbine_model turbine_model_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_model
+    ADD CONSTRAINT turbine_model_pkey PRIMARY KEY (id);
 
 -- Name: turbine_move turbine_move_pkey; Type: CONSTRAINT; Schema: public
 
@@ -3414,10 +3885,20 @@ ALTER TABLE ONLY public.farm_day_acceptance
 ALTER TABLE ONLY public.farm_version
     ADD CONSTRAINT farm_version_apply_id_fkey FOREIGN KEY (apply_id) REFERENCES public.fleet_apply(id);
 
+-- Name: farm_version farm_version_contract_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_version
+    ADD CONSTRAINT farm_version_contract_id_fkey FOREIGN KEY (contract_id) REFERENCES public.availability_contract(id);
+
 -- Name: farm_version farm_version_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.farm_version
     ADD CONSTRAINT farm_version_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: farm_version farm_version_model_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.farm_version
+    ADD CONSTRAINT farm_version_model_id_fkey FOREIGN KEY (model_id) REFERENCES public.turbine_model(id);
 
 -- Name: farm_window farm_window_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
 
@@ -3603,6 +4084,14 @@ GRANT SELECT ON TABLE public.alert TO galewatch_reporting;
 
 GRANT SELECT ON TABLE public.alert_count TO galewatch_reporting;
 
+-- Name: TABLE availability_category; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.availability_category TO galewatch_reporting;
+
+-- Name: TABLE availability_contract; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.availability_contract TO galewatch_reporting;
+
 -- Name: TABLE farm_window; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.farm_window TO galewatch_reporting;
@@ -3638,6 +4127,10 @@ GRANT SELECT ON TABLE public.farm_day TO galewatch_reporting;
 -- Name: TABLE farm_day_acceptance; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.farm_day_acceptance TO galewatch_reporting;
+
+-- Name: TABLE farm_day_contract; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.farm_day_contract TO galewatch_reporting;
 
 -- Name: TABLE farm_freshness; Type: ACL; Schema: public
 
@@ -3747,6 +4240,10 @@ GRANT SELECT ON TABLE public.stall_watch TO galewatch_reporting;
 
 GRANT SELECT ON TABLE public.turbine TO galewatch_reporting;
 
+-- Name: TABLE turbine_day_category; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_day_category TO galewatch_reporting;
+
 -- Name: TABLE turbine_version; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine_version TO galewatch_reporting;
@@ -3754,6 +4251,10 @@ GRANT SELECT ON TABLE public.turbine_version TO galewatch_reporting;
 -- Name: TABLE turbine_history; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine_history TO galewatch_reporting;
+
+-- Name: TABLE turbine_model; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_model TO galewatch_reporting;
 
 -- Name: TABLE turbine_move; Type: ACL; Schema: public
 

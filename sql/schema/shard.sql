@@ -2,6 +2,16 @@
 -- pg_dump --schema-only, normalised. Written by `make schema`; do not edit.
 -- `make verify` fails when it differs from what the migrations give.
 
+-- Name: curve_kw(real, double precision[]); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN ((p_wind >= (0)::double precision) AND (p_wind < (29.995)::double precision)) THEN (p_lut)[(((p_wind * (100)::double precision))::integer + 1)] ELSE (0)::double precision END;
+
+-- Name: FUNCTION curve_kw(p_wind real, p_lut double precision[]); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) IS 'Power (kW) of a curve sampled every 0.01 m/s from 0 to 30 (control''s model_curve_lut) at wind p_wind rounded to 0.01 m/s: the curve itself for a wind given to 0.01 m/s and a curve whose points are on that grid; 0 below 0 or from 30 m/s. NULL when p_lut is NULL (no model).';
+
 -- Name: input_fingerprint(timestamp with time zone, boolean); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) RETURNS integer
@@ -13,6 +23,16 @@ $$;
 -- Name: FUNCTION input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) IS 'One reading''s share of a fingerprint: a 32-bit hash of its recorded_at (as its distance from the epoch, so no session setting changes it), the last bit flipped when it says available.';
+
+-- Name: reading_category_key(boolean, text, real, text[], integer[], integer, integer, integer, double precision, double precision); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN COALESCE(CASE WHEN (p_state IS NOT NULL) THEN (state_keys)[array_position(state_codes, p_state)] ELSE NULL::integer END, LEAST(CASE WHEN p_available THEN key_available ELSE key_unavailable END, CASE WHEN ((p_wind < cut_in) OR (p_wind >= cut_out)) THEN key_environment ELSE NULL::integer END));
+
+-- Name: FUNCTION reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision) IS 'The category key of one reading under a contract (the arguments after p_wind are control''s contract_keys): a mapped state code alone, else the least of its available flag''s (full performance / forced outage) and, with wind outside [cut_in, cut_out), out of environmental specification''s. Key = priority rank * 16 + availability_category.id; a slot is its readings'' least key.';
 
 -- Name: readings_drop_partitions_before(timestamp with time zone); Type: FUNCTION; Schema: public
 
@@ -267,7 +287,8 @@ CREATE TABLE public.readings (
     received_at timestamp with time zone NOT NULL,
     available boolean NOT NULL,
     power_kw real NOT NULL,
-    wind_ms real NOT NULL
+    wind_ms real NOT NULL,
+    state text
 )
 PARTITION BY RANGE (recorded_at);
 
@@ -298,6 +319,10 @@ COMMENT ON COLUMN public.readings.power_kw IS 'Active power, kW.';
 -- Name: COLUMN readings.wind_ms; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.readings.wind_ms IS 'Wind speed, m/s.';
+
+-- Name: COLUMN readings.state; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.readings.state IS 'The controller''s status code as sent (NULL: none); the farm''s availability contract maps it to a category.';
 
 -- Name: readings_retention; Type: TABLE; Schema: public
 
@@ -333,6 +358,7 @@ CREATE TABLE public.readings_staging (
     available boolean NOT NULL,
     power_kw real NOT NULL,
     wind_ms real NOT NULL,
+    state text,
     CONSTRAINT readings_staging_is_a_template CHECK (false) NO INHERIT
 );
 
@@ -379,7 +405,10 @@ CREATE TABLE public.turbine_window (
     max_lag_ms bigint,
     last_received_at timestamp with time zone,
     computed_at timestamp with time zone NOT NULL,
-    input_hash bigint
+    input_hash bigint,
+    category_slots integer[],
+    category_actual_wh bigint[],
+    category_potential_wh bigint[]
 )
 WITH (fillfactor='70');
 
@@ -427,6 +456,18 @@ COMMENT ON COLUMN public.turbine_window.computed_at IS 'Clock of the computation
 
 COMMENT ON COLUMN public.turbine_window.input_hash IS 'Order-independent fingerprint of the readings counted in this row: sum of input_fingerprint(recorded_at, available). NULL: computed before fingerprints existed.';
 
+-- Name: COLUMN turbine_window.category_slots; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.category_slots IS 'Slots of the window per information category, indexed by the control database''s availability_category.id (13 elements, summing to expected). NULL: computed before categories.';
+
+-- Name: COLUMN turbine_window.category_actual_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.category_actual_wh IS 'Energy produced per category (Wh, indexed by the control database''s availability_category.id). NULL: computed before energy.';
+
+-- Name: COLUMN turbine_window.category_potential_wh; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_window.category_potential_wh IS 'Energy the farm''s power curve gives per category at the slots'' own wind (Wh). NULL: no model, or computed before energy.';
+
 -- Name: dirty_mark dirty_mark_farm_id_day_key; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.dirty_mark
@@ -450,7 +491,7 @@ ALTER TABLE ONLY public.goose_db_version
 -- Name: readings readings_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.readings
-    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available);
+    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available, state, power_kw, wind_ms);
 
 -- Name: readings_retention readings_retention_pkey; Type: CONSTRAINT; Schema: public
 

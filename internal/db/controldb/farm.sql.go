@@ -14,8 +14,16 @@ const farmDayGet = `-- name: FarmDayGet :one
 SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days,
        v.window_s, v.mark_margin_s, v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
        farm_day_start(v.farm_id, $1::date)::timestamptz     AS day_start,
-       local_day_start(v.timezone, $1::date + 1)::timestamptz AS day_end
+       local_day_start(v.timezone, $1::date + 1)::timestamptz AS day_end,
+       -- the day's availability contract, as the window statement takes it
+       v.contract_id, k.state_codes::text[] AS state_codes, k.state_keys::integer[] AS state_keys,
+       k.key_available::integer AS key_available, k.key_unavailable::integer AS key_unavailable,
+       k.key_environment::integer AS key_environment, c.cut_in_ms, c.cut_out_ms,
+       -- the farm's power curve (NULL: no model)
+       model_curve_lut(v.model_id)::float8[] AS curve
 FROM farm_version v
+JOIN availability_contract c ON c.id = v.contract_id
+CROSS JOIN LATERAL contract_keys(v.contract_id) AS k(state_codes, state_keys, key_available, key_unavailable, key_environment, cut_in_ms, cut_out_ms)
 WHERE v.farm_id = $2
   AND v.first_day = (SELECT max(x.first_day) FROM farm_version x
                      WHERE x.farm_id = $2 AND x.first_day <= $1::date)
@@ -40,6 +48,15 @@ type FarmDayGetRow struct {
 	CompletenessAlertPm int32
 	DayStart            time.Time
 	DayEnd              time.Time
+	ContractID          int64
+	StateCodes          []string
+	StateKeys           []int32
+	KeyAvailable        int32
+	KeyUnavailable      int32
+	KeyEnvironment      int32
+	CutInMs             *float32
+	CutOutMs            *float32
+	Curve               []float64
 }
 
 // FarmDayGet is what a computation of one farm-local day needs from the
@@ -66,6 +83,15 @@ func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDay
 		&i.CompletenessAlertPm,
 		&i.DayStart,
 		&i.DayEnd,
+		&i.ContractID,
+		&i.StateCodes,
+		&i.StateKeys,
+		&i.KeyAvailable,
+		&i.KeyUnavailable,
+		&i.KeyEnvironment,
+		&i.CutInMs,
+		&i.CutOutMs,
+		&i.Curve,
 	)
 	return i, err
 }

@@ -44,6 +44,46 @@ type AlertCount struct {
 	LastRaisedAt time.Time
 }
 
+// The IEC 61400-26-1 information categories a slot is sorted into; category_slots arrays are indexed by id. docs/report-user.md, "Categories".
+type AvailabilityCategory struct {
+	// Index into category_slots (1-based); at most 15 (TurbineWindowUpsert packs priority*16 + id).
+	ID int16
+	// The name the fleet file's contract uses.
+	Code string
+	// The standard's name.
+	Name string
+	// Rank when a contract gives no priority (1 wins over 2): reasons outside the turbine outrank its own, planned work outranks a fault, operating states come last, and any information outranks none.
+	DefaultPriority int16
+	// available, unavailable or excluded when a contract lists no classes (IEC 61400-26-1's time-based availability; information unavailable counts as unavailable).
+	DefaultClass string
+}
+
+// Availability contracts as fleet files give them (farm: contract:), one row per distinct content; farm_version.contract_id names the one a day counts by. Row 1 is the default: no state codes, no wind range, so a slot is full performance when its readings say available, forced outage when one says unavailable, information unavailable without a reading (the counts before contracts, exactly).
+type AvailabilityContract struct {
+	// Identity; farm_version.contract_id names it (1: the default).
+	ID int64
+	// sha256 of the contract's canonical form ('default' for row 1): the same content is the same row.
+	Hash string
+	// The contract's name in the fleet file.
+	Name string
+	// Controller state codes (readings.state) the contract maps; state_categories[i] is the category (availability_category.id) of state_codes[i]. A mapped code decides its reading's category alone.
+	StateCodes []string
+	// The category (availability_category.id) of each of state_codes, in the same order.
+	StateCategories []int16
+	// A reading no code maps, with wind_ms below this, is out of environmental specification (besides what its available flag says; the priority decides). NULL: no lower bound.
+	CutInMs *float32
+	// As cut_in_ms, for wind_ms at or above this. NULL: no upper bound.
+	CutOutMs *float32
+	// Every category id, highest priority first: a slot whose readings (or events) name several categories is the first of them here.
+	Priority []int16
+	// Categories counted as available (numerator and denominator of contractual availability).
+	Available []int16
+	// Categories excluded from both sides; every other category counts as unavailable (denominator only).
+	Excluded []int16
+	// The warranted contractual availability, per mille (NULL: none given); the fleet table compares the month with it.
+	WarrantyPm *int32
+}
+
 // Per farm-day, the sum of its windows as window_provenance shows them: path final only when every window so far has a final row. turbine_day/farm_day hold the closed day's rows.
 type DayProvenance struct {
 	// The farm.
@@ -212,6 +252,50 @@ type FarmDayAcceptance struct {
 	AcceptedAt time.Time
 }
 
+// Per farm-day: slots per information category (summed turbine_day.category_slots; NULL while a row was computed before categories), the contract governing the day and its classes' sums, contractual availability = contract_available / (contract_available + contract_unavailable), time-based availability = available / expected (the counts before contracts), the information-unavailable share of expected; energy per category (Wh), lost = potential - actual (never negative) and production-based availability = actual / (actual + lost over the contract's unavailable categories), NULL without a model.
+type FarmDayContract struct {
+	// The farm.
+	FarmID string
+	// The farm-local day.
+	Day time.Time
+	// The contract's name (availability_contract.name; 'default' when the fleet file gives none).
+	Contract string
+	// turbine_day rows summed.
+	Turbines int32
+	// Sum of turbine_day.expected: the slots of the day.
+	Expected int64
+	// Sum of turbine_day.available: slots whose readings say available.
+	Available int64
+	// Slots per category, indexed by availability_category.id.
+	CategorySlots interface{}
+	// Slots in the categories the contract counts available.
+	ContractAvailable *int64
+	// Slots in the categories neither available nor excluded.
+	ContractUnavailable *int64
+	// Slots in the categories the contract excludes from both sides.
+	ContractExcluded *int64
+	// contract_available / (contract_available + contract_unavailable).
+	ContractualAvailability pgtype.Numeric
+	// available / expected: the slots whose readings say available, over every slot (the counts before contracts).
+	TimeBasedAvailability pgtype.Numeric
+	// Slots without a reading (category information_unavailable) / expected.
+	InformationUnavailable pgtype.Numeric
+	// The contract's warranted availability, per mille (NULL: none).
+	WarrantyPm *int32
+	// Energy produced per category (Wh), summed turbine_day.category_actual_wh.
+	CategoryActualWh interface{}
+	// The power curve's energy per category (Wh), summed turbine_day.category_potential_wh; NULL without a model.
+	CategoryPotentialWh interface{}
+	// Energy produced (Wh), every category.
+	ActualWh int64
+	// Energy lost (Wh) in the contract's unavailable categories: potential - actual, per category never negative.
+	LostWh int64
+	// Potential - actual per category (Wh, never negative), indexed by availability_category.id.
+	CategoryLostWh interface{}
+	// actual_wh / (actual_wh + lost_wh); NULL without a model.
+	ProductionBasedAvailability pgtype.Numeric
+}
+
 // Per farm: the end of its last published window, the watermark it was published at, and now() - that watermark in seconds (behind_s). A farm whose behind grows is not being published (its shard down, the fast path stopped).
 type FarmFreshness struct {
 	// The farm.
@@ -366,6 +450,10 @@ type FarmVersion struct {
 	CompletenessAlertPm int32
 	// The fleet apply that wrote it (fleet_apply.id).
 	ApplyID int64
+	// The availability contract (availability_contract.id) the days of this version are counted by; 1 = the default.
+	ContractID int64
+	// The turbine model (turbine_model.id) of the farm's turbines under this version; NULL: none given, so no potential energy.
+	ModelID *int64
 }
 
 // A farm's counts per event-time window, by path: fast (published once at the watermark) and final (corrected by late readings, rewritten with a new revision). Sum of every turbine of the farm on every shard.
@@ -722,6 +810,30 @@ type TurbineDay struct {
 	InputReadings *int64
 	// Order-independent hash of those readings' (recorded_at, available) on shard_name: the sum of its windows' turbine_window.input_hash. orchestrator verify recomputes it from the readings.
 	InputHash *int64
+	// Slots of the day per information category, indexed by availability_category.id (13 elements, summing to expected), sorted by the contract of the farm's version governing the day. NULL: computed before categories.
+	CategorySlots []int32
+	// Energy produced per information category (Wh, indexed by availability_category.id): each slot's reading's power × the cadence. NULL: computed before energy.
+	CategoryActualWh []int64
+	// Energy the power curve gives per category (Wh): the curve at each slot's own wind × the cadence; a slot without a reading has none. NULL: no model, or computed before energy.
+	CategoryPotentialWh []int64
+}
+
+// turbine_day.category_slots unnested: one row per turbine-day and category, with the class the contract governing the day gives it.
+type TurbineDayCategory struct {
+	// The turbine (turbine_day.turbine_id).
+	TurbineID string
+	// The farm-local day.
+	Day time.Time
+	// The farm the row was counted for.
+	FarmID string
+	// The category's code (availability_category.code).
+	Category string
+	// Slots of the turbine-day in the category.
+	Slots interface{}
+	// available, unavailable or excluded, by the contract governing the day.
+	Class string
+	// That contract's name.
+	Contract string
 }
 
 // What the registry said about each turbine over time: its farm, shard, cadence and service interval in force over [valid_from, valid_to) (valid_to NULL = now). Where was T at instant X: WHERE turbine_id = T AND valid_from <= X AND (valid_to IS NULL OR valid_to > X).
@@ -748,6 +860,20 @@ type TurbineHistory struct {
 	AppliedBy string
 	// When the apply that wrote it committed.
 	AppliedAt time.Time
+}
+
+// Turbine models and their power curves as fleet files give them (models:), one row per distinct content; farm_version.model_id names the model of a farm's turbines.
+type TurbineModel struct {
+	// Identity; farm_version.model_id names it.
+	ID int64
+	// sha256 of the model's canonical form: the same content is the same row.
+	Hash string
+	// The model's name in the fleet file.
+	Name string
+	// The curve's wind speeds, ascending (m/s).
+	WindMs []float32
+	// The power at each wind speed (kW); linear between points, 0 outside [first, last].
+	PowerKw []float32
 }
 
 // Moves of a turbine's readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.

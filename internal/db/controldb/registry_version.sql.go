@@ -10,6 +10,88 @@ import (
 	"time"
 )
 
+const categoryList = `-- name: CategoryList :many
+SELECT id, code, name, default_priority, default_class FROM availability_category ORDER BY id
+`
+
+// CategoryList is the information categories in id order, with their
+// defaults (the fleet file's contract names them by code).
+func (q *Queries) CategoryList(ctx context.Context) ([]AvailabilityCategory, error) {
+	rows, err := q.db.Query(ctx, categoryList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AvailabilityCategory
+	for rows.Next() {
+		var i AvailabilityCategory
+		if err := rows.Scan(
+			&i.ID,
+			&i.Code,
+			&i.Name,
+			&i.DefaultPriority,
+			&i.DefaultClass,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const contractEnsure = `-- name: ContractEnsure :one
+INSERT INTO availability_contract AS k (hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
+                                        priority, available, excluded, warranty_pm)
+VALUES ($1::text, $2::text, $3::text[],
+        (SELECT coalesce(array_agg(c.id ORDER BY x.i), '{}') FROM unnest($4::text[]) WITH ORDINALITY AS x(code, i)
+         JOIN availability_category c ON c.code = x.code),
+        $5::real, $6::real,
+        (SELECT array_agg(c.id ORDER BY x.i) FROM unnest($7::text[]) WITH ORDINALITY AS x(code, i)
+         JOIN availability_category c ON c.code = x.code),
+        (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY ($8::text[])),
+        (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY ($9::text[])),
+        $10::integer)
+ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
+RETURNING k.id
+`
+
+type ContractEnsureParams struct {
+	Hash            string
+	Name            string
+	StateCodes      []string
+	StateCategories []string
+	CutInMs         *float32
+	CutOutMs        *float32
+	Priority        []string
+	Available       []string
+	Excluded        []string
+	WarrantyPm      *int32
+}
+
+// ContractEnsure records an availability contract by the hash of its
+// canonical form (a contract's content never changes: the same content is
+// the same row) and returns its id.
+func (q *Queries) ContractEnsure(ctx context.Context, arg ContractEnsureParams) (int64, error) {
+	row := q.db.QueryRow(ctx, contractEnsure,
+		arg.Hash,
+		arg.Name,
+		arg.StateCodes,
+		arg.StateCategories,
+		arg.CutInMs,
+		arg.CutOutMs,
+		arg.Priority,
+		arg.Available,
+		arg.Excluded,
+		arg.WarrantyPm,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const farmDaysRolledUp = `-- name: FarmDaysRolledUp :many
 SELECT DISTINCT day::date AS day
 FROM turbine_day
@@ -136,7 +218,9 @@ func (q *Queries) FarmVersionClose(ctx context.Context, arg FarmVersionClosePara
 const farmVersionCurrent = `-- name: FarmVersionCurrent :many
 SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever, greatest(v.first_day, '1900-01-01'::date)::date AS first_day, v.name, v.timezone, v.cadence_seconds,
        v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days, v.window_s, v.mark_margin_s,
-       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm
+       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash,
+       coalesce((SELECT m.hash FROM turbine_model m WHERE m.id = v.model_id), '')::text AS model_hash
 FROM farm_version v
 WHERE v.valid_to IS NULL
 ORDER BY v.farm_id
@@ -158,6 +242,8 @@ type FarmVersionCurrentRow struct {
 	AllowedLatenessS    int32
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
+	ContractHash        string
+	ModelHash           string
 }
 
 // FarmVersionCurrent is each farm's version in force (the latest);
@@ -187,6 +273,8 @@ func (q *Queries) FarmVersionCurrent(ctx context.Context) ([]FarmVersionCurrentR
 			&i.AllowedLatenessS,
 			&i.DivergenceAlertPm,
 			&i.CompletenessAlertPm,
+			&i.ContractHash,
+			&i.ModelHash,
 		); err != nil {
 			return nil, err
 		}
@@ -224,13 +312,16 @@ func (q *Queries) FarmVersionDeleteDay(ctx context.Context, arg FarmVersionDelet
 const farmVersionInsert = `-- name: FarmVersionInsert :exec
 INSERT INTO farm_version (farm_id, first_day, valid_from, valid_to, name, timezone, cadence_seconds,
                           lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s,
-                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id)
+                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id, contract_id, model_id)
 VALUES ($1,
         CASE WHEN $2::boolean THEN '-infinity'::date ELSE $3::date END,
         CASE WHEN $2::boolean THEN '-infinity'::timestamptz ELSE farm_day_start($1, $3::date) END,
         NULL, $4, $5::text, $6,
         $7, $8, $9, $10, $11, $12,
-        $13, $14, $15, $16)
+        $13, $14, $15, $16,
+        -- ContractEnsure has written it
+        (SELECT k.id FROM availability_contract k WHERE k.hash = $17::text),
+        (SELECT m.id FROM turbine_model m WHERE m.hash = $18::text))
 `
 
 type FarmVersionInsertParams struct {
@@ -250,6 +341,8 @@ type FarmVersionInsertParams struct {
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
 	ApplyID             int64
+	ContractHash        string
+	ModelHash           string
 }
 
 func (q *Queries) FarmVersionInsert(ctx context.Context, arg FarmVersionInsertParams) error {
@@ -270,6 +363,8 @@ func (q *Queries) FarmVersionInsert(ctx context.Context, arg FarmVersionInsertPa
 		arg.DivergenceAlertPm,
 		arg.CompletenessAlertPm,
 		arg.ApplyID,
+		arg.ContractHash,
+		arg.ModelHash,
 	)
 	return err
 }
@@ -344,6 +439,34 @@ type FleetApplyInsertParams struct {
 // FleetApplyInsert records one fleet apply that writes versions.
 func (q *Queries) FleetApplyInsert(ctx context.Context, arg FleetApplyInsertParams) (int64, error) {
 	row := q.db.QueryRow(ctx, fleetApplyInsert, arg.FleetHash, arg.EffectiveFrom, arg.ReopenedDays)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const modelEnsure = `-- name: ModelEnsure :one
+INSERT INTO turbine_model AS m (hash, name, wind_ms, power_kw)
+VALUES ($1::text, $2::text, $3::real[], $4::real[])
+ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
+RETURNING m.id
+`
+
+type ModelEnsureParams struct {
+	Hash    string
+	Name    string
+	WindMs  []float32
+	PowerKw []float32
+}
+
+// ModelEnsure records a turbine model and its power curve by the hash of
+// its canonical form and returns its id.
+func (q *Queries) ModelEnsure(ctx context.Context, arg ModelEnsureParams) (int64, error) {
+	row := q.db.QueryRow(ctx, modelEnsure,
+		arg.Hash,
+		arg.Name,
+		arg.WindMs,
+		arg.PowerKw,
+	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err

@@ -243,7 +243,7 @@ WITH b AS (
       AND (t.commissioned_at IS NULL OR t.commissioned_at < b.day_end)
       AND (t.decommissioned_at IS NULL OR t.decommissioned_at > b.day_start)
 ), td AS (
-    SELECT turbine_id, day, farm_id, shard_name, expected, received, available, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id, beyond_cadence, out_of_service, silent_hours, closed_at, input_readings, input_hash FROM turbine_day WHERE farm_id = $2::text AND day = $1::date
+    SELECT turbine_id, day, farm_id, shard_name, expected, received, available, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at, job_id, beyond_cadence, out_of_service, silent_hours, closed_at, input_readings, input_hash, category_slots, category_actual_wh, category_potential_wh FROM turbine_day WHERE farm_id = $2::text AND day = $1::date
 )
 SELECT coalesce(td.turbine_id, reg.id)::text AS turbine_id,
        coalesce(td.shard_name, reg.shard_name)::text AS shard_name,

@@ -62,7 +62,8 @@ const turbineDayUpsert = `-- name: TurbineDayUpsert :execrows
 
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
                          beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id,
-                         closed_at, input_readings, input_hash)
+                         closed_at, input_readings, input_hash, category_slots,
+                         category_actual_wh, category_potential_wh)
 SELECT u.turbine_id, $1::date, $2::text, $3::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
@@ -71,7 +72,8 @@ SELECT u.turbine_id, $1::date, $2::text, $3::text, u.expected, u.received, u.ava
        u.silent_hours::integer[],
        $4::timestamptz, $5::bigint,
        c.closed_at,
-       CASE WHEN u.fingerprinted THEN u.input_readings END, CASE WHEN u.fingerprinted THEN u.input_hash END
+       CASE WHEN u.fingerprinted THEN u.input_readings END, CASE WHEN u.fingerprinted THEN u.input_hash END,
+       nullif(u.category_slots, '')::integer[], nullif(u.category_actual_wh, '')::bigint[], nullif(u.category_potential_wh, '')::bigint[]
 FROM (SELECT farm_day_closes_at($2::text, $1::date) AS closed_at) AS c,
      (SELECT unnest($6::text[]) AS turbine_id,
              unnest($7::integer[]) AS expected,
@@ -88,7 +90,11 @@ FROM (SELECT farm_day_closes_at($2::text, $1::date) AS closed_at) AS c,
              unnest($17::text[]) AS silent_hours,
              unnest($18::bigint[]) AS input_readings,
              unnest($19::bigint[]) AS input_hash,
-             unnest($20::boolean[]) AS fingerprinted) AS u
+             unnest($20::boolean[]) AS fingerprinted,
+             -- one '{n,...}' literal per turbine ('': computed before categories)
+             unnest($21::text[]) AS category_slots,
+             unnest($22::text[]) AS category_actual_wh,
+             unnest($23::text[]) AS category_potential_wh) AS u
 ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -97,30 +103,35 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
     computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at,
-    input_readings = EXCLUDED.input_readings, input_hash = EXCLUDED.input_hash
+    input_readings = EXCLUDED.input_readings, input_hash = EXCLUDED.input_hash,
+    category_slots = EXCLUDED.category_slots, category_actual_wh = EXCLUDED.category_actual_wh,
+    category_potential_wh = EXCLUDED.category_potential_wh
 `
 
 type TurbineDayUpsertParams struct {
-	Day            time.Time
-	FarmID         string
-	ShardName      string
-	ComputedAt     time.Time
-	JobID          *int64
-	TurbineIds     []string
-	Expected       []int32
-	Received       []int32
-	Available      []int32
-	Late           []int32
-	Early          []int32
-	BeyondCadence  []int32
-	OutOfService   []int32
-	MinLagMs       []int64
-	MaxLagMs       []int64
-	LastReceivedAt []time.Time
-	SilentHours    []string
-	InputReadings  []int64
-	InputHash      []int64
-	Fingerprinted  []bool
+	Day                 time.Time
+	FarmID              string
+	ShardName           string
+	ComputedAt          time.Time
+	JobID               *int64
+	TurbineIds          []string
+	Expected            []int32
+	Received            []int32
+	Available           []int32
+	Late                []int32
+	Early               []int32
+	BeyondCadence       []int32
+	OutOfService        []int32
+	MinLagMs            []int64
+	MaxLagMs            []int64
+	LastReceivedAt      []time.Time
+	SilentHours         []string
+	InputReadings       []int64
+	InputHash           []int64
+	Fingerprinted       []bool
+	CategorySlots       []string
+	CategoryActualWh    []string
+	CategoryPotentialWh []string
 }
 
 // turbine_day: the per-turbine, per-day counts (expected, received, available), written by the farm-
@@ -151,6 +162,9 @@ func (q *Queries) TurbineDayUpsert(ctx context.Context, arg TurbineDayUpsertPara
 		arg.InputReadings,
 		arg.InputHash,
 		arg.Fingerprinted,
+		arg.CategorySlots,
+		arg.CategoryActualWh,
+		arg.CategoryPotentialWh,
 	)
 	if err != nil {
 		return 0, err

@@ -79,6 +79,8 @@ type Reading struct {
 	PowerKw float32
 	// Wind speed, m/s.
 	WindMs float32
+	// The controller's status code as sent (NULL: none); the farm's availability contract maps it to a category.
+	State *string
 }
 
 // One row once retention has dropped a partition: readings recorded before dropped_before may be gone, so a day that starts before it can no longer be recomputed.
@@ -99,6 +101,7 @@ type ReadingsStaging struct {
 	Available  bool
 	PowerKw    float32
 	WindMs     float32
+	State      *string
 }
 
 // Turbines moved away from this shard: ingest refuses their readings here (the batch fails, to re-send to the new shard). Removed when a turbine moves back.
@@ -139,4 +142,10 @@ type TurbineWindow struct {
 	ComputedAt time.Time
 	// Order-independent fingerprint of the readings counted in this row: sum of input_fingerprint(recorded_at, available). NULL: computed before fingerprints existed.
 	InputHash *int64
+	// Slots of the window per information category, indexed by the control database's availability_category.id (13 elements, summing to expected). NULL: computed before categories.
+	CategorySlots []int32
+	// Energy produced per category (Wh, indexed by the control database's availability_category.id). NULL: computed before energy.
+	CategoryActualWh []int64
+	// Energy the farm's power curve gives per category at the slots' own wind (Wh). NULL: no model, or computed before energy.
+	CategoryPotentialWh []int64
 }

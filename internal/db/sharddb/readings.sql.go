@@ -24,8 +24,8 @@ type ReadingsDayLostRow struct {
 }
 
 // The writer's COPY into readings (and into the staging table after a batch
-// hit the key) is not generated here: sqlc's :copyfrom boxes six values per
-// row into a fresh slice, and that garbage cost a tenth of ingest speed. It
+// hit the key) is not generated here: sqlc's :copyfrom boxes every value of
+// a row into a fresh slice, and that garbage cost a tenth of ingest speed. It
 // lives in internal/ingest/copysource.go, with a test that checks its column
 // list against this schema.
 // ReadingsDayLost says whether retention has dropped readings of a
@@ -113,8 +113,8 @@ func (q *Queries) ReadingsFingerprint(ctx context.Context, arg ReadingsFingerpri
 }
 
 const readingsInsertFromStaging = `-- name: ReadingsInsertFromStaging :many
-INSERT INTO readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms)
-SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms
+INSERT INTO readings (turbine_id, recorded_at, received_at, available, power_kw, wind_ms, state)
+SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms, state
 FROM readings_staging
 ON CONFLICT (turbine_id, recorded_at) DO NOTHING
 RETURNING turbine_id, recorded_at

@@ -90,7 +90,8 @@ FROM readings_staging s
 WHERE NOT EXISTS (SELECT 1 FROM readings r
                   WHERE r.turbine_id = s.turbine_id AND r.recorded_at = s.recorded_at
                     AND r.received_at = s.received_at AND r.available = s.available
-                    AND r.power_kw = s.power_kw AND r.wind_ms = s.wind_ms)
+                    AND r.power_kw = s.power_kw AND r.wind_ms = s.wind_ms
+                    AND r.state IS NOT DISTINCT FROM s.state)
 `
 
 type TurbineMoveMissingRow struct {
@@ -99,7 +100,8 @@ type TurbineMoveMissingRow struct {
 }
 
 // TurbineMoveMissing counts the staged rows (what the old shard holds)
-// that are not here, equal in every column: 0 once a copy is complete.
+// that are not here, equal in every column (state may be NULL on both):
+// 0 once a copy is complete.
 func (q *Queries) TurbineMoveMissing(ctx context.Context) (TurbineMoveMissingRow, error) {
 	row := q.db.QueryRow(ctx, turbineMoveMissing)
 	var i TurbineMoveMissingRow
@@ -140,7 +142,7 @@ func (q *Queries) TurbineMoveReadingDays(ctx context.Context, turbineID string) 
 }
 
 const turbineMoveReadings = `-- name: TurbineMoveReadings :many
-SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms
+SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms, state
 FROM readings
 WHERE turbine_id = $1
   AND recorded_at >= ($2::date)::timestamp AT TIME ZONE 'UTC'
@@ -171,6 +173,7 @@ func (q *Queries) TurbineMoveReadings(ctx context.Context, arg TurbineMoveReadin
 			&i.Available,
 			&i.PowerKw,
 			&i.WindMs,
+			&i.State,
 		); err != nil {
 			return nil, err
 		}

@@ -37,8 +37,16 @@ SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
 SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days,
        v.window_s, v.mark_margin_s, v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
        farm_day_start(v.farm_id, sqlc.arg(day)::date)::timestamptz     AS day_start,
-       local_day_start(v.timezone, sqlc.arg(day)::date + 1)::timestamptz AS day_end
+       local_day_start(v.timezone, sqlc.arg(day)::date + 1)::timestamptz AS day_end,
+       -- the day's availability contract, as the window statement takes it
+       v.contract_id, k.state_codes::text[] AS state_codes, k.state_keys::integer[] AS state_keys,
+       k.key_available::integer AS key_available, k.key_unavailable::integer AS key_unavailable,
+       k.key_environment::integer AS key_environment, c.cut_in_ms, c.cut_out_ms,
+       -- the farm's power curve (NULL: no model)
+       model_curve_lut(v.model_id)::float8[] AS curve
 FROM farm_version v
+JOIN availability_contract c ON c.id = v.contract_id
+CROSS JOIN LATERAL contract_keys(v.contract_id) AS k(state_codes, state_keys, key_available, key_unavailable, key_environment, cut_in_ms, cut_out_ms)
 WHERE v.farm_id = sqlc.arg(id)
   AND v.first_day = (SELECT max(x.first_day) FROM farm_version x
                      WHERE x.farm_id = sqlc.arg(id) AND x.first_day <= sqlc.arg(day)::date);

@@ -13,7 +13,9 @@ RETURNING id;
 -- name: FarmVersionCurrent :many
 SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever, greatest(v.first_day, '1900-01-01'::date)::date AS first_day, v.name, v.timezone, v.cadence_seconds,
        v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days, v.window_s, v.mark_margin_s,
-       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm
+       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash,
+       coalesce((SELECT m.hash FROM turbine_model m WHERE m.id = v.model_id), '')::text AS model_hash
 FROM farm_version v
 WHERE v.valid_to IS NULL
 ORDER BY v.farm_id;
@@ -37,13 +39,47 @@ WHERE v.farm_id = @farm_id::text AND NOT @since_ever::boolean
 -- name: FarmVersionInsert :exec
 INSERT INTO farm_version (farm_id, first_day, valid_from, valid_to, name, timezone, cadence_seconds,
                           lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s,
-                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id)
+                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id, contract_id, model_id)
 VALUES (@farm_id,
         CASE WHEN @since_ever::boolean THEN '-infinity'::date ELSE @first_day::date END,
         CASE WHEN @since_ever::boolean THEN '-infinity'::timestamptz ELSE farm_day_start(@farm_id, @first_day::date) END,
         NULL, @name, @timezone::text, @cadence_seconds,
         @lane_threshold_ms, @early_tolerance_ms, @future_limit_s, @max_age_days, @window_s, @mark_margin_s,
-        @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm, @apply_id);
+        @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm, @apply_id,
+        -- ContractEnsure has written it
+        (SELECT k.id FROM availability_contract k WHERE k.hash = @contract_hash::text),
+        (SELECT m.id FROM turbine_model m WHERE m.hash = @model_hash::text));
+
+-- ContractEnsure records an availability contract by the hash of its
+-- canonical form (a contract's content never changes: the same content is
+-- the same row) and returns its id.
+-- name: ContractEnsure :one
+INSERT INTO availability_contract AS k (hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
+                                        priority, available, excluded, warranty_pm)
+VALUES (@hash::text, @name::text, @state_codes::text[],
+        (SELECT coalesce(array_agg(c.id ORDER BY x.i), '{}') FROM unnest(@state_categories::text[]) WITH ORDINALITY AS x(code, i)
+         JOIN availability_category c ON c.code = x.code),
+        sqlc.narg(cut_in_ms)::real, sqlc.narg(cut_out_ms)::real,
+        (SELECT array_agg(c.id ORDER BY x.i) FROM unnest(@priority::text[]) WITH ORDINALITY AS x(code, i)
+         JOIN availability_category c ON c.code = x.code),
+        (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY (@available::text[])),
+        (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY (@excluded::text[])),
+        sqlc.narg(warranty_pm)::integer)
+ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
+RETURNING k.id;
+
+-- ModelEnsure records a turbine model and its power curve by the hash of
+-- its canonical form and returns its id.
+-- name: ModelEnsure :one
+INSERT INTO turbine_model AS m (hash, name, wind_ms, power_kw)
+VALUES (@hash::text, @name::text, @wind_ms::real[], @power_kw::real[])
+ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
+RETURNING m.id;
+
+-- CategoryList is the information categories in id order, with their
+-- defaults (the fleet file's contract names them by code).
+-- name: CategoryList :many
+SELECT id, code, name, default_priority, default_class FROM availability_category ORDER BY id;
 
 -- TurbineVersionCurrent is each turbine's version in force, with whether
 -- the fleet file still names it; since_ever for a first version

@@ -8,7 +8,8 @@
 -- name: TurbineDayUpsert :execrows
 INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
                          beyond_cadence, out_of_service, min_lag_ms, max_lag_ms, last_received_at, silent_hours, computed_at, job_id,
-                         closed_at, input_readings, input_hash)
+                         closed_at, input_readings, input_hash, category_slots,
+                         category_actual_wh, category_potential_wh)
 SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, u.received, u.available, u.late, u.early,
        u.beyond_cadence, u.out_of_service,
        CASE WHEN u.received + u.beyond_cadence + u.out_of_service > 0 THEN u.min_lag_ms END,
@@ -17,7 +18,8 @@ SELECT u.turbine_id, @day::date, @farm_id::text, @shard_name::text, u.expected, 
        u.silent_hours::integer[],
        @computed_at::timestamptz, sqlc.narg(job_id)::bigint,
        c.closed_at,
-       CASE WHEN u.fingerprinted THEN u.input_readings END, CASE WHEN u.fingerprinted THEN u.input_hash END
+       CASE WHEN u.fingerprinted THEN u.input_readings END, CASE WHEN u.fingerprinted THEN u.input_hash END,
+       nullif(u.category_slots, '')::integer[], nullif(u.category_actual_wh, '')::bigint[], nullif(u.category_potential_wh, '')::bigint[]
 FROM (SELECT farm_day_closes_at(@farm_id::text, @day::date) AS closed_at) AS c,
      (SELECT unnest(@turbine_ids::text[]) AS turbine_id,
              unnest(@expected::integer[]) AS expected,
@@ -34,7 +36,11 @@ FROM (SELECT farm_day_closes_at(@farm_id::text, @day::date) AS closed_at) AS c,
              unnest(@silent_hours::text[]) AS silent_hours,
              unnest(@input_readings::bigint[]) AS input_readings,
              unnest(@input_hash::bigint[]) AS input_hash,
-             unnest(@fingerprinted::boolean[]) AS fingerprinted) AS u
+             unnest(@fingerprinted::boolean[]) AS fingerprinted,
+             -- one '{n,...}' literal per turbine ('': computed before categories)
+             unnest(@category_slots::text[]) AS category_slots,
+             unnest(@category_actual_wh::text[]) AS category_actual_wh,
+             unnest(@category_potential_wh::text[]) AS category_potential_wh) AS u
 ON CONFLICT (turbine_id, day) DO UPDATE
 SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -43,7 +49,9 @@ SET farm_id = EXCLUDED.farm_id, shard_name = EXCLUDED.shard_name,
     min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
     last_received_at = EXCLUDED.last_received_at, silent_hours = EXCLUDED.silent_hours,
     computed_at = EXCLUDED.computed_at, job_id = EXCLUDED.job_id, closed_at = EXCLUDED.closed_at,
-    input_readings = EXCLUDED.input_readings, input_hash = EXCLUDED.input_hash;
+    input_readings = EXCLUDED.input_readings, input_hash = EXCLUDED.input_hash,
+    category_slots = EXCLUDED.category_slots, category_actual_wh = EXCLUDED.category_actual_wh,
+    category_potential_wh = EXCLUDED.category_potential_wh;
 
 
 -- TurbineDayFingerprints is each turbine_day row of a farm-day with its

@@ -12,7 +12,7 @@ ORDER BY 1;
 -- TurbineMoveReadings is the turbine's readings of one UTC day, every
 -- column, in the staging table's column order.
 -- name: TurbineMoveReadings :many
-SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms
+SELECT turbine_id, recorded_at, received_at, available, power_kw, wind_ms, state
 FROM readings
 WHERE turbine_id = @turbine_id
   AND recorded_at >= (sqlc.arg(day)::date)::timestamp AT TIME ZONE 'UTC'
@@ -20,14 +20,16 @@ WHERE turbine_id = @turbine_id
 ORDER BY recorded_at;
 
 -- TurbineMoveMissing counts the staged rows (what the old shard holds)
--- that are not here, equal in every column: 0 once a copy is complete.
+-- that are not here, equal in every column (state may be NULL on both):
+-- 0 once a copy is complete.
 -- name: TurbineMoveMissing :one
 SELECT count(*)::bigint AS missing, (SELECT count(*) FROM readings_staging)::bigint AS staged
 FROM readings_staging s
 WHERE NOT EXISTS (SELECT 1 FROM readings r
                   WHERE r.turbine_id = s.turbine_id AND r.recorded_at = s.recorded_at
                     AND r.received_at = s.received_at AND r.available = s.available
-                    AND r.power_kw = s.power_kw AND r.wind_ms = s.wind_ms);
+                    AND r.power_kw = s.power_kw AND r.wind_ms = s.wind_ms
+                    AND r.state IS NOT DISTINCT FROM s.state);
 
 -- TurbineFenceSet fences the turbine off this shard (it moved to
 -- @moved_to) and returns the snapshot just after, whose in-progress

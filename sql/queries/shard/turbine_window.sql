@@ -146,12 +146,21 @@ WITH run AS (
            slot_count(w.i * sqlc.arg(window_s)::integer, (w.i + 1) * sqlc.arg(window_s)::integer, s.off, s.c, s.e) AS expected
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
 ), agg AS (
-    SELECT s.turbine_id, a.*
+    SELECT s.turbine_id, s.c, s.origin, s.stop, s.cadence, s.last_slot, s.window_len,
+           b.window_start, b.received, b.unavailable_slots, b.in_service, b.out_of_service, b.late, b.early,
+           b.min_lag_ms, b.max_lag_ms, b.last_received_at, b.input_hash,
+           -- recounted slot by slot (ins) when a slot has two readings (the
+           -- counts below counted it twice) or the window three categories
+           -- (its energy is not split below)
+           b.repeated + CASE WHEN b.c1 <> b.c2 AND b.in_slots - u.category_slots[b.c1] - u.category_slots[b.c2] > 0 THEN 1 ELSE 0 END AS repeated,
+           u.category_slots, e.category_actual_wh, e.category_potential_wh
     FROM span s
     CROSS JOIN LATERAL (
         SELECT x.window_start,
                count(DISTINCT x.slot) AS received,
                count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
+               count(x.slot) AS in_slots,
+               count(x.slot) - count(DISTINCT x.slot) AS repeated,
                count(*) FILTER (WHERE x.in_service) AS in_service,
                count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
                count(*) FILTER (WHERE x.late) AS late,
@@ -159,8 +168,25 @@ WITH run AS (
                (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
-               sum(x.fp)::bigint AS input_hash
+               sum(x.fp)::bigint AS input_hash,
+               -- Readings per category, packed: three categories of 17 bits
+               -- to a sum (a window holds at most 24 h / 1 s + 1 h = 90,000 <
+               -- 131,072 slots); five sums a reading instead of thirteen
+               -- counts (the aggregates per reading are the cost).
+               coalesce(sum(CASE WHEN x.category BETWEEN 1 AND 3 THEN 1::bigint << (17 * (x.category - 1)) END), 0)::bigint AS k0,
+               coalesce(sum(CASE WHEN x.category BETWEEN 4 AND 6 THEN 1::bigint << (17 * (x.category - 4)) END), 0)::bigint AS k1,
+               coalesce(sum(CASE WHEN x.category BETWEEN 7 AND 9 THEN 1::bigint << (17 * (x.category - 7)) END), 0)::bigint AS k2,
+               coalesce(sum(CASE WHEN x.category BETWEEN 10 AND 12 THEN 1::bigint << (17 * (x.category - 10)) END), 0)::bigint AS k3,
+               coalesce(sum(CASE WHEN x.category = 13 THEN 1::bigint END), 0)::bigint AS k4,
+               -- Energy: the sums, and the sums weighted by category id; with
+               -- at most two categories c1 < c2 in the window, the energy of
+               -- c2 is (weighted - c1 × sum) / (c2 - c1) and of c1 the rest.
+               min(x.category) AS c1, max(x.category) AS c2,
+               sum(x.actual_wh) FILTER (WHERE x.category IS NOT NULL) AS sa, sum(x.actual_wh * x.category) AS ta,
+               sum(x.potential_wh) FILTER (WHERE x.category IS NOT NULL) AS sp, sum(x.potential_wh * x.category) AS tp
         FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
+                     -- a reading outside every slot has no category
+                     CASE WHEN y.slot IS NOT NULL THEN y.category END AS category, y.actual_wh, y.potential_wh,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
@@ -177,7 +203,15 @@ WITH run AS (
                            rd.received_at > rd.recorded_at + s.lane AS late,
                            rd.recorded_at > rd.received_at + s.tolerance AS early,
                            rd.received_at,
-                           input_fingerprint(rd.recorded_at, rd.available) AS fp
+                           input_fingerprint(rd.recorded_at, rd.available) AS fp,
+                           -- its category by the contract
+                           reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
+                                                sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
+                                                sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) % 16 AS category,
+                           -- energy over the slot (kW × s / 3.6 = Wh); power drawn
+                           -- while idle is no production
+                           greatest(rd.power_kw, 0) * s.c / 3.6 AS actual_wh,
+                           curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * s.c / 3.6 AS potential_wh
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -194,18 +228,105 @@ WITH run AS (
               OFFSET 0) AS x
         WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
         GROUP BY x.window_start
-    ) AS a
+    ) AS b
+    -- slots per category (availability_category.id 1..13) of the slots with
+    -- a reading (those without are information unavailable, added in ins)
+    CROSS JOIN LATERAL (SELECT ARRAY[b.k0 & 131071, (b.k0 >> 17) & 131071, (b.k0 >> 34) & 131071, b.k1 & 131071,
+                         (b.k1 >> 17) & 131071, (b.k1 >> 34) & 131071, b.k2 & 131071, (b.k2 >> 17) & 131071,
+                         (b.k2 >> 34) & 131071, b.k3 & 131071, (b.k3 >> 17) & 131071, (b.k3 >> 34) & 131071,
+                         b.k4 & 131071]::integer[] AS category_slots) AS u
+    -- energy per category (Wh): a window of one category has it all, of two
+    -- it is split (above), of three it is recounted
+    CROSS JOIN LATERAL (SELECT ARRAY[round(CASE WHEN b.c1 = 1 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 2 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 3 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 4 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 5 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 6 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 7 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 8 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 9 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 10 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 11 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 12 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 13 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint] AS category_actual_wh,
+                               ARRAY[round(CASE WHEN b.c1 = 1 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 2 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 3 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 4 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 5 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 6 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 7 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 8 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 9 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 10 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 11 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 12 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
+                         round(CASE WHEN b.c1 = 13 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint] AS category_potential_wh) AS e
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
-                                input_hash)
+                                input_hash, category_slots, category_actual_wh, category_potential_wh)
     SELECT w.turbine_id, w.window_start, w.window_end, sqlc.arg(farm_id)::text, sqlc.arg(day)::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0)
+           sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0),
+           -- the slots without a reading are information unavailable
+           CASE WHEN a.category_slots IS NULL THEN array_fill(0, ARRAY[12]) || w.expected
+                ELSE (coalesce(c.slots, a.category_slots))[1:12] || ((coalesce(c.slots, a.category_slots))[13] + w.expected - a.received)::integer END,
+           coalesce(c.actual_wh, a.category_actual_wh, array_fill(0::bigint, ARRAY[13])),
+           -- no model, no potential
+           CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN coalesce(c.potential_wh, a.category_potential_wh, array_fill(0::bigint, ARRAY[13])) END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
+    -- A window with a slot of two readings is recounted slot by slot
+    -- (the per-reading sums above count such a slot twice).
+    LEFT JOIN LATERAL (
+        SELECT ARRAY[count(*) FILTER (WHERE k.category = 1), count(*) FILTER (WHERE k.category = 2),
+               count(*) FILTER (WHERE k.category = 3), count(*) FILTER (WHERE k.category = 4),
+               count(*) FILTER (WHERE k.category = 5), count(*) FILTER (WHERE k.category = 6),
+               count(*) FILTER (WHERE k.category = 7), count(*) FILTER (WHERE k.category = 8),
+               count(*) FILTER (WHERE k.category = 9), count(*) FILTER (WHERE k.category = 10),
+               count(*) FILTER (WHERE k.category = 11), count(*) FILTER (WHERE k.category = 12),
+               count(*) FILTER (WHERE k.category = 13)]::integer[] AS slots,
+               ARRAY[round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 1), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 2), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 3), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 4), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 5), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 6), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 7), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 8), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 9), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 10), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 11), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 12), 0))::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 13), 0))::bigint] AS actual_wh,
+               ARRAY[round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 1), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 2), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 3), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 4), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 5), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 6), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 7), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 8), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 9), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 10), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 11), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 12), 0))::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 13), 0))::bigint] AS potential_wh
+        -- each slot: its readings' least key, their mean power and curve
+        FROM (SELECT min(reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
+                                              sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
+                                              sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8)) % 16 AS category,
+                     avg(greatest(rd.power_kw, 0)) * a.c / 3.6 AS actual_wh,
+                     avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * a.c / 3.6 AS potential_wh
+              FROM readings rd
+              -- the readings of the slots that start in the window: from
+              -- its start to a cadence past its end (to the service's or
+              -- day's end when its last slot is the day's last)
+              WHERE a.repeated > 0
+                AND rd.turbine_id = w.turbine_id
+                AND rd.recorded_at >= w.window_start
+                AND rd.recorded_at < greatest(w.window_end + a.cadence, CASE WHEN a.last_slot < w.window_end THEN a.stop END)
+                AND rd.recorded_at >= sqlc.arg(day_start)::timestamptz
+                AND rd.recorded_at < sqlc.arg(day_end)::timestamptz
+                AND date_bin(a.window_len, slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot), sqlc.arg(day_start)::timestamptz) = w.window_start
+              GROUP BY slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot)) AS k
+        -- only a window with a slot of two readings (rare: a fast clock, a
+        -- duplicate) reads its readings again (a.repeated > 0 above, a
+        -- one-time filter) and gets a row
+        HAVING count(*) > 0
+    ) AS c ON true
     ON CONFLICT (turbine_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, farm_id = EXCLUDED.farm_id, day = EXCLUDED.day,
         expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -213,7 +334,8 @@ WITH run AS (
         late = EXCLUDED.late, early = EXCLUDED.early,
         min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
         last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
-        input_hash = EXCLUDED.input_hash
+        input_hash = EXCLUDED.input_hash, category_slots = EXCLUDED.category_slots,
+        category_actual_wh = EXCLUDED.category_actual_wh, category_potential_wh = EXCLUDED.category_potential_wh
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
@@ -280,7 +402,19 @@ SELECT h.turbine_id,
        -- the input fingerprint: the windows' sum, none when a window has none
        (sum(h.received) + sum(h.beyond_cadence) + sum(h.out_of_service))::bigint AS input_readings,
        coalesce(sum(h.input_hash), 0)::bigint AS input_hash,
-       (sum(h.unhashed) = 0)::boolean AS fingerprinted
+       (sum(h.unhashed) = 0)::boolean AS fingerprinted,
+       -- slots per category, as a literal ('{n,...}', as silent_hours: arrays
+       -- of arrays must be rectangular); '' when a window has none
+       coalesce(CASE WHEN sum(h.uncategorised) = 0 THEN
+                    ARRAY[sum(h.c1), sum(h.c2), sum(h.c3), sum(h.c4), sum(h.c5), sum(h.c6), sum(h.c7),
+                          sum(h.c8), sum(h.c9), sum(h.c10), sum(h.c11), sum(h.c12), sum(h.c13)]::integer[]::text END, '')::text AS category_slots,
+       -- energy per category, as literals ('' when a window has none)
+       coalesce(CASE WHEN sum(h.unmeasured) = 0 THEN
+                    ARRAY[sum(h.a1), sum(h.a2), sum(h.a3), sum(h.a4), sum(h.a5), sum(h.a6), sum(h.a7),
+                          sum(h.a8), sum(h.a9), sum(h.a10), sum(h.a11), sum(h.a12), sum(h.a13)]::bigint[]::text END, '')::text AS category_actual_wh,
+       coalesce(CASE WHEN sum(h.uncurved) = 0 THEN
+                    ARRAY[sum(h.p1), sum(h.p2), sum(h.p3), sum(h.p4), sum(h.p5), sum(h.p6), sum(h.p7),
+                          sum(h.p8), sum(h.p9), sum(h.p10), sum(h.p11), sum(h.p12), sum(h.p13)]::bigint[]::text END, '')::text AS category_potential_wh
 FROM (SELECT tw.turbine_id,
              floor(extract(epoch FROM tw.window_start - sqlc.arg(day_start)::timestamptz) / 3600)::integer AS hour,
              count(*) AS windows,
@@ -288,7 +422,23 @@ FROM (SELECT tw.turbine_id,
              sum(tw.beyond_cadence) AS beyond_cadence, sum(tw.out_of_service) AS out_of_service,
              sum(tw.late) AS late, sum(tw.early) AS early,
              min(tw.min_lag_ms) AS min_lag_ms, max(tw.max_lag_ms) AS max_lag_ms, max(tw.last_received_at) AS last_received_at,
-             sum(tw.input_hash) AS input_hash, count(*) FILTER (WHERE tw.input_hash IS NULL) AS unhashed
+             sum(tw.input_hash) AS input_hash, count(*) FILTER (WHERE tw.input_hash IS NULL) AS unhashed,
+             count(*) FILTER (WHERE tw.category_slots IS NULL) AS uncategorised,
+             sum(tw.category_slots[1]) AS c1, sum(tw.category_slots[2]) AS c2, sum(tw.category_slots[3]) AS c3,
+             sum(tw.category_slots[4]) AS c4, sum(tw.category_slots[5]) AS c5, sum(tw.category_slots[6]) AS c6,
+             sum(tw.category_slots[7]) AS c7, sum(tw.category_slots[8]) AS c8, sum(tw.category_slots[9]) AS c9,
+             sum(tw.category_slots[10]) AS c10, sum(tw.category_slots[11]) AS c11, sum(tw.category_slots[12]) AS c12,
+             sum(tw.category_slots[13]) AS c13,
+             count(*) FILTER (WHERE tw.category_actual_wh IS NULL) AS unmeasured,
+             count(*) FILTER (WHERE tw.category_potential_wh IS NULL) AS uncurved,
+             sum(tw.category_actual_wh[1]) AS a1, sum(tw.category_actual_wh[2]) AS a2, sum(tw.category_actual_wh[3]) AS a3, sum(tw.category_actual_wh[4]) AS a4,
+             sum(tw.category_actual_wh[5]) AS a5, sum(tw.category_actual_wh[6]) AS a6, sum(tw.category_actual_wh[7]) AS a7, sum(tw.category_actual_wh[8]) AS a8,
+             sum(tw.category_actual_wh[9]) AS a9, sum(tw.category_actual_wh[10]) AS a10, sum(tw.category_actual_wh[11]) AS a11, sum(tw.category_actual_wh[12]) AS a12,
+             sum(tw.category_actual_wh[13]) AS a13,
+             sum(tw.category_potential_wh[1]) AS p1, sum(tw.category_potential_wh[2]) AS p2, sum(tw.category_potential_wh[3]) AS p3, sum(tw.category_potential_wh[4]) AS p4,
+             sum(tw.category_potential_wh[5]) AS p5, sum(tw.category_potential_wh[6]) AS p6, sum(tw.category_potential_wh[7]) AS p7, sum(tw.category_potential_wh[8]) AS p8,
+             sum(tw.category_potential_wh[9]) AS p9, sum(tw.category_potential_wh[10]) AS p10, sum(tw.category_potential_wh[11]) AS p11, sum(tw.category_potential_wh[12]) AS p12,
+             sum(tw.category_potential_wh[13]) AS p13
       FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
       -- the day's key range of each turbine (primary key), not the farm's
       -- day (OFFSET 0: as in TurbineWindowOffGridDelete)
@@ -341,10 +491,8 @@ WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
 -- farm window on this shard (control's StallJudge), read from the readings
 -- recorded in [@window_start, @window_end) of the given turbines (the
 -- farm's here): per turbine with readings, how many, how many say
--- available, the highest power and the wind summed. Read once per window
--- the fast path publishes, apart from the counts: power and wind are not in
--- readings_pkey, so reading them in TurbineWindowUpsert would cost every
--- rollup its index-only scan.
+-- available, the highest power and the wind summed (readings_pkey covers
+-- them: an index-only read). Read once per window the fast path publishes.
 -- name: TurbineWindowStallStats :many
 SELECT t.turbine_id::text AS turbine_id, count(*)::integer AS received,
        count(*) FILTER (WHERE r.available)::integer AS available,

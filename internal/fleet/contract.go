@@ -1,0 +1,260 @@
+package fleet
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/galewatch/galewatch/internal/db/controldb"
+)
+
+// Category is one IEC 61400-26-1 information category: its id (the index of
+// category_slots), the code a fleet file names it by, its default priority
+// rank (1 wins) and default class. The control database's
+// availability_category is the rule; this copy validates a fleet file
+// before it reaches a database (TestCategoriesAreTheControlDatabases keeps
+// the two equal).
+type Category struct {
+	ID       int
+	Code     string
+	Priority int
+	Class    string // available, unavailable or excluded
+}
+
+// Categories are the information categories, by id.
+var Categories = []Category{
+	{1, "full_performance", 12, "available"},
+	{2, "partial_performance", 11, "available"},
+	{3, "ready_standby", 10, "available"},
+	{4, "technical_standby", 9, "available"},
+	{5, "out_of_environmental_spec", 4, "available"},
+	{6, "requested_shutdown", 3, "available"},
+	{7, "out_of_electrical_spec", 2, "available"},
+	{8, "scheduled_maintenance", 5, "unavailable"},
+	{9, "planned_corrective_action", 6, "unavailable"},
+	{10, "forced_outage", 8, "unavailable"},
+	{11, "suspended", 7, "unavailable"},
+	{12, "force_majeure", 1, "unavailable"},
+	{13, "information_unavailable", 13, "unavailable"},
+}
+
+// CategoryByCode finds a category by its code.
+func CategoryByCode(code string) (Category, bool) {
+	for _, c := range Categories {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return Category{}, false
+}
+
+// DefaultContractHash names the default contract (availability_contract row
+// 1): a farm without contract: counts by it, and its counts are those from
+// before contracts.
+const DefaultContractHash = "default"
+
+// MaxStateCode is the longest controller state code (readings.state).
+const MaxStateCode = 64
+
+// ContractSpec is a farm's availability contract in the fleet file
+// (docs/operator.md, "Availability contract").
+type ContractSpec struct {
+	Name string `yaml:"name"`
+	// WarrantyPct is the warranted contractual availability (%, 0.1 steps).
+	WarrantyPct *float64 `yaml:"warranty_pct"`
+	// CutInMS and CutOutMS bound the wind in which a turbine is expected to
+	// run: a reading no state code maps, with wind below cut-in or at or
+	// above cut-out, is out of environmental specification.
+	CutInMS  *float64 `yaml:"cut_in_ms"`
+	CutOutMS *float64 `yaml:"cut_out_ms"`
+	// States maps controller state codes to category codes.
+	States map[string]string `yaml:"states"`
+	// Available and Excluded list categories by code; every other category
+	// counts as unavailable. Absent: the categories' default classes (less
+	// those the other list names).
+	Available []string `yaml:"available"`
+	Excluded  []string `yaml:"excluded"`
+	// Priority lists every category, highest first. Absent: the default.
+	Priority []string `yaml:"priority"`
+}
+
+// Contract is a validated contract in its canonical form: what the control
+// database stores (availability_contract) and what its hash is of.
+type Contract struct {
+	Name            string   `json:"name"`
+	WarrantyPM      *int32   `json:"warranty_pm,omitempty"`
+	CutInMS         *float32 `json:"cut_in_ms,omitempty"`
+	CutOutMS        *float32 `json:"cut_out_ms,omitempty"`
+	StateCodes      []string `json:"state_codes"`
+	StateCategories []string `json:"state_categories"`
+	Available       []string `json:"available"`
+	Excluded        []string `json:"excluded"`
+	Priority        []string `json:"priority"`
+}
+
+// Hash is the sha256 of the canonical form (hex).
+func (c *Contract) Hash() string {
+	b, _ := json.Marshal(c)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// params is ContractEnsure's arguments.
+func (c *Contract) params() controldb.ContractEnsureParams {
+	return controldb.ContractEnsureParams{
+		Hash: c.Hash(), Name: c.Name, StateCodes: c.StateCodes, StateCategories: c.StateCategories,
+		CutInMs: c.CutInMS, CutOutMs: c.CutOutMS, Priority: c.Priority, Available: c.Available, Excluded: c.Excluded,
+		WarrantyPm: c.WarrantyPM,
+	}
+}
+
+// resolve validates the spec (reporting each problem through bad, at names
+// it) and returns its canonical form.
+func (s *ContractSpec) resolve(farm, at string, bad func(format string, args ...any)) *Contract {
+	c := &Contract{Name: s.Name, StateCodes: []string{}, StateCategories: []string{}}
+	if c.Name == "" {
+		c.Name = farm
+	} else if msg := nameProblem(c.Name); msg != "" {
+		bad("%s.name: %s", at, msg)
+	}
+	known := func(field, code string) bool {
+		if _, ok := CategoryByCode(code); !ok {
+			bad("%s.%s: unknown category %s (one of %s)", at, field, show(code), strings.Join(categoryCodes(), ", "))
+			return false
+		}
+		return true
+	}
+	if s.WarrantyPct != nil {
+		w := *s.WarrantyPct
+		pm := math.Round(w * 10)
+		if w <= 0 || w > 100 || math.Abs(pm-w*10) > 1e-9 {
+			bad("%s.warranty_pct: %v must be a percentage in (0, 100] with at most one decimal", at, w)
+		} else {
+			v := int32(pm)
+			c.WarrantyPM = &v
+		}
+	}
+	wind := func(field string, v *float64) *float32 {
+		if v == nil {
+			return nil
+		}
+		if *v < 0 || *v > 100 || math.IsNaN(*v) {
+			bad("%s.%s: %v m/s must be between 0 and 100", at, field, *v)
+			return nil
+		}
+		f := float32(*v)
+		return &f
+	}
+	c.CutInMS, c.CutOutMS = wind("cut_in_ms", s.CutInMS), wind("cut_out_ms", s.CutOutMS)
+	if c.CutInMS != nil && c.CutOutMS != nil && *c.CutInMS >= *c.CutOutMS {
+		bad("%s: cut_in_ms %v must be below cut_out_ms %v", at, *s.CutInMS, *s.CutOutMS)
+	}
+	codes := make([]string, 0, len(s.States))
+	for code := range s.States {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		switch {
+		case code == "":
+			bad("%s.states: an empty state code (a reading without a state is sorted by its available flag and wind)", at)
+		case len(code) > MaxStateCode || !utf8.ValidString(code) || strings.ContainsFunc(code, unicode.IsControl):
+			bad("%s.states: state code %s must be at most %d bytes of text", at, show(code), MaxStateCode)
+		case known("states["+code+"]", s.States[code]):
+			c.StateCodes = append(c.StateCodes, code)
+			c.StateCategories = append(c.StateCategories, s.States[code])
+		}
+	}
+	list := func(field string, codes []string) []string {
+		out := []string{}
+		for _, code := range codes {
+			if known(field, code) {
+				if slices.Contains(out, code) {
+					bad("%s.%s: %s listed twice", at, field, show(code))
+					continue
+				}
+				out = append(out, code)
+			}
+		}
+		return out
+	}
+	if s.Available == nil {
+		// the default class, less what the contract excludes
+		for _, cat := range Categories {
+			if cat.Class == "available" && !slices.Contains(s.Excluded, cat.Code) {
+				c.Available = append(c.Available, cat.Code)
+			}
+		}
+	} else {
+		c.Available = list("available", s.Available)
+	}
+	if s.Excluded == nil {
+		c.Excluded = []string{}
+		for _, cat := range Categories {
+			if cat.Class == "excluded" && !slices.Contains(c.Available, cat.Code) {
+				c.Excluded = append(c.Excluded, cat.Code)
+			}
+		}
+	} else {
+		c.Excluded = list("excluded", s.Excluded)
+	}
+	for _, code := range c.Excluded {
+		if slices.Contains(c.Available, code) {
+			bad("%s: %s is both available and excluded", at, show(code))
+		}
+	}
+	sortByID(c.Available)
+	sortByID(c.Excluded)
+	if s.Priority == nil {
+		byRank := slices.Clone(Categories)
+		sort.Slice(byRank, func(i, j int) bool { return byRank[i].Priority < byRank[j].Priority })
+		for _, cat := range byRank {
+			c.Priority = append(c.Priority, cat.Code)
+		}
+	} else {
+		c.Priority = list("priority", s.Priority)
+		if len(c.Priority) == len(s.Priority) && len(c.Priority) != len(Categories) {
+			var missing []string
+			for _, cat := range Categories {
+				if !slices.Contains(c.Priority, cat.Code) {
+					missing = append(missing, cat.Code)
+				}
+			}
+			bad("%s.priority: must list every category once; missing %s", at, strings.Join(missing, ", "))
+		}
+	}
+	return c
+}
+
+func categoryCodes() []string {
+	out := make([]string, len(Categories))
+	for i, c := range Categories {
+		out[i] = c.Code
+	}
+	return out
+}
+
+// sortByID orders category codes by id (a class is a set: its order is no
+// part of the contract).
+func sortByID(codes []string) {
+	sort.Slice(codes, func(i, j int) bool {
+		a, _ := CategoryByCode(codes[i])
+		b, _ := CategoryByCode(codes[j])
+		return a.ID < b.ID
+	})
+}
+
+// String names the contract for a change list.
+func (c *Contract) String() string {
+	if c == nil {
+		return "default"
+	}
+	return fmt.Sprintf("%s (%s)", c.Name, c.Hash()[:12])
+}
