@@ -40,6 +40,17 @@ type Contract struct {
 	CutInMS, CutOutMS                            *float64
 }
 
+// CountsOnly says whether the day's categories follow from its counts
+// alone, so its windows are computed by TurbineWindowUpsertCounts: the
+// contract maps no state code and has no wind range, ranks forced outage
+// above full performance (a slot with one reading that says unavailable is
+// a forced outage, as it is not available), and the farm has no power
+// curve (no energy measured). The default contract is one.
+func (g Grid) CountsOnly() bool {
+	c := g.Contract
+	return len(c.StateCodes) == 0 && c.CutInMS == nil && c.CutOutMS == nil && c.KeyUnavailable < c.KeyAvailable && g.Curve == nil
+}
+
 // GridOfDay is the grid of the farm-day FarmDayGet read (day is its date),
 // with the day's contract.
 func GridOfDay(d controldb.FarmDayGetRow, day time.Time) Grid {

@@ -31,9 +31,12 @@ type slotRuleCounts struct {
 // whose service starts at 00:02:03.123457 local and ends at 22:13:20.5,
 // in 5-minute windows, and again for the run of windows 17-95 only; each on
 // the shard connection's custom plan and on the generic plan a large
-// correction runs. Every count of every window must match: expected,
-// received, available, beyond cadence, out of service, late, early and the
-// lags in milliseconds.
+// correction runs; both window statements (TurbineWindowUpsert, with the
+// default contract's keys, and TurbineWindowUpsertCounts, which a farm on
+// such a contract without a power curve runs). Every count of every window
+// must match: expected, received, available, beyond cadence, out of
+// service, late, early, the lags in milliseconds and the slots per
+// category.
 func TestWindowsFollowTheSlotRule(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -153,10 +156,51 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 		want[w].BeyondCadence = inService[w] - want[w].Received
 	}
 
+	// The default contract's keys (control's contract_keys of contract 1:
+	// priority rank * 16 + category id): full performance 12 * 16 + 1,
+	// forced outage 8 * 16 + 10, out of environmental specification 4 * 16 + 5.
+	const keyAvailable, keyUnavailable, keyEnvironment = 193, 138, 69
+	type windowRow struct {
+		Windows int64
+	}
+	statements := map[string]func(q *sharddb.Queries, run [2]int) ([]windowRow, error){
+		"TurbineWindowUpsert": func(q *sharddb.Queries, run [2]int) ([]windowRow, error) {
+			rows, err := q.TurbineWindowUpsert(ctx, sharddb.TurbineWindowUpsertParams{
+				DayStart: dayStart, DayEnd: dayEnd, TurbineIds: []string{"T-07"}, CadenceSeconds: []int32{int32(cadence / time.Second)},
+				ServiceFrom: []time.Time{serviceFrom}, ServiceTo: []time.Time{serviceTo},
+				FirstWindow: []int32{int32(run[0])}, LastWindow: []int32{int32(run[1])},
+				WindowS: int32(window / time.Second), LaneThresholdSeconds: lane.Seconds(), EarlyToleranceSeconds: early.Seconds(),
+				FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
+				StateCodes: []string{}, StateKeys: []int32{}, KeyAvailable: keyAvailable, KeyUnavailable: keyUnavailable, KeyEnvironment: keyEnvironment,
+			})
+			out := make([]windowRow, len(rows))
+			for i, r := range rows {
+				out[i].Windows = r.Windows
+			}
+			return out, err
+		},
+		"TurbineWindowUpsertCounts": func(q *sharddb.Queries, run [2]int) ([]windowRow, error) {
+			rows, err := q.TurbineWindowUpsertCounts(ctx, sharddb.TurbineWindowUpsertCountsParams{
+				DayStart: dayStart, DayEnd: dayEnd, TurbineIds: []string{"T-07"}, CadenceSeconds: []int32{int32(cadence / time.Second)},
+				ServiceFrom: []time.Time{serviceFrom}, ServiceTo: []time.Time{serviceTo},
+				FirstWindow: []int32{int32(run[0])}, LastWindow: []int32{int32(run[1])},
+				WindowS: int32(window / time.Second), LaneThresholdSeconds: lane.Seconds(), EarlyToleranceSeconds: early.Seconds(),
+				FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
+			})
+			out := make([]windowRow, len(rows))
+			for i, r := range rows {
+				out[i].Windows = r.Windows
+			}
+			return out, err
+		},
+	}
 	for _, tc := range []struct {
+		stmt    string
 		run     [2]int
 		generic bool
-	}{{[2]int{0, n - 1}, false}, {[2]int{17, 95}, false}, {[2]int{0, n - 1}, true}, {[2]int{17, 95}, true}} {
+	}{{"TurbineWindowUpsert", [2]int{0, n - 1}, false}, {"TurbineWindowUpsert", [2]int{17, 95}, false},
+		{"TurbineWindowUpsert", [2]int{0, n - 1}, true}, {"TurbineWindowUpsert", [2]int{17, 95}, true},
+		{"TurbineWindowUpsertCounts", [2]int{0, n - 1}, false}, {"TurbineWindowUpsertCounts", [2]int{17, 95}, true}} {
 		run := tc.run
 		// Each case in its own transaction, rolled back: the next starts
 		// from no window row.
@@ -168,20 +212,15 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 					return err
 				}
 			}
-			rows, err := sharddb.New(tx).TurbineWindowUpsert(ctx, sharddb.TurbineWindowUpsertParams{
-				DayStart: dayStart, DayEnd: dayEnd, TurbineIds: []string{"T-07"}, CadenceSeconds: []int32{int32(cadence / time.Second)},
-				ServiceFrom: []time.Time{serviceFrom}, ServiceTo: []time.Time{serviceTo},
-				FirstWindow: []int32{int32(run[0])}, LastWindow: []int32{int32(run[1])},
-				WindowS: int32(window / time.Second), LaneThresholdSeconds: lane.Seconds(), EarlyToleranceSeconds: early.Seconds(),
-				FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
-			})
+			rows, err := statements[tc.stmt](sharddb.New(tx), run)
 			if err != nil {
 				return err
 			}
 			if len(rows) == 0 || rows[0].Windows != int64(run[1]-run[0]+1) {
-				t.Fatalf("run %v (generic plan %v): wrote %d windows, want %d", run, tc.generic, len(rows), run[1]-run[0]+1)
+				t.Fatalf("%s run %v (generic plan %v): wrote %d windows, want %d", tc.stmt, run, tc.generic, len(rows), run[1]-run[0]+1)
 			}
-			got, err := tx.Query(ctx, `SELECT window_start, expected, received, available, beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms
+			got, err := tx.Query(ctx, `SELECT window_start, expected, received, available, beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms,
+				       category_slots::text
 				FROM turbine_window WHERE turbine_id = 'T-07' ORDER BY window_start`)
 			if err != nil {
 				return err
@@ -191,20 +230,28 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 			for got.Next() {
 				var start time.Time
 				var c slotRuleCounts
-				if err := got.Scan(&start, &c.Expected, &c.Received, &c.Available, &c.BeyondCadence, &c.OutOfService, &c.Late, &c.Early, &c.MinLagMs, &c.MaxLagMs); err != nil {
+				var categories string
+				if err := got.Scan(&start, &c.Expected, &c.Received, &c.Available, &c.BeyondCadence, &c.OutOfService, &c.Late, &c.Early, &c.MinLagMs, &c.MaxLagMs, &categories); err != nil {
 					return err
 				}
 				w := int(start.Sub(dayStart) / window)
 				if w < run[0] || w > run[1] {
-					t.Fatalf("run %v (generic plan %v): a row for window %d", run, tc.generic, w)
+					t.Fatalf("%s run %v (generic plan %v): a row for window %d", tc.stmt, run, tc.generic, w)
 				}
 				if e := want[w]; !sameCounts(c, e) {
-					t.Fatalf("run %v (generic plan %v), window %d (%s): got %s, want %s", run, tc.generic, w, start.UTC().Format(time.RFC3339), c, e)
+					t.Fatalf("%s run %v (generic plan %v), window %d (%s): got %s, want %s", tc.stmt, run, tc.generic, w, start.UTC().Format(time.RFC3339), c, e)
+				}
+				// Under the default contract: available slots are full
+				// performance (1), the other received slots forced outage
+				// (10), those without a reading information unavailable (13).
+				e := want[w]
+				if wantCat := fmt.Sprintf("{%d,0,0,0,0,0,0,0,0,%d,0,0,%d}", e.Available, e.Received-e.Available, e.Expected-e.Received); categories != wantCat {
+					t.Fatalf("%s run %v (generic plan %v), window %d: category_slots %s, want %s", tc.stmt, run, tc.generic, w, categories, wantCat)
 				}
 				windows++
 			}
 			if windows != run[1]-run[0]+1 {
-				t.Fatalf("run %v (generic plan %v): %d rows, want %d", run, tc.generic, windows, run[1]-run[0]+1)
+				t.Fatalf("%s run %v (generic plan %v): %d rows, want %d", tc.stmt, run, tc.generic, windows, run[1]-run[0]+1)
 			}
 			if err := got.Err(); err != nil {
 				return err
