@@ -69,7 +69,7 @@ func (m *Main) Command() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&m.Config.Home, "home", m.Config.Home, "embedded Postgres folder when DATABASE_URL is unset ($GALEWATCH_HOME)")
-	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand(), m.ingestCommand(), m.simulateCommand(), m.workCommand(), m.rollupCommand(), m.latenessCommand(), m.experimentCommand(), m.reportCommand(), m.verifyCommand(), m.dayCommand())
+	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand(), m.ingestCommand(), m.simulateCommand(), m.workCommand(), m.rollupCommand(), m.latenessCommand(), m.experimentCommand(), m.reportCommand(), m.verifyCommand(), m.dayCommand(), m.eventCommand())
 	return root
 }
 

@@ -117,6 +117,7 @@ func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ing
 	srv := server.New(control, shards, cfg)
 	srv.Now = m.Now
 	srv.MountIngest(in, maxBody, maxConcurrent)
+	srv.MountEvents(client)
 	if metrics != nil {
 		srv.MountMetrics(metrics)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/localday"
@@ -44,7 +45,27 @@ func (w *RollupScheduleWorker) Work(ctx context.Context, job *river.Job[RollupSc
 // EnqueueFarmDay inserts one rollup_day job per shard holding the farm and
 // returns the jobs' ids.
 func EnqueueFarmDay(ctx context.Context, control *pgxpool.Pool, client *river.Client[pgx.Tx], farmID, day, reason string, priority int) ([]int64, error) {
-	shards, err := controldb.New(control).FarmShards(ctx, farmID)
+	params, err := farmDayJobs(ctx, controldb.New(control), farmID, day, reason, priority)
+	if err != nil {
+		return nil, err
+	}
+	return jobIDs(client.InsertMany(ctx, params))
+}
+
+// EnqueueFarmDayTx is EnqueueFarmDay inside the caller's control
+// transaction: the jobs exist when, and only when, what asked for them
+// commits (an operator event and its recompute).
+func EnqueueFarmDayTx(ctx context.Context, tx pgx.Tx, client *river.Client[pgx.Tx], farmID, day, reason string, priority int) ([]int64, error) {
+	params, err := farmDayJobs(ctx, controldb.New(tx), farmID, day, reason, priority)
+	if err != nil {
+		return nil, err
+	}
+	return jobIDs(client.InsertManyTx(ctx, tx, params))
+}
+
+// farmDayJobs is one rollup_day job per shard holding the farm.
+func farmDayJobs(ctx context.Context, q *controldb.Queries, farmID, day, reason string, priority int) ([]river.InsertManyParams, error) {
+	shards, err := q.FarmShards(ctx, farmID)
 	if err != nil {
 		return nil, fmt.Errorf("shards of farm %s: %w", farmID, err)
 	}
@@ -58,7 +79,10 @@ func EnqueueFarmDay(ctx context.Context, control *pgxpool.Pool, client *river.Cl
 			InsertOpts: &river.InsertOpts{Priority: priority},
 		}
 	}
-	res, err := client.InsertMany(ctx, params)
+	return params, nil
+}
+
+func jobIDs(res []*rivertype.JobInsertResult, err error) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func Compute(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbin
 	// The sums of the windows just written, as the upsert left them.
 	written := map[int64]sharddb.FarmWindowSumsRow{}
 	if len(pairs) > 0 {
-		if g.Contract.KeyAvailable == 0 {
+		if g.Contract.KeyAvailable == 0 || g.Contract.KeyMissing == 0 {
 			// a zero key would count every slot in no category
 			return w, fmt.Errorf("compute windows of %s %s: the grid has no contract (GridOfDay)", g.FarmID, g.Day.Format(time.DateOnly))
 		}

@@ -27,6 +27,17 @@ type Grid struct {
 	// Curve is the farm's power curve as control's model_curve_lut samples
 	// it (nil: no model, so no potential energy).
 	Curve []float64
+	// Events are the operator events in force over the day.
+	Events Events
+}
+
+// Events are a day's operator events as the window statement takes them
+// (FarmDayGet): one element per event and turbine ("" = every turbine of
+// the farm), each with its category's key under the day's contract.
+type Events struct {
+	Turbines []string
+	From, To []time.Time
+	Keys     []int32
 }
 
 // Contract is the availability contract governing a day as the window
@@ -37,7 +48,9 @@ type Contract struct {
 	StateCodes                                   []string
 	StateKeys                                    []int32
 	KeyAvailable, KeyUnavailable, KeyEnvironment int32
-	CutInMS, CutOutMS                            *float64
+	// KeyMissing is information unavailable's: a slot without a reading.
+	KeyMissing        int32
+	CutInMS, CutOutMS *float64
 }
 
 // CountsOnly says whether the day's categories follow from its counts
@@ -45,17 +58,19 @@ type Contract struct {
 // contract maps no state code and has no wind range, ranks forced outage
 // above full performance (a slot with one reading that says unavailable is
 // a forced outage, as it is not available), and the farm has no power
-// curve (no energy measured). The default contract is one.
+// curve (no energy measured) and no operator event covers the day. The
+// default contract is one.
 func (g Grid) CountsOnly() bool {
 	c := g.Contract
-	return len(c.StateCodes) == 0 && c.CutInMS == nil && c.CutOutMS == nil && c.KeyUnavailable < c.KeyAvailable && g.Curve == nil
+	return len(c.StateCodes) == 0 && c.CutInMS == nil && c.CutOutMS == nil && c.KeyUnavailable < c.KeyAvailable && g.Curve == nil &&
+		len(g.Events.Keys) == 0
 }
 
 // GridOfDay is the grid of the farm-day FarmDayGet read (day is its date),
-// with the day's contract.
+// with the day's contract and operator events.
 func GridOfDay(d controldb.FarmDayGetRow, day time.Time) Grid {
 	c := Contract{ID: d.ContractID, StateCodes: d.StateCodes, StateKeys: d.StateKeys,
-		KeyAvailable: d.KeyAvailable, KeyUnavailable: d.KeyUnavailable, KeyEnvironment: d.KeyEnvironment}
+		KeyAvailable: d.KeyAvailable, KeyUnavailable: d.KeyUnavailable, KeyEnvironment: d.KeyEnvironment, KeyMissing: d.KeyMissing}
 	if d.CutInMs != nil {
 		v := float64(*d.CutInMs)
 		c.CutInMS = &v
@@ -64,7 +79,8 @@ func GridOfDay(d controldb.FarmDayGetRow, day time.Time) Grid {
 		v := float64(*d.CutOutMs)
 		c.CutOutMS = &v
 	}
-	return Grid{FarmID: d.ID, Day: day, Start: d.DayStart, End: d.DayEnd, Window: time.Duration(d.WindowS) * time.Second, Contract: c, Curve: d.Curve}
+	return Grid{FarmID: d.ID, Day: day, Start: d.DayStart, End: d.DayEnd, Window: time.Duration(d.WindowS) * time.Second, Contract: c, Curve: d.Curve,
+		Events: Events{Turbines: d.EventTurbines, From: d.EventFrom, To: d.EventTo, Keys: d.EventKeys}}
 }
 
 // GridOf is the grid of the farm-local day holding t in loc, the day

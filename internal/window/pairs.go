@@ -73,10 +73,14 @@ func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, compu
 		FarmID: g.FarmID, Day: g.Day, ComputedAt: computedAt,
 		StateCodes: g.Contract.StateCodes, StateKeys: g.Contract.StateKeys, KeyAvailable: g.Contract.KeyAvailable,
 		KeyUnavailable: g.Contract.KeyUnavailable, KeyEnvironment: g.Contract.KeyEnvironment,
-		CutInMs: g.Contract.CutInMS, CutOutMs: g.Contract.CutOutMS, Curve: g.Curve,
+		CutInMs: g.Contract.CutInMS, CutOutMs: g.Contract.CutOutMS, Curve: g.Curve, KeyMissing: g.Contract.KeyMissing,
+		EventTurbines: g.Events.Turbines, EventFrom: g.Events.From, EventTo: g.Events.To, EventKeys: g.Events.Keys,
 	}
 	if args.StateCodes == nil {
 		args.StateCodes, args.StateKeys = []string{}, []int32{}
+	}
+	if args.EventKeys == nil {
+		args.EventTurbines, args.EventFrom, args.EventTo, args.EventKeys = []string{}, []time.Time{}, []time.Time{}, []int32{}
 	}
 	for _, t := range turbines {
 		set := p[t.ID]

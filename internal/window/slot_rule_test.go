@@ -158,8 +158,9 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 
 	// The default contract's keys (control's contract_keys of contract 1:
 	// priority rank * 16 + category id): full performance 12 * 16 + 1,
-	// forced outage 8 * 16 + 10, out of environmental specification 4 * 16 + 5.
-	const keyAvailable, keyUnavailable, keyEnvironment = 193, 138, 69
+	// forced outage 8 * 16 + 10, out of environmental specification 4 * 16 + 5,
+	// information unavailable 13 * 16 + 13.
+	const keyAvailable, keyUnavailable, keyEnvironment, keyMissing = 193, 138, 69, 221
 	type windowRow struct {
 		Windows int64
 	}
@@ -172,6 +173,7 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 				WindowS: int32(window / time.Second), LaneThresholdSeconds: lane.Seconds(), EarlyToleranceSeconds: early.Seconds(),
 				FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
 				StateCodes: []string{}, StateKeys: []int32{}, KeyAvailable: keyAvailable, KeyUnavailable: keyUnavailable, KeyEnvironment: keyEnvironment,
+				KeyMissing: keyMissing, EventTurbines: []string{}, EventFrom: []time.Time{}, EventTo: []time.Time{}, EventKeys: []int32{},
 			})
 			out := make([]windowRow, len(rows))
 			for i, r := range rows {

@@ -76,6 +76,85 @@ $$;
 
 COMMENT ON FUNCTION public.alert_count_truncated() IS 'Empties alert_count when alert is truncated.';
 
+-- Name: availability_contract; Type: TABLE; Schema: public
+
+CREATE TABLE public.availability_contract (
+    id bigint NOT NULL,
+    hash text NOT NULL,
+    name text NOT NULL,
+    state_codes text[] DEFAULT '{}'::text[] NOT NULL,
+    state_categories smallint[] DEFAULT '{}'::smallint[] NOT NULL,
+    cut_in_ms real,
+    cut_out_ms real,
+    priority smallint[] NOT NULL,
+    available smallint[] NOT NULL,
+    excluded smallint[] NOT NULL,
+    warranty_pm integer,
+    CONSTRAINT availability_contract_check CHECK ((cardinality(state_codes) = cardinality(state_categories))),
+    CONSTRAINT availability_contract_check1 CHECK (((cut_in_ms IS NULL) OR (cut_out_ms IS NULL) OR (cut_in_ms < cut_out_ms))),
+    CONSTRAINT availability_contract_check2 CHECK ((NOT (available && excluded))),
+    CONSTRAINT availability_contract_priority_check CHECK ((cardinality(priority) = 13)),
+    CONSTRAINT availability_contract_warranty_pm_check CHECK (((warranty_pm >= 1) AND (warranty_pm <= 1000)))
+);
+
+-- Name: TABLE availability_contract; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.availability_contract IS 'Availability contracts as fleet files give them (farm: contract:), one row per distinct content; farm_version.contract_id names the one a day counts by. Row 1 is the default: no state codes, no wind range, so a slot is full performance when its readings say available, forced outage when one says unavailable, information unavailable without a reading (the counts before contracts, exactly).';
+
+-- Name: COLUMN availability_contract.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.id IS 'Identity; farm_version.contract_id names it (1: the default).';
+
+-- Name: COLUMN availability_contract.hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.hash IS 'sha256 of the contract''s canonical form (''default'' for row 1): the same content is the same row.';
+
+-- Name: COLUMN availability_contract.name; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.name IS 'The contract''s name in the fleet file.';
+
+-- Name: COLUMN availability_contract.state_codes; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.state_codes IS 'Controller state codes (readings.state) the contract maps; state_categories[i] is the category (availability_category.id) of state_codes[i]. A mapped code decides its reading''s category alone.';
+
+-- Name: COLUMN availability_contract.state_categories; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.state_categories IS 'The category (availability_category.id) of each of state_codes, in the same order.';
+
+-- Name: COLUMN availability_contract.cut_in_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.cut_in_ms IS 'A reading no code maps, with wind_ms below this, is out of environmental specification (besides what its available flag says; the priority decides). NULL: no lower bound.';
+
+-- Name: COLUMN availability_contract.cut_out_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.cut_out_ms IS 'As cut_in_ms, for wind_ms at or above this. NULL: no upper bound.';
+
+-- Name: COLUMN availability_contract.priority; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.priority IS 'Every category id, highest priority first: a slot whose readings (or events) name several categories is the first of them here.';
+
+-- Name: COLUMN availability_contract.available; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.available IS 'Categories counted as available (numerator and denominator of contractual availability).';
+
+-- Name: COLUMN availability_contract.excluded; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.excluded IS 'Categories excluded from both sides; every other category counts as unavailable (denominator only).';
+
+-- Name: COLUMN availability_contract.warranty_pm; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.warranty_pm IS 'The warranted contractual availability, per mille (NULL: none given); the fleet table compares the month with it.';
+
+-- Name: contract_key(bigint, smallint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.contract_key(p_contract bigint, p_category smallint) RETURNS integer
+    LANGUAGE sql STABLE
+    RETURN (SELECT ((array_position(c.priority, contract_key.p_category) * 16) + contract_key.p_category) FROM public.availability_contract c WHERE (c.id = contract_key.p_contract));
+
+-- Name: FUNCTION contract_key(p_contract bigint, p_category smallint); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.contract_key(p_contract bigint, p_category smallint) IS 'Category p_category''s key under contract p_contract: priority rank × 16 + id (TurbineWindowUpsert''s slot key; the least wins). An operator event''s key, and information unavailable''s for a slot without a reading.';
+
 -- Name: contract_keys(bigint); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.contract_keys(p_contract bigint, OUT state_codes text[], OUT state_keys integer[], OUT key_available integer, OUT key_unavailable integer, OUT key_environment integer, OUT cut_in_ms double precision, OUT cut_out_ms double precision) RETURNS record
@@ -484,6 +563,30 @@ $$;
 -- Name: FUNCTION model_curve_lut(p_model bigint); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.model_curve_lut(p_model bigint) IS 'Model p_model''s power curve (kW) sampled at 0, 0.01, ..., 30 m/s: linear between its points, 0 outside them. TurbineWindowUpsert takes it as its curve argument.';
+
+-- Name: operator_event_guard(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.operator_event_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'operator_event % is never deleted: void it (orchestrator event void)', OLD.id;
+    END IF;
+    IF OLD.voided_at IS NOT NULL THEN
+        RAISE EXCEPTION 'operator_event % is already voided', OLD.id;
+    END IF;
+    IF (NEW.farm_id, NEW.turbine_ids, NEW.from_at, NEW.to_at, NEW.category_id, NEW.note, NEW.entered_by, NEW.entered_at, NEW.entered_db_user)
+       IS DISTINCT FROM (OLD.farm_id, OLD.turbine_ids, OLD.from_at, OLD.to_at, OLD.category_id, OLD.note, OLD.entered_by, OLD.entered_at, OLD.entered_db_user) THEN
+        RAISE EXCEPTION 'operator_event % is never edited: void it and enter another', OLD.id;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+-- Name: FUNCTION operator_event_guard(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.operator_event_guard() IS 'Keeps operator_event an audit trail: refuses a delete, an edit, and a second void.';
 
 -- Name: provenance_pending(text, date); Type: FUNCTION; Schema: public
 
@@ -919,75 +1022,6 @@ COMMENT ON COLUMN public.availability_category.default_priority IS 'Rank when a 
 -- Name: COLUMN availability_category.default_class; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.availability_category.default_class IS 'available, unavailable or excluded when a contract lists no classes (IEC 61400-26-1''s time-based availability; information unavailable counts as unavailable).';
-
--- Name: availability_contract; Type: TABLE; Schema: public
-
-CREATE TABLE public.availability_contract (
-    id bigint NOT NULL,
-    hash text NOT NULL,
-    name text NOT NULL,
-    state_codes text[] DEFAULT '{}'::text[] NOT NULL,
-    state_categories smallint[] DEFAULT '{}'::smallint[] NOT NULL,
-    cut_in_ms real,
-    cut_out_ms real,
-    priority smallint[] NOT NULL,
-    available smallint[] NOT NULL,
-    excluded smallint[] NOT NULL,
-    warranty_pm integer,
-    CONSTRAINT availability_contract_check CHECK ((cardinality(state_codes) = cardinality(state_categories))),
-    CONSTRAINT availability_contract_check1 CHECK (((cut_in_ms IS NULL) OR (cut_out_ms IS NULL) OR (cut_in_ms < cut_out_ms))),
-    CONSTRAINT availability_contract_check2 CHECK ((NOT (available && excluded))),
-    CONSTRAINT availability_contract_priority_check CHECK ((cardinality(priority) = 13)),
-    CONSTRAINT availability_contract_warranty_pm_check CHECK (((warranty_pm >= 1) AND (warranty_pm <= 1000)))
-);
-
--- Name: TABLE availability_contract; Type: COMMENT; Schema: public
-
-COMMENT ON TABLE public.availability_contract IS 'Availability contracts as fleet files give them (farm: contract:), one row per distinct content; farm_version.contract_id names the one a day counts by. Row 1 is the default: no state codes, no wind range, so a slot is full performance when its readings say available, forced outage when one says unavailable, information unavailable without a reading (the counts before contracts, exactly).';
-
--- Name: COLUMN availability_contract.id; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.id IS 'Identity; farm_version.contract_id names it (1: the default).';
-
--- Name: COLUMN availability_contract.hash; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.hash IS 'sha256 of the contract''s canonical form (''default'' for row 1): the same content is the same row.';
-
--- Name: COLUMN availability_contract.name; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.name IS 'The contract''s name in the fleet file.';
-
--- Name: COLUMN availability_contract.state_codes; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.state_codes IS 'Controller state codes (readings.state) the contract maps; state_categories[i] is the category (availability_category.id) of state_codes[i]. A mapped code decides its reading''s category alone.';
-
--- Name: COLUMN availability_contract.state_categories; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.state_categories IS 'The category (availability_category.id) of each of state_codes, in the same order.';
-
--- Name: COLUMN availability_contract.cut_in_ms; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.cut_in_ms IS 'A reading no code maps, with wind_ms below this, is out of environmental specification (besides what its available flag says; the priority decides). NULL: no lower bound.';
-
--- Name: COLUMN availability_contract.cut_out_ms; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.cut_out_ms IS 'As cut_in_ms, for wind_ms at or above this. NULL: no upper bound.';
-
--- Name: COLUMN availability_contract.priority; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.priority IS 'Every category id, highest priority first: a slot whose readings (or events) name several categories is the first of them here.';
-
--- Name: COLUMN availability_contract.available; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.available IS 'Categories counted as available (numerator and denominator of contractual availability).';
-
--- Name: COLUMN availability_contract.excluded; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.excluded IS 'Categories excluded from both sides; every other category counts as unavailable (denominator only).';
-
--- Name: COLUMN availability_contract.warranty_pm; Type: COMMENT; Schema: public
-
-COMMENT ON COLUMN public.availability_contract.warranty_pm IS 'The warranted contractual availability, per mille (NULL: none given); the fleet table compares the month with it.';
 
 -- Name: availability_contract_id_seq; Type: SEQUENCE; Schema: public
 
@@ -2588,6 +2622,96 @@ ALTER TABLE public.ingest_reject_summary ALTER COLUMN id ADD GENERATED ALWAYS AS
     CACHE 1
 );
 
+-- Name: operator_event; Type: TABLE; Schema: public
+
+CREATE TABLE public.operator_event (
+    id bigint NOT NULL,
+    farm_id text NOT NULL,
+    turbine_ids text[] DEFAULT '{}'::text[] NOT NULL,
+    from_at timestamp with time zone NOT NULL,
+    to_at timestamp with time zone NOT NULL,
+    category_id smallint NOT NULL,
+    note text NOT NULL,
+    entered_by text NOT NULL,
+    entered_at timestamp with time zone DEFAULT now() NOT NULL,
+    entered_db_user text DEFAULT CURRENT_USER NOT NULL,
+    voided_by text,
+    voided_at timestamp with time zone,
+    void_note text,
+    CONSTRAINT operator_event_category_id_check CHECK ((category_id <> 13)),
+    CONSTRAINT operator_event_check CHECK ((to_at > from_at)),
+    CONSTRAINT operator_event_check1 CHECK (((note <> ''::text) AND (entered_by <> ''::text))),
+    CONSTRAINT operator_event_check2 CHECK ((((voided_at IS NULL) = (voided_by IS NULL)) AND ((voided_at IS NULL) = (void_note IS NULL)))),
+    CONSTRAINT operator_event_check3 CHECK (((voided_by IS NULL) OR ((voided_by <> ''::text) AND (void_note <> ''::text))))
+);
+
+-- Name: TABLE operator_event; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.operator_event IS 'Operator events: an interval of an availability category on a farm''s turbines, entered by a person (orchestrator event add, POST /api/v1/events). Never deleted or edited; a void (voided_*) takes it out of the counts and keeps it in the trail. docs/operator.md, "Operator events".';
+
+-- Name: COLUMN operator_event.id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.id IS 'The event''s number (event void ID).';
+
+-- Name: COLUMN operator_event.farm_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.farm_id IS 'The farm.';
+
+-- Name: COLUMN operator_event.turbine_ids; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.turbine_ids IS 'The turbines it covers; empty: every turbine of the farm.';
+
+-- Name: COLUMN operator_event.from_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.from_at IS 'Start (inclusive): a slot starting at or after it is covered.';
+
+-- Name: COLUMN operator_event.to_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.to_at IS 'End (exclusive): a slot starting before it is covered.';
+
+-- Name: COLUMN operator_event.category_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.category_id IS 'The category (availability_category.id; not information unavailable).';
+
+-- Name: COLUMN operator_event.note; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.note IS 'Why, in the operator''s words (required).';
+
+-- Name: COLUMN operator_event.entered_by; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.entered_by IS 'Who entered it (the CLI''s --by, by default the OS user; the API''s entered_by).';
+
+-- Name: COLUMN operator_event.entered_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.entered_at IS 'When it was entered.';
+
+-- Name: COLUMN operator_event.entered_db_user; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.entered_db_user IS 'The database role that inserted it.';
+
+-- Name: COLUMN operator_event.voided_by; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.voided_by IS 'Who voided it (NULL: in force).';
+
+-- Name: COLUMN operator_event.voided_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.voided_at IS 'When it was voided.';
+
+-- Name: COLUMN operator_event.void_note; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.operator_event.void_note IS 'Why it was voided.';
+
+-- Name: operator_event_id_seq; Type: SEQUENCE; Schema: public
+
+ALTER TABLE public.operator_event ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.operator_event_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 -- Name: publish_lag; Type: VIEW; Schema: public
 
 CREATE VIEW public.publish_lag AS
@@ -3637,6 +3761,11 @@ ALTER TABLE ONLY public.ingest_reject
 ALTER TABLE ONLY public.ingest_reject_summary
     ADD CONSTRAINT ingest_reject_summary_pkey PRIMARY KEY (id);
 
+-- Name: operator_event operator_event_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.operator_event
+    ADD CONSTRAINT operator_event_pkey PRIMARY KEY (id);
+
 -- Name: reconciliation reconciliation_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.reconciliation
@@ -3780,6 +3909,10 @@ CREATE INDEX ingest_reject_rejected_at_idx ON public.ingest_reject USING btree (
 
 CREATE INDEX ingest_reject_summary_rejected_at_idx ON public.ingest_reject_summary USING btree (rejected_at);
 
+-- Name: operator_event_farm_idx; Type: INDEX; Schema: public
+
+CREATE INDEX operator_event_farm_idx ON public.operator_event USING btree (farm_id, from_at);
+
 -- Name: reconciliation_day_idx; Type: INDEX; Schema: public
 
 CREATE INDEX reconciliation_day_idx ON public.reconciliation USING btree (farm_id, day);
@@ -3856,6 +3989,10 @@ CREATE TRIGGER alert_count_inserted AFTER INSERT ON public.alert REFERENCING NEW
 
 CREATE TRIGGER alert_count_truncated AFTER TRUNCATE ON public.alert FOR EACH STATEMENT EXECUTE FUNCTION public.alert_count_truncated();
 
+-- Name: operator_event operator_event_guard; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER operator_event_guard BEFORE DELETE OR UPDATE ON public.operator_event FOR EACH ROW EXECUTE FUNCTION public.operator_event_guard();
+
 -- Name: turbine_day turbine_day_closed_at; Type: TRIGGER; Schema: public
 
 CREATE TRIGGER turbine_day_closed_at BEFORE INSERT ON public.turbine_day FOR EACH ROW EXECUTE FUNCTION public.turbine_day_closed_at_default();
@@ -3909,6 +4046,16 @@ ALTER TABLE ONLY public.farm_window
 
 ALTER TABLE ONLY public.farm_window_part
     ADD CONSTRAINT farm_window_part_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
+
+-- Name: operator_event operator_event_category_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.operator_event
+    ADD CONSTRAINT operator_event_category_id_fkey FOREIGN KEY (category_id) REFERENCES public.availability_category(id);
+
+-- Name: operator_event operator_event_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.operator_event
+    ADD CONSTRAINT operator_event_farm_id_fkey FOREIGN KEY (farm_id) REFERENCES public.farm(id);
 
 -- Name: reconciliation reconciliation_farm_id_fkey; Type: FK CONSTRAINT; Schema: public
 
@@ -4049,6 +4196,10 @@ REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) FROM 
 
 REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
 
+-- Name: TABLE availability_contract; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.availability_contract TO galewatch_reporting;
+
 -- Name: TABLE farm_version; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.farm_version TO galewatch_reporting;
@@ -4087,10 +4238,6 @@ GRANT SELECT ON TABLE public.alert_count TO galewatch_reporting;
 -- Name: TABLE availability_category; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.availability_category TO galewatch_reporting;
-
--- Name: TABLE availability_contract; Type: ACL; Schema: public
-
-GRANT SELECT ON TABLE public.availability_contract TO galewatch_reporting;
 
 -- Name: TABLE farm_window; Type: ACL; Schema: public
 

@@ -19,11 +19,26 @@ SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v
        v.contract_id, k.state_codes::text[] AS state_codes, k.state_keys::integer[] AS state_keys,
        k.key_available::integer AS key_available, k.key_unavailable::integer AS key_unavailable,
        k.key_environment::integer AS key_environment, c.cut_in_ms, c.cut_out_ms,
+       contract_key(v.contract_id, 13::smallint)::integer AS key_missing,
        -- the farm's power curve (NULL: no model)
-       model_curve_lut(v.model_id)::float8[] AS curve
+       model_curve_lut(v.model_id)::float8[] AS curve,
+       -- the operator events in force over the day, one element per event
+       -- and turbine ('' = every turbine of the farm), keyed by the contract
+       ev.event_turbines, ev.event_from, ev.event_to, ev.event_keys
 FROM farm_version v
 JOIN availability_contract c ON c.id = v.contract_id
 CROSS JOIN LATERAL contract_keys(v.contract_id) AS k(state_codes, state_keys, key_available, key_unavailable, key_environment, cut_in_ms, cut_out_ms)
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(coalesce(t.turbine_id, '') ORDER BY e.id, t.turbine_id), '{}')::text[] AS event_turbines,
+           coalesce(array_agg(e.from_at ORDER BY e.id, t.turbine_id), '{}')::timestamptz[] AS event_from,
+           coalesce(array_agg(e.to_at ORDER BY e.id, t.turbine_id), '{}')::timestamptz[] AS event_to,
+           coalesce(array_agg(contract_key(v.contract_id, e.category_id) ORDER BY e.id, t.turbine_id), '{}')::integer[] AS event_keys
+    FROM operator_event e
+    LEFT JOIN LATERAL unnest(nullif(e.turbine_ids, '{}')) AS t(turbine_id) ON true
+    WHERE e.farm_id = v.farm_id AND e.voided_at IS NULL
+      AND e.from_at < local_day_start(v.timezone, $1::date + 1)
+      AND e.to_at > farm_day_start(v.farm_id, $1::date)
+) AS ev
 WHERE v.farm_id = $2
   AND v.first_day = (SELECT max(x.first_day) FROM farm_version x
                      WHERE x.farm_id = $2 AND x.first_day <= $1::date)
@@ -56,7 +71,12 @@ type FarmDayGetRow struct {
 	KeyEnvironment      int32
 	CutInMs             *float32
 	CutOutMs            *float32
+	KeyMissing          int32
 	Curve               []float64
+	EventTurbines       []string
+	EventFrom           []time.Time
+	EventTo             []time.Time
+	EventKeys           []int32
 }
 
 // FarmDayGet is what a computation of one farm-local day needs from the
@@ -91,7 +111,12 @@ func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDay
 		&i.KeyEnvironment,
 		&i.CutInMs,
 		&i.CutOutMs,
+		&i.KeyMissing,
 		&i.Curve,
+		&i.EventTurbines,
+		&i.EventFrom,
+		&i.EventTo,
+		&i.EventKeys,
 	)
 	return i, err
 }

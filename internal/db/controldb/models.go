@@ -608,6 +608,36 @@ type IngestRejectSummary struct {
 	RejectedAt time.Time
 }
 
+// Operator events: an interval of an availability category on a farm's turbines, entered by a person (orchestrator event add, POST /api/v1/events). Never deleted or edited; a void (voided_*) takes it out of the counts and keeps it in the trail. docs/operator.md, "Operator events".
+type OperatorEvent struct {
+	// The event's number (event void ID).
+	ID int64
+	// The farm.
+	FarmID string
+	// The turbines it covers; empty: every turbine of the farm.
+	TurbineIds []string
+	// Start (inclusive): a slot starting at or after it is covered.
+	FromAt time.Time
+	// End (exclusive): a slot starting before it is covered.
+	ToAt time.Time
+	// The category (availability_category.id; not information unavailable).
+	CategoryID int16
+	// Why, in the operator's words (required).
+	Note string
+	// Who entered it (the CLI's --by, by default the OS user; the API's entered_by).
+	EnteredBy string
+	// When it was entered.
+	EnteredAt time.Time
+	// The database role that inserted it.
+	EnteredDbUser string
+	// Who voided it (NULL: in force).
+	VoidedBy *string
+	// When it was voided.
+	VoidedAt *time.Time
+	// Why it was voided.
+	VoidNote *string
+}
+
 // Per published window: published_at - (window_end + allowed lateness), the delay of the fast path beyond its watermark.
 type PublishLag struct {
 	// The farm.

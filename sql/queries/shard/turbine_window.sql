@@ -140,11 +140,24 @@ WITH run AS (
                CASE WHEN r.k_after >= r.e THEN r.stop ELSE r.origin + r.k_after * r.c * interval '1 second' END)) AS hi
     FROM r
 ), win AS (
-    SELECT s.turbine_id, w.i,
-           sqlc.arg(day_start)::timestamptz + w.i * sqlc.arg(window_s)::integer * interval '1 second' AS window_start,
-           least(sqlc.arg(day_start)::timestamptz + (w.i + 1) * sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz) AS window_end,
-           slot_count(w.i * sqlc.arg(window_s)::integer, (w.i + 1) * sqlc.arg(window_s)::integer, s.off, s.c, s.e) AS expected
+    SELECT s.turbine_id, w.i, b.window_start, b.window_end,
+           slot_count(w.i * sqlc.arg(window_s)::integer, (w.i + 1) * sqlc.arg(window_s)::integer, s.off, s.c, s.e) AS expected,
+           -- for a recount slot by slot: the slots starting in the window
+           -- are k0 .. k1 - 1 (slot_count's bounds), each at origin + k ×
+           -- cadence
+           s.origin, s.stop, s.c, s.cadence, s.last_slot, s.window_len,
+           greatest(0, ceil((w.i * sqlc.arg(window_s)::integer - s.off) / s.c))::integer AS k0,
+           least(s.e, ceil(((w.i + 1) * sqlc.arg(window_s)::integer - s.off) / s.c))::integer AS k1,
+           -- an operator event covers part of the window (FarmDayGet gives
+           -- the day's, one element per event and turbine, '' = all)
+           cardinality(sqlc.arg(event_keys)::integer[]) > 0
+               AND EXISTS (SELECT 1 FROM generate_subscripts(sqlc.arg(event_keys)::integer[], 1) AS j
+                           WHERE (sqlc.arg(event_turbines)::text[])[j] IN ('', s.turbine_id)
+                             AND (sqlc.arg(event_from)::timestamptz[])[j] < b.window_end
+                             AND (sqlc.arg(event_to)::timestamptz[])[j] > b.window_start) AS evented
     FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
+    CROSS JOIN LATERAL (SELECT sqlc.arg(day_start)::timestamptz + w.i * sqlc.arg(window_s)::integer * interval '1 second' AS window_start,
+                               least(sqlc.arg(day_start)::timestamptz + (w.i + 1) * sqlc.arg(window_s)::integer * interval '1 second', sqlc.arg(day_end)::timestamptz) AS window_end) AS b
 ), agg AS (
     SELECT s.turbine_id, s.c, s.origin, s.stop, s.cadence, s.last_slot, s.window_len,
            b.window_start, b.received, b.unavailable_slots, b.in_service, b.out_of_service, b.late, b.early,
@@ -272,17 +285,20 @@ WITH run AS (
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
            sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0),
-           -- the slots without a reading are information unavailable
-           CASE WHEN a.category_slots IS NULL THEN array_fill(0, ARRAY[12]) || w.expected
-                ELSE (coalesce(c.slots, a.category_slots))[1:12] || ((coalesce(c.slots, a.category_slots))[13] + w.expected - a.received)::integer END,
+           -- recounted: every slot; else the slots without a reading are
+           -- information unavailable
+           CASE WHEN c.slots IS NOT NULL THEN c.slots
+                WHEN a.category_slots IS NULL THEN array_fill(0, ARRAY[12]) || w.expected
+                ELSE a.category_slots[1:12] || (a.category_slots[13] + w.expected - a.received)::integer END,
            -- no model, no energy: power and wind mean something once a
            -- farm names the turbines' model
            CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN coalesce(c.actual_wh, a.category_actual_wh, array_fill(0::bigint, ARRAY[13])) END,
            CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN coalesce(c.potential_wh, a.category_potential_wh, array_fill(0::bigint, ARRAY[13])) END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
-    -- A window with a slot of two readings is recounted slot by slot
-    -- (the per-reading sums above count such a slot twice).
+    -- A window with a slot of two readings (the per-reading sums above
+    -- count such a slot twice), or three categories, or covered in part by
+    -- an operator event, is recounted slot by slot.
     LEFT JOIN LATERAL (
         SELECT ARRAY[count(*) FILTER (WHERE k.category = 1), count(*) FILTER (WHERE k.category = 2),
                count(*) FILTER (WHERE k.category = 3), count(*) FILTER (WHERE k.category = 4),
@@ -305,27 +321,38 @@ WITH run AS (
                round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 9), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 10), 0))::bigint,
                round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 11), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 12), 0))::bigint,
                round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 13), 0))::bigint] AS potential_wh
-        -- each slot: its readings' least key, their mean power and curve
-        FROM (SELECT min(reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
-                                              sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
-                                              sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8)) % 16 AS category,
-                     avg(greatest(rd.power_kw, 0)) * a.c / 3.6 AS actual_wh,
-                     avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * a.c / 3.6 AS potential_wh
-              FROM readings rd
-              -- the readings of the slots that start in the window: from
-              -- its start to a cadence past its end (to the service's or
-              -- day's end when its last slot is the day's last)
-              WHERE a.repeated > 0
-                AND rd.turbine_id = w.turbine_id
-                AND rd.recorded_at >= w.window_start
-                AND rd.recorded_at < greatest(w.window_end + a.cadence, CASE WHEN a.last_slot < w.window_end THEN a.stop END)
-                AND rd.recorded_at >= sqlc.arg(day_start)::timestamptz
-                AND rd.recorded_at < sqlc.arg(day_end)::timestamptz
-                AND date_bin(a.window_len, slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot), sqlc.arg(day_start)::timestamptz) = w.window_start
-              GROUP BY slot_start(rd.recorded_at, a.origin, a.stop, a.cadence, a.last_slot)) AS k
-        -- only a window with a slot of two readings (rare: a fast clock, a
-        -- duplicate) reads its readings again (a.repeated > 0 above, a
-        -- one-time filter) and gets a row
+        -- every slot of the window: its readings' least key (none:
+        -- information unavailable's) against the keys of the events
+        -- covering its start, the least wins; its readings' mean power and
+        -- curve
+        FROM (SELECT least(coalesce(r.key, sqlc.arg(key_missing)::integer), v.key) % 16 AS category,
+                     coalesce(r.actual_wh, 0) AS actual_wh, coalesce(r.potential_wh, 0) AS potential_wh
+              FROM generate_series(w.k0, w.k1 - 1) AS sl(k)
+              LEFT JOIN (SELECT slot_start(rd.recorded_at, w.origin, w.stop, w.cadence, w.last_slot) AS slot,
+                                min(reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
+                                                         sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
+                                                         sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8)) AS key,
+                                avg(greatest(rd.power_kw, 0)) * w.c / 3.6 AS actual_wh,
+                                avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * w.c / 3.6 AS potential_wh
+                         FROM readings rd
+                         -- the readings of the slots that start in the
+                         -- window: from its start to a cadence past its end
+                         -- (to the service's or day's end when its last slot
+                         -- is the day's last)
+                         WHERE rd.turbine_id = w.turbine_id
+                           AND rd.recorded_at >= w.window_start
+                           AND rd.recorded_at < greatest(w.window_end + w.cadence, CASE WHEN w.last_slot < w.window_end THEN w.stop END)
+                           AND rd.recorded_at >= sqlc.arg(day_start)::timestamptz
+                           AND rd.recorded_at < sqlc.arg(day_end)::timestamptz
+                         GROUP BY 1) AS r ON r.slot = w.origin + sl.k * w.cadence
+              LEFT JOIN LATERAL (SELECT min((sqlc.arg(event_keys)::integer[])[j]) AS key
+                                 FROM generate_subscripts(sqlc.arg(event_keys)::integer[], 1) AS j
+                                 WHERE (sqlc.arg(event_turbines)::text[])[j] IN ('', w.turbine_id)
+                                   AND w.origin + sl.k * w.cadence >= (sqlc.arg(event_from)::timestamptz[])[j]
+                                   AND w.origin + sl.k * w.cadence < (sqlc.arg(event_to)::timestamptz[])[j]) AS v ON true
+              -- only such a window (rare) reads its readings again: a
+              -- one-time filter
+              WHERE coalesce(a.repeated, 0) > 0 OR w.evented) AS k
         HAVING count(*) > 0
     ) AS c ON true
     ON CONFLICT (turbine_id, window_start) DO UPDATE
