@@ -207,9 +207,9 @@ func artifactsDir(t *testing.T) string {
 	return dir
 }
 
-// chromium renders url headless: its DOM, and a screenshot saved as
-// artifacts/<name>.png.
-func chromium(t *testing.T, ctx context.Context, url, name string, height int) string {
+// chromium renders url headless in a window width × height: its DOM, and a
+// screenshot saved as artifacts/<name>.png.
+func chromium(t *testing.T, ctx context.Context, url, name string, width, height int) string {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -227,7 +227,7 @@ func chromium(t *testing.T, ctx context.Context, url, name string, height int) s
 	}
 	// One launch renders both: the DOM on stdout, the screenshot to its file.
 	shot := filepath.Join(artifactsDir(t), name+".png")
-	dom := string(run("--dump-dom", fmt.Sprintf("--window-size=1280,%d", height), "--screenshot="+shot, url))
+	dom := string(run("--dump-dom", fmt.Sprintf("--window-size=%d,%d", width, height), "--screenshot="+shot, url))
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v (%v bytes)", shot, err, st)
 	}
@@ -275,12 +275,52 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 	}
 	target, _ := neturl.Parse(ts.URL)
-	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+	mux := http.NewServeMux()
+	mux.Handle("/", &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
 		r.Out.Host = target.Host
 		r.Out.Header.Set("Authorization", "Bearer s3cret")
+	}, ModifyResponse: func(resp *http.Response) error {
+		// the measuring page frames the page it measures: only then is its
+		// frame-ancestors rule lifted (the layout does not depend on it)
+		if resp.Request.URL.Query().Has("measured") {
+			resp.Header.Del("Content-Security-Policy")
+		}
+		return nil
 	}})
+	// /__measure frames a page at 1,400 px and writes how wide its content
+	// is (scrollWidth) against the frame (clientWidth): wider overflows.
+	mux.HandleFunc("/__measure", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><html><body style="margin:0"><pre id="out">pending</pre>
+<iframe id="f" src="%s" style="width:1400px;height:900px;border:0"></iframe>
+<script>document.getElementById("f").onload = function () {
+  var d = this.contentDocument.documentElement;
+  document.getElementById("out").textContent = "scrollWidth=" + d.scrollWidth + " clientWidth=" + d.clientWidth;
+};</script></body></html>`, r.URL.Query().Get("path"))
+	})
+	proxy := httptest.NewServer(mux)
 	defer proxy.Close()
+	// overflow renders path framed at 1,400 px and returns how much wider
+	// than the frame its content is (0: nothing overflows).
+	overflow := func(t *testing.T, path, name string) int {
+		t.Helper()
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		dom := chromium(t, ctx, proxy.URL+"/__measure?path="+neturl.QueryEscape(path+sep+"measured=1"), name, 1440, 950)
+		var sw, cw int
+		if m := regexp.MustCompile(`scrollWidth=(\d+) clientWidth=(\d+)`).FindStringSubmatch(dom); m == nil {
+			t.Fatalf("measuring %s: no measurement in the DOM: %.400s", path, dom)
+		} else {
+			fmt.Sscan(m[1], &sw)
+			fmt.Sscan(m[2], &cw)
+		}
+		if cw != 1400 {
+			t.Fatalf("measuring %s: the frame is %d px wide, want 1400", path, cw)
+		}
+		return sw - cw
+	}
 
 	// The API's days, to hold the page to.
 	var api struct {
@@ -324,7 +364,28 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 
 	t.Run("Overview", func(t *testing.T) {
-		dom := chromium(t, ctx, proxy.URL+"/", "status-overview", 900)
+		dom := chromium(t, ctx, proxy.URL+"/", "status-overview", 1400, 900)
+		// The fleet table, as the asset manager reads it: contractual over
+		// the rolled-up days 08-01..03 (default contract: 51,000 of 51,840
+		// slots = 98.38 %), time-based to date 98.50 %, the page's warranty
+		// (no contract gives one), no power curve (no production-based
+		// figure, no lost energy), provisional with why.
+		row := rowOf(t, dom, "fleet-ardnave-mini")
+		for _, s := range []string{`<td class="num contractual">98.38 %</td>`, `<td class="num timebased">98.50 %</td>`,
+			`<td class="num completeness">99.36 %</td>`, `97.0 %<div class="sub">page default</div>`, `<td class="num production">—</td>`,
+			`<td class="num lost">—</td>`, `<span class="badge provisional">provisional</span>`, "not ended: 2026-08-04..2026-08-31", `href="/farms/ardnave-mini?month=2026-08"`} {
+			if !strings.Contains(row, s) {
+				t.Errorf("fleet table row lacks %q: %s", s, row)
+			}
+		}
+		if i, j := strings.Index(dom, `id="fleet"`), strings.Index(dom, `<details class="internals">`); i < 0 || j < i {
+			t.Errorf("the fleet table is not first, above the pipeline's details (at %d and %d)", i, j)
+		}
+		for _, s := range []string{">0 %<", ">100 %<"} {
+			if !strings.Contains(svgOf(t, dom, "availability-ardnave-mini"), s) {
+				t.Errorf("the availability axis lacks %q (it starts at 0 %%)", s)
+			}
+		}
 		avail := svgOf(t, dom, "availability-ardnave-mini")
 		div := svgOf(t, dom, "divergence-ardnave-mini")
 		for _, c := range []struct {
@@ -352,7 +413,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	})
 
 	t.Run("FarmPage", func(t *testing.T) {
-		dom := chromium(t, ctx, proxy.URL+"/farms/ardnave-mini", "status-farm", 1500)
+		dom := chromium(t, ctx, proxy.URL+"/farms/ardnave-mini", "status-farm", 1400, 1500)
 		for i, w := range wants {
 			row := rowOf(t, dom, "day-"+w.day)
 			if !strings.Contains(row, `class="day `+w.status+`"`) || !strings.Contains(row, `<span class="badge `+w.status+`">`+w.status+`</span>`) {
@@ -369,6 +430,14 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("NothingOverflowsAt1400px", func(t *testing.T) {
+		for _, p := range []struct{ path, name string }{{"/", "measure-overview"}, {"/farms/ardnave-mini", "measure-farm"}} {
+			if over := overflow(t, p.path, p.name); over > 0 {
+				t.Errorf("%s at 1,400 px: content %d px wider than the page", p.path, over)
+			}
+		}
+	})
+
 	t.Run("DayPage", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, proxy.URL+"/farms/ardnave-mini/days/2026-08-03", nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -382,7 +451,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	})
 
 	t.Run("RiverUI", func(t *testing.T) {
-		dom := chromium(t, ctx, proxy.URL+"/riverui/jobs?state=completed", "status-riverui", 900)
+		dom := chromium(t, ctx, proxy.URL+"/riverui/jobs?state=completed", "status-riverui", 1280, 900)
 		for _, s := range []string{"rollup_day", "rollup_s1"} {
 			if !strings.Contains(dom, s) {
 				t.Fatalf("the River UI's completed jobs do not show %q (%d bytes of DOM): %.600s", s, len(dom), dom)

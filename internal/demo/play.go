@@ -79,9 +79,9 @@ func (d *Demo) intro(before prior) {
 	}
 	fmt.Fprintf(&b, "\nlook at:")
 	if u := d.cfg.URL; u != "" {
-		fmt.Fprintf(&b, "\n  %s/  the status page: every farm's tile, moving every minute", u)
+		fmt.Fprintf(&b, "\n  %s/  the status page: the fleet table (contractual availability against the warranty, worst first), the pipeline's details folded under it", u)
 		if s := d.story; s != nil {
-			fmt.Fprintf(&b, "\n  %s/farms/%s?month=%s  the farm's month: the Saturday's bar", u, s.Farm, s.Day.UTC().Format("2006-01"))
+			fmt.Fprintf(&b, "\n  %s/farms/%s?month=%s  the farm's month: the Saturday's bar, its contractual and production-based figures and lost MWh", u, s.Farm, s.Day.UTC().Format("2006-01"))
 			fmt.Fprintf(&b, "\n  %s/farms/%s/days/%s  the day: its status, windows and turbines", u, s.Farm, s.Day)
 			fmt.Fprintf(&b, "\n  %s/api/v1/farms/%s/days?from=%s&to=%s  the same as JSON", u, s.Farm, s.Day, s.Day)
 		}
@@ -91,6 +91,8 @@ func (d *Demo) intro(before prior) {
 		fmt.Fprintf(&b, "\n  psql \"$(bin/orchestrator db url)\" -c \"SELECT day, path, windows, final_windows, expected, received, available, pending FROM day_provenance WHERE farm_id = '%s' AND day = '%s'\"",
 			s.Farm, s.Day)
 		fmt.Fprintf(&b, "\n  psql \"$(bin/orchestrator db url)\" -c \"SELECT day, expected, received, available, availability, completeness, computed_after_day_end, pending FROM farm_day WHERE farm_id = '%s' AND day = '%s'\"",
+			s.Farm, s.Day)
+		fmt.Fprintf(&b, "\n  psql \"$(bin/orchestrator db url)\" -c \"SELECT day, contract, contractual_availability, time_based_availability, production_based_availability, lost_wh, category_lost_wh FROM farm_day_contract WHERE farm_id = '%s' AND day = '%s'\"",
 			s.Farm, s.Day)
 	}
 	d.out.say("%s", b.String())

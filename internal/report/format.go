@@ -79,7 +79,19 @@ func csvRecord(farm string, d Day) []string {
 		rateText(d.Availability), rateText(d.Completeness), intText(d.Turbines), intText(d.RegisteredTurbines),
 		d.Source, d.Path, timeText(d.ComputedAt), timeText(d.CompleteThrough),
 		strconv.FormatBool(d.Pending), d.Status, d.Why,
+		d.Contract, decimalText(d.WarrantyPct, 1), decimalText(d.ContractualAvailabilityPct, 4), decimalText(d.TimeBasedAvailabilityPct, 4),
+		decimalText(d.ProductionBasedAvailabilityPct, 4), decimalText(d.InformationUnavailablePct, 4), decimalText(d.LostMWh, 3),
+		d.LostMWhByCategory,
 	}
+}
+
+// decimalText writes a number the database rounded to places decimals as
+// psql prints it.
+func decimalText(v *float64, places int) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', places, 64)
 }
 
 func intText(v *int64) string {
@@ -118,8 +130,8 @@ func WriteMarkdown(w io.Writer, m Month) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| day | expected | received | available | availability | completeness | path | computed at (UTC) | pending | status | why |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|---|---|---|---|---|\n")
+	b.WriteString("| day | expected | received | available | availability | completeness | contractual | production-based | lost MWh | path | computed at (UTC) | pending | status | why |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|---|\n")
 	for _, d := range append(append([]Day{}, m.Days...), m.Total) {
 		day := d.Day
 		if day == TotalDay {
@@ -129,13 +141,22 @@ func WriteMarkdown(w io.Writer, m Month) error {
 		if d.Pending {
 			pending = "yes"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			day, intText(d.Expected), intText(d.Received), intText(d.Available),
-			percentText(d.Availability), percentText(d.Completeness), d.Path, timeText(d.ComputedAt),
+			percentText(d.Availability), percentText(d.Completeness), pctText(d.ContractualAvailabilityPct),
+			pctText(d.ProductionBasedAvailabilityPct), decimalText(d.LostMWh, 3), d.Path, timeText(d.ComputedAt),
 			pending, d.Status, mdCell(d.Why))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// pctText writes a percentage the database computed, two decimals.
+func pctText(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64) + " %"
 }
 
 func percentText(v *float64) string {

@@ -17,7 +17,9 @@ func sample() Month {
 	final := Day{Day: "2026-08-01", Expected: i64(43200), Received: i64(43200), Available: i64(21600),
 		Availability: f64(0.5), Completeness: f64(1), Turbines: i64(1), RegisteredTurbines: i64(1),
 		Source: "turbine_day", Path: "final", ComputedAt: at("2026-08-02T00:01:00Z"), CompleteThrough: at("2026-08-02T00:01:00Z"),
-		Status: StatusFinal}
+		Status: StatusFinal, Contract: "TSA 2026", WarrantyPct: f64(97), ContractualAvailabilityPct: f64(87.7193), TimeBasedAvailabilityPct: f64(81.25),
+		ProductionBasedAvailabilityPct: f64(91.7369), InformationUnavailablePct: f64(4.8611), LostMWh: f64(0.98),
+		LostMWhByCategory: "requested_shutdown 0.560; scheduled_maintenance 0.280; forced_outage 0.700"}
 	held := Day{Day: "2026-08-02", Status: StatusProvisional, Why: "no rollup"}
 	total := Day{Day: TotalDay, Expected: i64(43200), Received: i64(43200), Available: i64(21600),
 		Availability: f64(0.5), Completeness: f64(1), Source: "turbine_day", Path: "final",
@@ -35,10 +37,12 @@ func TestWriteCSV(t *testing.T) {
 	if err := WriteCSV(&b, sample()); err != nil {
 		t.Fatal(err)
 	}
-	want := "farm,day,expected,received,available,availability,completeness,turbines,registered_turbines,source,path,computed_at_utc,complete_through_utc,pending,status,why\n" +
-		"north,2026-08-01,43200,43200,21600,0.500000,1.000000,1,1,turbine_day,final,2026-08-02 00:01:00,2026-08-02 00:01:00,false,final,\n" +
-		"north,2026-08-02,,,,,,,,,,,,false,provisional,no rollup\n" +
-		"north,total,43200,43200,21600,0.500000,1.000000,,,turbine_day,final,2026-08-02 00:01:00,2026-08-02 00:01:00,false,provisional,\"no rollup: 2026-08-02, 2026-08-04\"\n"
+	want := "farm,day,expected,received,available,availability,completeness,turbines,registered_turbines,source,path,computed_at_utc,complete_through_utc,pending,status,why," +
+		"contract,warranty_pct,contractual_availability_pct,time_based_availability_pct,production_based_availability_pct,information_unavailable_pct,lost_mwh,lost_mwh_by_category\n" +
+		"north,2026-08-01,43200,43200,21600,0.500000,1.000000,1,1,turbine_day,final,2026-08-02 00:01:00,2026-08-02 00:01:00,false,final,," +
+		"TSA 2026,97.0,87.7193,81.2500,91.7369,4.8611,0.980,requested_shutdown 0.560; scheduled_maintenance 0.280; forced_outage 0.700\n" +
+		"north,2026-08-02,,,,,,,,,,,,false,provisional,no rollup,,,,,,,,\n" +
+		"north,total,43200,43200,21600,0.500000,1.000000,,,turbine_day,final,2026-08-02 00:01:00,2026-08-02 00:01:00,false,provisional,\"no rollup: 2026-08-02, 2026-08-04\",,,,,,,,\n"
 	if b.String() != want {
 		t.Fatalf("CSV:\n%s\nwant\n%s", b.String(), want)
 	}
@@ -53,9 +57,9 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	for _, want := range []string{
 		"# Availability of north, 2026-08: provisional\n\nHeld back by 1 day:\n\n- 2026-08-02: no rollup\n\n",
-		"| 2026-08-01 | 43200 | 43200 | 21600 | 50.00 % | 100.00 % | final | 2026-08-02 00:01:00 | no | final |  |\n",
-		"| 2026-08-02 |  |  |  |  |  |  |  | no | provisional | no rollup |\n",
-		"| **total** | 43200 | 43200 | 21600 | 50.00 % | 100.00 % | final | 2026-08-02 00:01:00 | no | provisional | no rollup: 2026-08-02, 2026-08-04 |\n",
+		"| 2026-08-01 | 43200 | 43200 | 21600 | 50.00 % | 100.00 % | 87.72 % | 91.74 % | 0.980 | final | 2026-08-02 00:01:00 | no | final |  |\n",
+		"| 2026-08-02 |  |  |  |  |  |  |  |  |  |  | no | provisional | no rollup |\n",
+		"| **total** | 43200 | 43200 | 21600 | 50.00 % | 100.00 % |  |  |  | final | 2026-08-02 00:01:00 | no | provisional | no rollup: 2026-08-02, 2026-08-04 |\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Fatalf("markdown:\n%s\nwant it to contain\n%s", b.String(), want)

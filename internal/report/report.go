@@ -108,6 +108,18 @@ type Day struct {
 	// turbines in service": such a day is final once ended, with no
 	// numbers); empty when final with nothing to note.
 	Why string `json:"why,omitempty"`
+	// The contract's figures (report_monthly_contract), for a day with
+	// rolled-up rows and the month; nil otherwise. Percentages (0-100) and
+	// MWh, rounded as the database rounds them.
+	Contract                       string   `json:"contract,omitempty"`
+	WarrantyPct                    *float64 `json:"warranty_pct"`
+	ContractualAvailabilityPct     *float64 `json:"contractual_availability_pct"`
+	TimeBasedAvailabilityPct       *float64 `json:"time_based_availability_pct"`
+	ProductionBasedAvailabilityPct *float64 `json:"production_based_availability_pct"`
+	InformationUnavailablePct      *float64 `json:"information_unavailable_pct"`
+	LostMWh                        *float64 `json:"lost_mwh"`
+	// LostMWhByCategory is "code MWh; ..." for the categories that lost any.
+	LostMWhByCategory string `json:"lost_mwh_by_category,omitempty"`
 }
 
 // Columns are the report's columns, in order: the psql file's, and the
@@ -116,6 +128,8 @@ var Columns = []string{
 	"farm", "day", "expected", "received", "available", "availability", "completeness",
 	"turbines", "registered_turbines", "source", "path", "computed_at_utc", "complete_through_utc",
 	"pending", "status", "why",
+	"contract", "warranty_pct", "contractual_availability_pct", "time_based_availability_pct",
+	"production_based_availability_pct", "information_unavailable_pct", "lost_mwh", "lost_mwh_by_category",
 }
 
 // timeLayout is how the psql file writes instants (UTC).
@@ -230,13 +244,17 @@ func scanDay(rows pgx.Rows) (Day, error) {
 		computedAt, completeThrgh *string
 		pending                   string
 		turbines, registered      *int32
+		contract, lostByCategory  *string
 	)
 	if err := rows.Scan(&farm, &d.Day, &d.Expected, &d.Received, &d.Available, &d.Availability, &d.Completeness,
-		&turbines, &registered, &source, &path, &computedAt, &completeThrgh, &pending, &d.Status, &why); err != nil {
+		&turbines, &registered, &source, &path, &computedAt, &completeThrgh, &pending, &d.Status, &why,
+		&contract, &d.WarrantyPct, &d.ContractualAvailabilityPct, &d.TimeBasedAvailabilityPct, &d.ProductionBasedAvailabilityPct,
+		&d.InformationUnavailablePct, &d.LostMWh, &lostByCategory); err != nil {
 		return Day{}, err
 	}
 	d.Turbines, d.RegisteredTurbines = widen(turbines), widen(registered)
 	d.Source, d.Path, d.Why = deref(source), deref(path), deref(why)
+	d.Contract, d.LostMWhByCategory = deref(contract), deref(lostByCategory)
 	var err error
 	if d.ComputedAt, err = parseTime(computedAt); err != nil {
 		return Day{}, fmt.Errorf("computed_at_utc: %w", err)

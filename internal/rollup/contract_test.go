@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/pipelinetest"
+	"github.com/galewatch/galewatch/internal/report"
 	"github.com/galewatch/galewatch/internal/rollup"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -160,11 +161,26 @@ func TestAContractSortsADaysSlotsIntoItsCategories(t *testing.T) {
 	if e != wantE {
 		t.Fatalf("energy under TSA 2026:\n got %+v\nwant %+v", e, wantE)
 	}
+	// The monthly report speaks it: the day and the month (one day
+	// rolled up) with the contract's figures in percent and MWh.
+	m, err := report.MonthlyAt(context.Background(), b.Env.Control, "iec", "2026-08", b.Now())
+	testdb.Must(t, err, "report")
+	for _, d := range []report.Day{m.Days[0], m.Total} {
+		got := fmt.Sprintf("%s %v %v %v %v %v %v %s", d.Contract, *d.WarrantyPct, *d.ContractualAvailabilityPct, *d.TimeBasedAvailabilityPct,
+			*d.ProductionBasedAvailabilityPct, *d.InformationUnavailablePct, *d.LostMWh, d.LostMWhByCategory)
+		if want := "TSA 2026 97 87.7193 81.25 91.7369 4.8611 0.98 requested_shutdown 0.560; scheduled_maintenance 0.280; forced_outage 0.700"; got != want {
+			t.Fatalf("report %s: %s\nwant %s", d.Day, got, want)
+		}
+	}
+	if d := m.Days[1]; d.ContractualAvailabilityPct != nil || d.Contract != "" {
+		t.Fatalf("report %s (not rolled up): contract %q, contractual %v; want none", d.Day, d.Contract, d.ContractualAvailabilityPct)
+	}
+
 	// No model: no energy (power and wind are the model's to interpret; the
 	// farm's windows are computed by TurbineWindowUpsertCounts), no
 	// production-based figure.
 	var actual, potential, production string
-	err := b.Env.Control.QueryRow(context.Background(), `SELECT coalesce(category_actual_wh::text, 'none'), coalesce(category_potential_wh::text, 'none'),
+	err = b.Env.Control.QueryRow(context.Background(), `SELECT coalesce(category_actual_wh::text, 'none'), coalesce(category_potential_wh::text, 'none'),
 		coalesce(production_based_availability::text, 'none') FROM farm_day_contract WHERE farm_id = 'plain' AND day = '2026-08-01'`).Scan(&actual, &potential, &production)
 	testdb.Must(t, err, "plain energy")
 	if actual != "none" || potential != "none" || production != "none" {

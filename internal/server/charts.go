@@ -117,29 +117,14 @@ func dayIndex(first localday.Date, n int, day string) int {
 	return i
 }
 
-// availabilityFloor is the bottom of the availability axis: a multiple of
-// 10 % at or below the lowest value shown and 5 points under the warranty,
-// so a day at 96 % is visibly apart from one at 99 % and a day at 75 %
-// still fits.
-func availabilityFloor(days []Day, warranty float64) float64 {
-	lo := warranty - 0.05
-	for _, d := range days {
-		for _, r := range []*float64{d.Availability, d.Completeness} {
-			if r != nil && *r < lo {
-				lo = *r
-			}
-		}
-	}
-	return math.Max(0, math.Floor(lo*10)/10)
-}
-
 // availabilityChart draws a month's daily availability (bars) and
 // completeness (points) with the warranty line. A provisional day's bar is
 // hatched, an incomplete day's another colour.
 func availabilityChart(id string, first localday.Date, days []Day, warranty float64, compact bool) *Chart {
 	n := daysBetween(first, monthEnd(first)) + 1
 	c := newChart(id, "availability", "Daily availability (bars) and completeness (dots), farm-local days", compact)
-	lo, hi := availabilityFloor(days, warranty), 1.0
+	// from 0: a low day is a short bar, never a stub on a cut axis
+	lo, hi := 0.0, 1.0
 	for v := lo; v <= hi+1e-9; v += tickStep(hi - lo) {
 		c.YTicks = append(c.YTicks, Tick{X: c.Left - 6, Y: c.y(v, lo, hi), Label: fmt.Sprintf("%.0f %%", v*100)})
 	}

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,8 @@ var pageTemplates = func() map[string]*template.Template {
 		"half":     func(a float64) float64 { return a / 2 },
 		"hasClass": func(classes, c string) bool { return strings.Contains(" "+classes+" ", " "+c+" ") },
 		"pct":      pct,
+		"pct100":   pct100,
+		"mwh":      mwh,
 		"permille": permille,
 		"count":    provenance.Count,
 		"countp":   countp,
@@ -61,6 +64,22 @@ func pct(r *float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.2f %%", *r*100)
+}
+
+// pct100 shows a percentage the database computed, two decimals.
+func pct100(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f %%", *v)
+}
+
+// mwh shows energy in MWh, three decimals.
+func mwh(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", *v)
 }
 
 // permille shows a per mille value with two decimals.
@@ -250,7 +269,55 @@ type overviewView struct {
 	page
 	MonthLabel           string
 	PrevMonth, NextMonth string
-	Sections             []farmMonth
+	// Fleet is the asset manager's table: a row per farm, worst first.
+	Fleet    []fleetRow
+	Sections []farmMonth
+}
+
+// fleetRow is one farm's month to date as an asset manager reads it: the
+// figures the monthly report computes (report_monthly_contract and the
+// report's total), the warranty, and how fresh the numbers are.
+type fleetRow struct {
+	ID, Name, Month string
+	// Contractual is the contract's availability over the month's rolled-up
+	// days (percent); TimeBased the report's availability to date (a rate,
+	// fast-path days included).
+	Contractual, Production, LostMWh *float64
+	TimeBased, Completeness          *float64
+	// Warranty is the contract's (percent), else the page's default, and
+	// WarrantyOwn says which.
+	Warranty      float64
+	WarrantyOwn   bool
+	BelowWarranty bool
+	Contract      string
+	Status, Why   string
+	BehindS       *float64
+	Stalled       int
+}
+
+// worst is the figure a row sorts by: the contractual availability, else
+// the time-based one; a farm with neither sorts last.
+func (r fleetRow) worst() float64 {
+	switch {
+	case r.Contractual != nil:
+		return *r.Contractual
+	case r.TimeBased != nil:
+		return *r.TimeBased * 100
+	}
+	return math.Inf(1)
+}
+
+func (s *Server) fleetRow(fm farmMonth) fleetRow {
+	t := fm.Report.Total
+	r := fleetRow{ID: fm.Farm.ID, Name: fm.Farm.Name, Month: fm.Month, Contractual: t.ContractualAvailabilityPct,
+		Production: t.ProductionBasedAvailabilityPct, LostMWh: t.LostMWh, TimeBased: t.Availability, Completeness: t.Completeness,
+		Warranty: s.cfg.Warranty * 100, Contract: t.Contract, Status: fm.Report.Status, Why: t.Why, BehindS: fm.Tile.Freshness.BehindS,
+		Stalled: len(fm.Tile.Stalled)}
+	if t.WarrantyPct != nil {
+		r.Warranty, r.WarrantyOwn = *t.WarrantyPct, true
+	}
+	r.BelowWarranty = r.worst() < r.Warranty
+	return r
 }
 
 func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
@@ -291,7 +358,9 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Sections = append(v.Sections, fm)
+		v.Fleet = append(v.Fleet, s.fleetRow(fm))
 	}
+	sort.SliceStable(v.Fleet, func(i, j int) bool { return v.Fleet[i].worst() < v.Fleet[j].worst() })
 	s.render(w, r, http.StatusOK, "overview", v)
 }
 

@@ -12,9 +12,11 @@
 -- Optional: -v now='2026-09-01 00:00+00' judges "not ended" by that clock
 -- instead of the server's.
 --
--- The rows come from report_monthly_availability() (control migration
--- 00016; each day judged by farm_day_status, where the rule is written
--- down); this file only formats them the
+-- The rows come from report_monthly_availability() (each day judged by
+-- farm_day_status, where the rule is written down), the contract's figures
+-- from report_monthly_contract() (per day with rolled-up rows, and the
+-- month, in percent and MWh: the columns after why); this file only
+-- formats them the
 -- same whatever the session's settings: ISO dates, times in UTC
 -- (YYYY-MM-DD HH:MM:SS), dot decimals, true/false. `orchestrator report
 -- monthly` runs this very file (embedded): it drops the backslash lines and
@@ -47,6 +49,15 @@ SELECT r.farm_id AS farm,
        to_char(r.complete_through AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS complete_through_utc,
        CASE WHEN r.pending THEN 'true' ELSE 'false' END AS pending,
        r.status,
-       r.why
+       r.why,
+       c.contract,
+       c.warranty_pct,
+       c.contractual_availability_pct,
+       c.time_based_availability_pct,
+       c.production_based_availability_pct,
+       c.information_unavailable_pct,
+       c.lost_mwh,
+       c.lost_mwh_by_category
 FROM report_monthly_availability(:'farm', :'month', CAST(:'now' AS text)::timestamptz) AS r
+LEFT JOIN report_monthly_contract(:'farm', :'month') AS c ON c.scope = r.scope AND c.day IS NOT DISTINCT FROM r.day
 ORDER BY r.scope, r.day;
