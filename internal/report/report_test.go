@@ -600,3 +600,25 @@ func TestMonthInProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestADayOfNoSlotsReports: turbine_day rows of 0 expected slots — what a
+// rollup writes for a day the fast path published windows of before the
+// turbines' commissioning (seen after a first fleet apply in the hour
+// after a farm's local midnight: the registry holds the turbines since
+// ever, their service starts at the apply). The report, and the status
+// page that reads it, used to fail whole with "division by zero" (the
+// information-unavailable reason's percentage); the day is final with 0
+// slots, its neighbours unaffected.
+func TestADayOfNoSlotsReports(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	// east's E-1, rolled up on 30 September by a job that found windows
+	// and no slot
+	testdb.Exec(t, b.Env.Control, `INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early,
+		computed_at, closed_at) VALUES ('E-1', '2026-09-30', 'east', 's2', 0, 0, 0, 0, 0, '2026-10-01 02:00+00', '2026-10-01 00:01+00')`)
+	m := b.farmMonth(t, "east", "2026-09")
+	d := m.Days[29]
+	if d.Day != "2026-09-30" || d.Status != report.StatusFinal || d.Expected == nil || *d.Expected != 0 || m.Days[28].Status != report.StatusFinal {
+		t.Fatalf("30 September: %s %s, expected %v (29th %s); want final with 0 expected slots", d.Day, d.Status, d.Expected, m.Days[28].Status)
+	}
+}

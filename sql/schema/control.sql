@@ -359,7 +359,7 @@ LEFT JOIN LATERAL (
            coalesce(j.why, rs.reason[8] || format(' (%s of %s slots without a reading, %s %%, over the farm''s %s ‰; '
                                                 || 'until the readings arrive or the day is accepted: orchestrator day accept)',
                                                 to_char(f.missing, 'FM999,999,999,999,990'), to_char(f.expected, 'FM999,999,999,999,990'),
-                                                round(100.0 * f.missing / f.expected, 2), f.unresolved_pm)) AS why
+                                                round(100.0 * f.missing / nullif(f.expected, 0), 2), f.unresolved_pm)) AS why
     WHERE j.held_back IS NOT NULL OR (f.unresolved AND NOT coalesce(f.missing <= f.accepted_missing, false))
 ) AS i0 ON true;
 END
