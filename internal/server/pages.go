@@ -316,7 +316,9 @@ func (s *Server) fleetRow(fm farmMonth) fleetRow {
 	if t.WarrantyPct != nil {
 		r.Warranty, r.WarrantyOwn = *t.WarrantyPct, true
 	}
-	r.BelowWarranty = r.worst() < r.Warranty
+	// below the warranty: the contract's figure only (a month with no day
+	// rolled up has none to compare)
+	r.BelowWarranty = r.Contractual != nil && *r.Contractual < r.Warranty
 	return r
 }
 

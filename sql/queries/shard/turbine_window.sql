@@ -223,8 +223,11 @@ WITH run AS (
                                                 sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) % 16 AS category,
                            -- energy over the slot (kW × s / 3.6 = Wh); power drawn
                            -- while idle is no production
-                           greatest(rd.power_kw, 0) * s.c / 3.6 AS actual_wh,
-                           curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * s.c / 3.6 AS potential_wh
+                           -- in integer milliwatt-hours: the sums below are
+                           -- exact, so a window's energy does not depend on the
+                           -- order its readings are added in
+                           round(greatest(rd.power_kw, 0) * s.c / 3.6 * 1000)::bigint AS actual_wh,
+                           round(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * s.c / 3.6 * 1000)::bigint AS potential_wh
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -248,34 +251,35 @@ WITH run AS (
                          (b.k1 >> 17) & 131071, (b.k1 >> 34) & 131071, b.k2 & 131071, (b.k2 >> 17) & 131071,
                          (b.k2 >> 34) & 131071, b.k3 & 131071, (b.k3 >> 17) & 131071, (b.k3 >> 34) & 131071,
                          b.k4 & 131071]::integer[] AS category_slots) AS u
-    -- energy per category (Wh): a window of one category has it all, of two
-    -- it is split (above), of three it is recounted
-    CROSS JOIN LATERAL (SELECT ARRAY[round(CASE WHEN b.c1 = 1 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 2 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 3 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 4 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 5 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 6 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 7 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 8 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 9 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 10 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 11 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 12 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 13 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END)::bigint] AS category_actual_wh,
-                               ARRAY[round(CASE WHEN b.c1 = 1 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 2 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 3 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 4 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 5 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 6 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 7 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 8 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 9 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 10 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 11 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 12 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint,
-                         round(CASE WHEN b.c1 = 13 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END)::bigint] AS category_potential_wh) AS e
+    -- energy per category (Wh, from the exact sums in mWh): a window of one
+    -- category has it all, of two it is split (above), of three it is
+    -- recounted
+    CROSS JOIN LATERAL (SELECT ARRAY[round((CASE WHEN b.c1 = 1 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 2 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 3 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 4 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 5 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 6 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 7 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 8 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 9 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 10 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 11 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 12 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 13 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint] AS category_actual_wh,
+                               ARRAY[round((CASE WHEN b.c1 = 1 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 2 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 3 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 4 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 5 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 6 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 7 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 8 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 9 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 10 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 11 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 12 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
+                         round((CASE WHEN b.c1 = 13 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint] AS category_potential_wh) AS e
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
@@ -307,20 +311,20 @@ WITH run AS (
                count(*) FILTER (WHERE k.category = 9), count(*) FILTER (WHERE k.category = 10),
                count(*) FILTER (WHERE k.category = 11), count(*) FILTER (WHERE k.category = 12),
                count(*) FILTER (WHERE k.category = 13)]::integer[] AS slots,
-               ARRAY[round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 1), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 2), 0))::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 3), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 4), 0))::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 5), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 6), 0))::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 7), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 8), 0))::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 9), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 10), 0))::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 11), 0))::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 12), 0))::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 13), 0))::bigint] AS actual_wh,
-               ARRAY[round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 1), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 2), 0))::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 3), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 4), 0))::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 5), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 6), 0))::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 7), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 8), 0))::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 9), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 10), 0))::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 11), 0))::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 12), 0))::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 13), 0))::bigint] AS potential_wh
+               ARRAY[round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 1), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 2), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 3), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 4), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 5), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 6), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 7), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 8), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 9), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 10), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 11), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 12), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 13), 0) / 1000.0)::bigint] AS actual_wh,
+               ARRAY[round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 1), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 2), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 3), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 4), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 5), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 6), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 7), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 8), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 9), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 10), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 11), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 12), 0) / 1000.0)::bigint,
+               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 13), 0) / 1000.0)::bigint] AS potential_wh
         -- every slot of the window: its readings' least key (none:
         -- information unavailable's) against the keys of the events
         -- covering its start, the least wins; its readings' mean power and
@@ -332,8 +336,8 @@ WITH run AS (
                                 min(reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
                                                          sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
                                                          sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8)) AS key,
-                                avg(greatest(rd.power_kw, 0)) * w.c / 3.6 AS actual_wh,
-                                avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * w.c / 3.6 AS potential_wh
+                                round(avg(greatest(rd.power_kw, 0)) * w.c / 3.6 * 1000)::bigint AS actual_wh,
+                                round(avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_wh
                          FROM readings rd
                          -- the readings of the slots that start in the
                          -- window: from its start to a cadence past its end
