@@ -164,7 +164,7 @@ func TestReportIsNotFinalWhileAnIngestedReadingIsNotCounted(t *testing.T) {
 		t.Fatalf("after the drain: month %s (%s), 10 September %s with %d received, total %v; want final, 48 and 1440",
 			m.Status, m.Total.Why, d.Status, received(d), *m.Total.Received)
 	}
-	if row := psqlDay("2026-09-10"); !strings.HasPrefix(row, "north,2026-09-10,48,48,48,") || !strings.HasSuffix(row, ",false,final,") {
+	if row := psqlDay("2026-09-10"); !strings.HasPrefix(row, "north,2026-09-10,48,48,48,") || !strings.HasSuffix(row, ",false,final,,default,,100.0000,100.0000,,0.0000,,") {
 		t.Fatalf("psql's row for 10 September after the drain:\n%s\nwant 48 received, final", row)
 	}
 }

@@ -134,11 +134,11 @@ func TestReportMonthlyMatchesPsql(t *testing.T) {
 	rows := strings.Split(strings.TrimSuffix(cli, "\n"), "\n")
 	wantRows := map[int]string{
 		0:  strings.Join(report.Columns, ","),
-		1:  "north,2026-08-01,48,48,42,0.875000,1.000000,2,2,turbine_day,final,2026-09-02 00:00:00,2026-09-02 00:00:00,false,final,",
-		10: "north,2026-08-10,24,24,24,1.000000,1.000000,1,2,turbine_day,final,2026-09-02 00:00:00,2026-09-02 00:00:00,false,provisional,turbines missing (rolled up 1 of 2)",
-		31: "north,2026-08-31,,,,,,,,,,,,false,provisional,no rollup",
+		1:  "north,2026-08-01,48,48,42,0.875000,1.000000,2,2,turbine_day,final,2026-09-02 00:00:00,2026-09-02 00:00:00,false,final,,default,,87.5000,87.5000,,0.0000,,",
+		10: "north,2026-08-10,24,24,24,1.000000,1.000000,1,2,turbine_day,final,2026-09-02 00:00:00,2026-09-02 00:00:00,false,provisional,turbines missing (rolled up 1 of 2),default,,100.0000,100.0000,,0.0000,,",
+		31: "north,2026-08-31,,,,,,,,,,,,false,provisional,no rollup,,,,,,,,",
 		// The total sums the days with numbers; the 30th and 31st have none: partial.
-		32: `north,total,1344,1344,1182,0.879464,1.000000,,,partial,partial,2026-09-02 00:00:00,2026-09-02 00:00:00,false,provisional,"no rollup: 2026-08-30..2026-08-31; turbines missing: 2026-08-10, 2026-08-15"`,
+		32: `north,total,1344,1344,1182,0.879464,1.000000,,,partial,partial,2026-09-02 00:00:00,2026-09-02 00:00:00,false,provisional,"no rollup: 2026-08-30..2026-08-31; turbines missing: 2026-08-10, 2026-08-15",default,,87.9464,87.9464,,0.0000,,`,
 	}
 	if len(rows) != 33 {
 		t.Fatalf("%d CSV lines, want a header, 31 days and the total:\n%s", len(rows), cli)
@@ -163,7 +163,7 @@ func TestReportMonthlyMatchesPsql(t *testing.T) {
 		out, err := run("report", "monthly", "--farm", "north", "--month", "2026-08", "--format", "md")
 		testdb.Must(t, err, "report --format md")
 		for _, want := range []string{"# Availability of north, 2026-08: provisional", "Held back by 4 days:",
-			"| **total** | 1344 | 1344 | 1182 | 87.95 % | 100.00 % | partial |"} {
+			"| **total** | 1344 | 1344 | 1182 | 87.95 % | 100.00 % | 87.95 % |  |  | partial |"} {
 			if !strings.Contains(out, want) {
 				t.Fatalf("markdown report:\n%s\nwant it to contain %q", out, want)
 			}
@@ -177,7 +177,7 @@ func TestReportMonthlyMatchesPsql(t *testing.T) {
 		testdb.Must(t, err, "north's file")
 		south, err := os.ReadFile(filepath.Join(dir, "south_2026-08.csv"))
 		testdb.Must(t, err, "south's file")
-		if string(north) != cli || !strings.HasSuffix(string(south), "south,total,,,,,,,,,,,,false,provisional,no rollup: 2026-08-01..2026-08-31\n") {
+		if string(north) != cli || !strings.HasSuffix(string(south), "south,total,,,,,,,,,,,,false,provisional,no rollup: 2026-08-01..2026-08-31,,,,,,,,\n") {
 			t.Fatalf("--all wrote north:\n%s\nsouth:\n%s", north, south)
 		}
 		if want := filepath.Join(dir, "north_2026-08.csv") + ": provisional (4 days held back)\n" +

@@ -274,7 +274,9 @@ func TestStoryOnTheClock(t *testing.T) {
 	// Again: the replay re-sent counts as duplicates and changes nothing,
 	// and a second demo on the same day finds the story played and
 	// delivers nothing.
-	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	// Each step its own hang deadline (in CI, beside the other packages,
+	// one shared minute ran out before the second demo spoke).
+	ctx2, cancel2 := context.WithTimeout(context.Background(), testdb.Hang)
 	defer cancel2()
 	again, err := story.Phase(ctx2, p.In, simulate.PhaseReplay, clock.Now(), nil)
 	if err != nil || again.Accepted != 0 || again.Duplicate != 99_900 || again.DirtyMarks != 0 {
@@ -295,14 +297,16 @@ func TestStoryOnTheClock(t *testing.T) {
 	cfg2.NoFeed, cfg2.Out, cfg2.OnEvent = true, &out2, func(e demo.Event) { events2 <- e }
 	d2, err := demo.New(cfg2, p.Env.Control, p.In)
 	testdb.Must(t, err, "second demo")
-	go func() { _ = d2.Run(ctx2) }()
+	ctx3, cancel3 := context.WithTimeout(context.Background(), testdb.Hang)
+	defer cancel3()
+	go func() { _ = d2.Run(ctx3) }()
 	select {
 	case e := <-events2:
 		if e.Phase != "played" || e.Ingest != nil || !e.AsExpected || e.Seen.Counts != final {
 			t.Fatalf("second demo: %+v, want the story found played (final, %+v), nothing ingested", e, final)
 		}
-	case <-ctx2.Done():
-		t.Fatalf("second demo said nothing in a minute:\n%s", out2.String())
+	case <-ctx3.Done():
+		t.Fatalf("second demo said nothing in %s:\n%s", testdb.Hang, out2.String())
 	}
 	if !strings.Contains(out2.String(), "an earlier run played all of it on this day") {
 		t.Errorf("second demo's narration does not say the story was played:\n%s", out2.String())

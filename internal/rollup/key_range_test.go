@@ -87,7 +87,7 @@ func TestOneTurbineReadsItsKeyRange(t *testing.T) {
 		// full performance rank 12, forced outage 8, out of environmental
 		// specification 4; no shard test reads a control database
 		g := window.Grid{FarmID: "f", Day: day, Start: dayStart, End: dayEnd, Window: time.Minute,
-			Contract: window.Contract{KeyAvailable: 12*16 + 1, KeyUnavailable: 8*16 + 10, KeyEnvironment: 4*16 + 5}}
+			Contract: window.Contract{KeyAvailable: 12*16 + 1, KeyUnavailable: 8*16 + 10, KeyEnvironment: 4*16 + 5, KeyMissing: 13*16 + 13}}
 		turbines := []window.Turbine{{ID: "T-07", Cadence: 2, ServiceFrom: dayStart, ServiceTo: dayEnd}}
 		pairs := window.Pairs{}
 		pairs.AddRange(turbines, 0, g.Len())
