@@ -491,7 +491,7 @@ ALTER TABLE ONLY public.goose_db_version
 -- Name: readings readings_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.readings
-    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available, state, power_kw, wind_ms);
+    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available);
 
 -- Name: readings_retention readings_retention_pkey; Type: CONSTRAINT; Schema: public
 

@@ -356,8 +356,9 @@ type TurbineWindowStallStatsRow struct {
 // farm window on this shard (control's StallJudge), read from the readings
 // recorded in [@window_start, @window_end) of the given turbines (the
 // farm's here): per turbine with readings, how many, how many say
-// available, the highest power and the wind summed (readings_pkey covers
-// them: an index-only read). Read once per window the fast path publishes.
+// available, the highest power and the wind summed (power and wind from the
+// heap: one window's pages, just written). Read once per window the fast
+// path publishes.
 func (q *Queries) TurbineWindowStallStats(ctx context.Context, arg TurbineWindowStallStatsParams) ([]TurbineWindowStallStatsRow, error) {
 	rows, err := q.db.Query(ctx, turbineWindowStallStats, arg.TurbineIds, arg.WindowStart, arg.WindowEnd)
 	if err != nil {

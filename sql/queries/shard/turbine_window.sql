@@ -701,8 +701,9 @@ WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
 -- farm window on this shard (control's StallJudge), read from the readings
 -- recorded in [@window_start, @window_end) of the given turbines (the
 -- farm's here): per turbine with readings, how many, how many say
--- available, the highest power and the wind summed (readings_pkey covers
--- them: an index-only read). Read once per window the fast path publishes.
+-- available, the highest power and the wind summed (power and wind from the
+-- heap: one window's pages, just written). Read once per window the fast
+-- path publishes.
 -- name: TurbineWindowStallStats :many
 SELECT t.turbine_id::text AS turbine_id, count(*)::integer AS received,
        count(*) FILTER (WHERE r.available)::integer AS available,
