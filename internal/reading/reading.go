@@ -28,7 +28,7 @@ type Reading struct {
 	WindMS     float32
 	// State is the controller's status code as sent, which the farm's
 	// availability contract maps to a category; empty when the record
-	// carried none (stored as NULL). At most MaxState bytes of text.
+	// carried none (stored as ''). At most MaxState bytes of text.
 	State string
 }
 

@@ -24,8 +24,8 @@ type Grid struct {
 	// Contract sorts the day's slots into categories (computing windows
 	// needs one; GridOfDay reads it with the day).
 	Contract Contract
-	// Curve is the farm's power curve as control's model_curve_lut samples
-	// it (nil: no model, so no potential energy).
+	// Curve is the farm's power curve as control's turbine_model.curve_lut
+	// holds it (nil: no model, so no potential energy).
 	Curve []float64
 	// Events are the operator events in force over the day.
 	Events Events

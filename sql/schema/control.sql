@@ -545,24 +545,22 @@ $$;
 
 COMMENT ON FUNCTION public.local_day_start(p_timezone text, p_day date) IS 'Start of the local day p_day in p_timezone (its end is the next day''s start): the farm-local day bounds of the control database.';
 
--- Name: model_curve_lut(bigint); Type: FUNCTION; Schema: public
+-- Name: model_curve_lut(real[], real[]); Type: FUNCTION; Schema: public
 
-CREATE FUNCTION public.model_curve_lut(p_model bigint) RETURNS double precision[]
-    LANGUAGE sql STABLE
+CREATE FUNCTION public.model_curve_lut(p_wind real[], p_power real[]) RETURNS double precision[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
     SELECT array_agg(coalesce(
-               (SELECT m.power_kw[j] + (m.power_kw[j + 1] - m.power_kw[j]) * (g.w - m.wind_ms[j]) / (m.wind_ms[j + 1] - m.wind_ms[j])
-                FROM generate_subscripts(m.wind_ms, 1) AS j
-                WHERE j < cardinality(m.wind_ms) AND m.wind_ms[j] <= g.w AND g.w <= m.wind_ms[j + 1]
+               (SELECT p_power[j] + (p_power[j + 1] - p_power[j]) * (g.w - p_wind[j]) / (p_wind[j + 1] - p_wind[j])
+                FROM generate_subscripts(p_wind, 1) AS j
+                WHERE j < cardinality(p_wind) AND p_wind[j] <= g.w AND g.w <= p_wind[j + 1]
                 ORDER BY j LIMIT 1), 0)::float8 ORDER BY g.i)
-    FROM turbine_model m
-    CROSS JOIN LATERAL (SELECT i, i / 100.0::float8 AS w FROM generate_series(0, 3000) AS i) AS g
-    WHERE m.id = p_model
+    FROM (SELECT i, i / 100.0::float8 AS w FROM generate_series(0, 3000) AS i) AS g
 $$;
 
--- Name: FUNCTION model_curve_lut(p_model bigint); Type: COMMENT; Schema: public
+-- Name: FUNCTION model_curve_lut(p_wind real[], p_power real[]); Type: COMMENT; Schema: public
 
-COMMENT ON FUNCTION public.model_curve_lut(p_model bigint) IS 'Model p_model''s power curve (kW) sampled at 0, 0.01, ..., 30 m/s: linear between its points, 0 outside them. TurbineWindowUpsert takes it as its curve argument.';
+COMMENT ON FUNCTION public.model_curve_lut(p_wind real[], p_power real[]) IS 'A power curve (wind speeds p_wind ascending, powers p_power in kW) sampled at 0, 0.01, ..., 30 m/s: linear between its points, 0 outside them. turbine_model.curve_lut stores it per model.';
 
 -- Name: operator_event_guard(); Type: FUNCTION; Schema: public
 
@@ -3443,6 +3441,7 @@ CREATE TABLE public.turbine_model (
     name text NOT NULL,
     wind_ms real[] NOT NULL,
     power_kw real[] NOT NULL,
+    curve_lut double precision[] GENERATED ALWAYS AS (public.model_curve_lut(wind_ms, power_kw)) STORED,
     CONSTRAINT turbine_model_check CHECK (((cardinality(wind_ms) = cardinality(power_kw)) AND (cardinality(wind_ms) >= 2)))
 );
 
@@ -3469,6 +3468,10 @@ COMMENT ON COLUMN public.turbine_model.wind_ms IS 'The curve''s wind speeds, asc
 -- Name: COLUMN turbine_model.power_kw; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_model.power_kw IS 'The power at each wind speed (kW); linear between points, 0 outside [first, last].';
+
+-- Name: COLUMN turbine_model.curve_lut; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_model.curve_lut IS 'The curve sampled every 0.01 m/s from 0 to 30 m/s (model_curve_lut; 3,001 kW values): the window statement''s curve argument, read by the shard''s curve_kw at the reading''s wind rounded to 0.01 m/s.';
 
 -- Name: turbine_model_id_seq; Type: SEQUENCE; Schema: public
 

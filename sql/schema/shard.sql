@@ -28,7 +28,7 @@ COMMENT ON FUNCTION public.input_fingerprint(p_recorded_at timestamp with time z
 
 CREATE FUNCTION public.reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN COALESCE(CASE WHEN (p_state IS NOT NULL) THEN (state_keys)[array_position(state_codes, p_state)] ELSE NULL::integer END, LEAST(CASE WHEN p_available THEN key_available ELSE key_unavailable END, CASE WHEN ((p_wind < cut_in) OR (p_wind >= cut_out)) THEN key_environment ELSE NULL::integer END));
+    RETURN COALESCE(CASE WHEN (p_state <> ''::text) THEN (state_keys)[array_position(state_codes, p_state)] ELSE NULL::integer END, LEAST(CASE WHEN p_available THEN key_available ELSE key_unavailable END, CASE WHEN ((p_wind < cut_in) OR (p_wind >= cut_out)) THEN key_environment ELSE NULL::integer END));
 
 -- Name: FUNCTION reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision); Type: COMMENT; Schema: public
 
@@ -288,7 +288,7 @@ CREATE TABLE public.readings (
     available boolean NOT NULL,
     power_kw real NOT NULL,
     wind_ms real NOT NULL,
-    state text
+    state text DEFAULT ''::text
 )
 PARTITION BY RANGE (recorded_at);
 
@@ -322,7 +322,7 @@ COMMENT ON COLUMN public.readings.wind_ms IS 'Wind speed, m/s.';
 
 -- Name: COLUMN readings.state; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.readings.state IS 'The controller''s status code as sent (NULL: none); the farm''s availability contract maps it to a category.';
+COMMENT ON COLUMN public.readings.state IS 'The controller''s status code as sent; '''' (or NULL, in readings stored before '''' was the writers'' "none"): none. The farm''s availability contract maps it to a category.';
 
 -- Name: readings_retention; Type: TABLE; Schema: public
 
@@ -491,7 +491,7 @@ ALTER TABLE ONLY public.goose_db_version
 -- Name: readings readings_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.readings
-    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available);
+    ADD CONSTRAINT readings_pkey PRIMARY KEY (turbine_id, recorded_at) INCLUDE (received_at, available, power_kw, wind_ms, state);
 
 -- Name: readings_retention readings_retention_pkey; Type: CONSTRAINT; Schema: public
 

@@ -904,6 +904,8 @@ type TurbineModel struct {
 	WindMs []float32
 	// The power at each wind speed (kW); linear between points, 0 outside [first, last].
 	PowerKw []float32
+	// The curve sampled every 0.01 m/s from 0 to 30 m/s (model_curve_lut; 3,001 kW values): the window statement's curve argument, read by the shard's curve_kw at the reading's wind rounded to 0.01 m/s.
+	CurveLut []float64
 }
 
 // Moves of a turbine's readings between shards, one row each, with the step reached (orchestrator fleet moves). At most one unfinished move per turbine.

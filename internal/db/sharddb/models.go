@@ -79,7 +79,7 @@ type Reading struct {
 	PowerKw float32
 	// Wind speed, m/s.
 	WindMs float32
-	// The controller's status code as sent (NULL: none); the farm's availability contract maps it to a category.
+	// The controller's status code as sent; '' (or NULL, in readings stored before '' was the writers' "none"): none. The farm's availability contract maps it to a category.
 	State *string
 }
 

@@ -43,13 +43,15 @@ SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v
        k.key_available::integer AS key_available, k.key_unavailable::integer AS key_unavailable,
        k.key_environment::integer AS key_environment, c.cut_in_ms, c.cut_out_ms,
        contract_key(v.contract_id, 13::smallint)::integer AS key_missing,
-       -- the farm's power curve (NULL: no model)
-       model_curve_lut(v.model_id)::float8[] AS curve,
+       -- the farm's power curve, sampled when its model was recorded (NULL:
+       -- no model)
+       m.curve_lut::float8[] AS curve,
        -- the operator events in force over the day, one element per event
        -- and turbine ('' = every turbine of the farm), keyed by the contract
        ev.event_turbines, ev.event_from, ev.event_to, ev.event_keys
 FROM farm_version v
 JOIN availability_contract c ON c.id = v.contract_id
+LEFT JOIN turbine_model m ON m.id = v.model_id
 CROSS JOIN LATERAL contract_keys(v.contract_id) AS k(state_codes, state_keys, key_available, key_unavailable, key_environment, cut_in_ms, cut_out_ms)
 CROSS JOIN LATERAL (
     SELECT coalesce(array_agg(coalesce(t.turbine_id, '') ORDER BY e.id, t.turbine_id), '{}')::text[] AS event_turbines,

@@ -163,17 +163,19 @@ WITH run AS (
            b.window_start, b.received, b.unavailable_slots, b.in_service, b.out_of_service, b.late, b.early,
            b.min_lag_ms, b.max_lag_ms, b.last_received_at, b.input_hash,
            -- recounted slot by slot (ins) when a slot has two readings (the
-           -- counts below counted it twice) or the window three categories
-           -- (its energy is not split below)
-           b.repeated + CASE WHEN b.c1 <> b.c2 AND b.in_slots - u.category_slots[b.c1] - u.category_slots[b.c2] > 0 THEN 1 ELSE 0 END AS repeated,
+           -- counts below counted it twice) or the window three keys or more
+           -- (the split below is of two)
+           b.repeated + CASE WHEN b.k2 > b.k1 AND (b.sk <> b.k1 * (b.n - v.n2) + b.k2 * v.n2
+                                                   OR b.sq <> b.k1 * b.k1 * (b.n - v.n2) + b.k2 * b.k2 * v.n2) THEN 1 ELSE 0 END AS repeated,
            u.category_slots, e.category_actual_wh, e.category_potential_wh
     FROM span s
     CROSS JOIN LATERAL (
         SELECT x.window_start,
                count(DISTINCT x.slot) AS received,
                count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
-               count(x.slot) AS in_slots,
-               count(x.slot) - count(DISTINCT x.slot) AS repeated,
+               -- count(x.key) = count(x.slot): a reading in a slot has a key
+               -- (the same aggregate as n below, computed once)
+               count(x.key) - count(DISTINCT x.slot) AS repeated,
                count(*) FILTER (WHERE x.in_service) AS in_service,
                count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
                count(*) FILTER (WHERE x.late) AS late,
@@ -182,24 +184,24 @@ WITH run AS (
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
                sum(x.fp)::bigint AS input_hash,
-               -- Readings per category, packed: three categories of 17 bits
-               -- to a sum (a window holds at most 24 h / 1 s + 1 h = 90,000 <
-               -- 131,072 slots); five sums a reading instead of thirteen
-               -- counts (the aggregates per reading are the cost).
-               coalesce(sum(CASE WHEN x.category BETWEEN 1 AND 3 THEN 1::bigint << (17 * (x.category - 1)) END), 0)::bigint AS k0,
-               coalesce(sum(CASE WHEN x.category BETWEEN 4 AND 6 THEN 1::bigint << (17 * (x.category - 4)) END), 0)::bigint AS k1,
-               coalesce(sum(CASE WHEN x.category BETWEEN 7 AND 9 THEN 1::bigint << (17 * (x.category - 7)) END), 0)::bigint AS k2,
-               coalesce(sum(CASE WHEN x.category BETWEEN 10 AND 12 THEN 1::bigint << (17 * (x.category - 10)) END), 0)::bigint AS k3,
-               coalesce(sum(CASE WHEN x.category = 13 THEN 1::bigint END), 0)::bigint AS k4,
-               -- Energy: the sums, and the sums weighted by category id; with
-               -- at most two categories c1 < c2 in the window, the energy of
-               -- c2 is (weighted - c1 × sum) / (c2 - c1) and of c1 the rest.
-               min(x.category) AS c1, max(x.category) AS c2,
-               sum(x.actual_wh) FILTER (WHERE x.category IS NOT NULL) AS sa, sum(x.actual_wh * x.category) AS ta,
-               sum(x.potential_wh) FILTER (WHERE x.category IS NOT NULL) AS sp, sum(x.potential_wh * x.category) AS tp
+               -- Per category: a window's readings have one key (nearly
+               -- always) or two; n readings of keys k1 <= k2, the sum and the
+               -- sum of squares of their keys say how many have k2 (n2 =
+               -- (sk - k1 n) / (k2 - k1)), and that no third key is among
+               -- them (with the same count and sum, a key strictly between
+               -- k1 and k2 makes the sum of squares smaller); the energy of
+               -- k2's readings is (weighted - k1 × sum) / (k2 - k1). Nine
+               -- plain sums a reading, where a count per category would be
+               -- thirteen (the aggregates per reading are the cost).
+               count(x.key) AS n, min(x.key) AS k1, max(x.key) AS k2, sum(x.key) AS sk, sum(x.key * x.key) AS sq,
+               sum(x.actual_wh) AS sa, sum(x.actual_wh * x.key) AS ta,
+               sum(x.potential_wh) AS sp, sum(x.potential_wh * x.key) AS tp
         FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
-                     -- a reading outside every slot has no category
-                     CASE WHEN y.slot IS NOT NULL THEN y.category END AS category, y.actual_wh, y.potential_wh,
+                     -- a reading outside every slot has no category and
+                     -- no energy
+                     CASE WHEN y.slot IS NOT NULL THEN y.key END AS key,
+                     CASE WHEN y.slot IS NOT NULL THEN y.actual_wh END AS actual_wh,
+                     CASE WHEN y.slot IS NOT NULL THEN y.potential_wh END AS potential_wh,
                      -- the reading's window: its slot's, or (out of service)
                      -- its own time's
                      date_bin(s.window_len, coalesce(y.slot, y.recorded_at), sqlc.arg(day_start)::timestamptz) AS window_start
@@ -220,14 +222,16 @@ WITH run AS (
                            -- its category by the contract
                            reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
                                                 sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
-                                                sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) % 16 AS category,
+                                                sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) AS key,
                            -- energy over the slot (kW × s / 3.6 = Wh); power drawn
                            -- while idle is no production
-                           -- in integer milliwatt-hours: the sums below are
-                           -- exact, so a window's energy does not depend on the
-                           -- order its readings are added in
-                           round(greatest(rd.power_kw, 0) * s.c / 3.6 * 1000)::bigint AS actual_wh,
-                           round(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * s.c / 3.6 * 1000)::bigint AS potential_wh
+                           -- in whole milliwatt-hours, as float8: every sum
+                           -- below is of integers under 2^53, so exact, and a
+                           -- window's energy does not depend on the order its
+                           -- readings are added in (a bigint sum, exact too,
+                           -- costs twice as much a reading)
+                           round(greatest(rd.power_kw, 0) * s.c / 3.6 * 1000) AS actual_wh,
+                           round(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * s.c / 3.6 * 1000) AS potential_wh
                     FROM readings rd
                     WHERE rd.turbine_id = s.turbine_id
                       AND rd.recorded_at >= s.lo
@@ -245,41 +249,54 @@ WITH run AS (
         WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
         GROUP BY x.window_start
     ) AS b
-    -- slots per category (availability_category.id 1..13) of the slots with
-    -- a reading (those without are information unavailable, added in ins)
-    CROSS JOIN LATERAL (SELECT ARRAY[b.k0 & 131071, (b.k0 >> 17) & 131071, (b.k0 >> 34) & 131071, b.k1 & 131071,
-                         (b.k1 >> 17) & 131071, (b.k1 >> 34) & 131071, b.k2 & 131071, (b.k2 >> 17) & 131071,
-                         (b.k2 >> 34) & 131071, b.k3 & 131071, (b.k3 >> 17) & 131071, (b.k3 >> 34) & 131071,
-                         b.k4 & 131071]::integer[] AS category_slots) AS u
+    -- readings of k2's key, and their energy (mWh): none when one key
+    CROSS JOIN LATERAL (SELECT CASE WHEN b.k2 > b.k1 THEN (b.sk - b.k1 * b.n) / (b.k2 - b.k1) ELSE 0 END AS n2,
+                               CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END AS a2,
+                               CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END AS p2) AS v
+    -- slots per category (availability_category.id 1..13 = key % 16) of
+    -- the slots with a reading (those without are information
+    -- unavailable, added in ins)
+    CROSS JOIN LATERAL (SELECT ARRAY[CASE WHEN b.k1 % 16 = 1 THEN b.n - v.n2 WHEN b.k2 % 16 = 1 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 2 THEN b.n - v.n2 WHEN b.k2 % 16 = 2 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 3 THEN b.n - v.n2 WHEN b.k2 % 16 = 3 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 4 THEN b.n - v.n2 WHEN b.k2 % 16 = 4 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 5 THEN b.n - v.n2 WHEN b.k2 % 16 = 5 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 6 THEN b.n - v.n2 WHEN b.k2 % 16 = 6 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 7 THEN b.n - v.n2 WHEN b.k2 % 16 = 7 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 8 THEN b.n - v.n2 WHEN b.k2 % 16 = 8 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 9 THEN b.n - v.n2 WHEN b.k2 % 16 = 9 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 10 THEN b.n - v.n2 WHEN b.k2 % 16 = 10 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 11 THEN b.n - v.n2 WHEN b.k2 % 16 = 11 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 12 THEN b.n - v.n2 WHEN b.k2 % 16 = 12 THEN v.n2 ELSE 0 END,
+                         CASE WHEN b.k1 % 16 = 13 THEN b.n - v.n2 WHEN b.k2 % 16 = 13 THEN v.n2 ELSE 0 END]::integer[] AS category_slots) AS u
     -- energy per category (Wh, from the exact sums in mWh): a window of one
-    -- category has it all, of two it is split (above), of three it is
-    -- recounted
-    CROSS JOIN LATERAL (SELECT ARRAY[round((CASE WHEN b.c1 = 1 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 2 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 3 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 4 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 5 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 6 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 7 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 8 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 9 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 10 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 11 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 12 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 13 THEN b.sa - coalesce((b.ta - b.c1 * b.sa) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.ta - b.c1 * b.sa) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint] AS category_actual_wh,
-                               ARRAY[round((CASE WHEN b.c1 = 1 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 1 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 2 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 2 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 3 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 3 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 4 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 4 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 5 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 5 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 6 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 6 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 7 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 7 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 8 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 8 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 9 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 9 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 10 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 10 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 11 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 11 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 12 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 12 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint,
-                         round((CASE WHEN b.c1 = 13 THEN b.sp - coalesce((b.tp - b.c1 * b.sp) / nullif(b.c2 - b.c1, 0), 0) WHEN b.c2 = 13 THEN (b.tp - b.c1 * b.sp) / (b.c2 - b.c1) ELSE 0 END) / 1000.0)::bigint] AS category_potential_wh) AS e
+    -- key has it all, of two it is split (v), of three it is recounted
+    CROSS JOIN LATERAL (SELECT ARRAY[round(coalesce(CASE WHEN b.k1 % 16 = 1 THEN b.sa - v.a2 WHEN b.k2 % 16 = 1 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 2 THEN b.sa - v.a2 WHEN b.k2 % 16 = 2 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 3 THEN b.sa - v.a2 WHEN b.k2 % 16 = 3 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 4 THEN b.sa - v.a2 WHEN b.k2 % 16 = 4 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 5 THEN b.sa - v.a2 WHEN b.k2 % 16 = 5 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 6 THEN b.sa - v.a2 WHEN b.k2 % 16 = 6 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 7 THEN b.sa - v.a2 WHEN b.k2 % 16 = 7 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 8 THEN b.sa - v.a2 WHEN b.k2 % 16 = 8 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 9 THEN b.sa - v.a2 WHEN b.k2 % 16 = 9 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 10 THEN b.sa - v.a2 WHEN b.k2 % 16 = 10 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 11 THEN b.sa - v.a2 WHEN b.k2 % 16 = 11 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 12 THEN b.sa - v.a2 WHEN b.k2 % 16 = 12 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 13 THEN b.sa - v.a2 WHEN b.k2 % 16 = 13 THEN v.a2 END, 0)::bigint / 1000.0)::bigint] AS category_actual_wh,
+                               ARRAY[round(coalesce(CASE WHEN b.k1 % 16 = 1 THEN b.sp - v.p2 WHEN b.k2 % 16 = 1 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 2 THEN b.sp - v.p2 WHEN b.k2 % 16 = 2 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 3 THEN b.sp - v.p2 WHEN b.k2 % 16 = 3 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 4 THEN b.sp - v.p2 WHEN b.k2 % 16 = 4 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 5 THEN b.sp - v.p2 WHEN b.k2 % 16 = 5 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 6 THEN b.sp - v.p2 WHEN b.k2 % 16 = 6 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 7 THEN b.sp - v.p2 WHEN b.k2 % 16 = 7 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 8 THEN b.sp - v.p2 WHEN b.k2 % 16 = 8 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 9 THEN b.sp - v.p2 WHEN b.k2 % 16 = 9 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 10 THEN b.sp - v.p2 WHEN b.k2 % 16 = 10 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 11 THEN b.sp - v.p2 WHEN b.k2 % 16 = 11 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 12 THEN b.sp - v.p2 WHEN b.k2 % 16 = 12 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
+                         round(coalesce(CASE WHEN b.k1 % 16 = 13 THEN b.sp - v.p2 WHEN b.k2 % 16 = 13 THEN v.p2 END, 0)::bigint / 1000.0)::bigint] AS category_potential_wh) AS e
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
