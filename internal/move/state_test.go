@@ -19,9 +19,9 @@ import (
 )
 
 // TestAMoveKeepsStates: a moved turbine's readings keep their states (and
-// those without one stay NULL); the verify step compares the state too, so
-// a reading on the new shard whose state differs from the old's (here NULL
-// on the old, a state on the new) fails the move.
+// those without one stay ”, or NULL as stored before ”); the verify step compares the state too, so a
+// reading on the new shard whose state differs from the old's (here none on
+// the old, a state on the new) fails the move.
 func TestAMoveKeepsStates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -57,9 +57,12 @@ func TestAMoveKeepsStates(t *testing.T) {
 		testdb.Must(t, rows.Err(), "rows")
 		return out
 	}
+	// One of M-1's readings without a state as stored before '' was the
+	// writers' "none": NULL, which the move keeps as NULL.
+	testdb.Exec(t, env.Shards.Pool("s1"), `UPDATE readings SET state = NULL WHERE turbine_id = 'M-1' AND recorded_at = $1`, day.Add(6*time.Second))
 	before := stored("s1", "M-1")
-	if len(before) != 1800 || before[day] != "<null>" || before[day.Add(2*time.Second)] != "RUN" || before[day.Add(4*time.Second)] != states[2] {
-		t.Fatalf("M-1 on s1: %d readings, first three states %q %q %q", len(before), before[day], before[day.Add(2*time.Second)], before[day.Add(4*time.Second)])
+	if len(before) != 1800 || before[day] != "" || before[day.Add(6*time.Second)] != "<null>" || before[day.Add(2*time.Second)] != "RUN" || before[day.Add(4*time.Second)] != states[2] {
+		t.Fatalf("M-1 on s1: %d readings, first four states %q %q %q %q", len(before), before[day], before[day.Add(2*time.Second)], before[day.Add(4*time.Second)], before[day.Add(6*time.Second)])
 	}
 
 	// M-2's 00:00:00 reading (no state) is on s2 already, with a state.

@@ -568,54 +568,59 @@ WITH run AS (
         WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
         GROUP BY x.window_start
     ) AS b
-    -- readings of k2's key, and their energy (mWh): none when one key
-    CROSS JOIN LATERAL (SELECT CASE WHEN b.k2 > b.k1 THEN (b.sk - b.k1 * b.n) / (b.k2 - b.k1) ELSE 0 END AS n2,
-                               CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END AS a2,
-                               CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END AS p2) AS v
-    -- slots per category (availability_category.id 1..13 = key % 16) of
-    -- the slots with a reading (those without are information
-    -- unavailable, added in ins)
-    CROSS JOIN LATERAL (SELECT ARRAY[CASE WHEN b.k1 % 16 = 1 THEN b.n - v.n2 WHEN b.k2 % 16 = 1 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 2 THEN b.n - v.n2 WHEN b.k2 % 16 = 2 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 3 THEN b.n - v.n2 WHEN b.k2 % 16 = 3 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 4 THEN b.n - v.n2 WHEN b.k2 % 16 = 4 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 5 THEN b.n - v.n2 WHEN b.k2 % 16 = 5 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 6 THEN b.n - v.n2 WHEN b.k2 % 16 = 6 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 7 THEN b.n - v.n2 WHEN b.k2 % 16 = 7 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 8 THEN b.n - v.n2 WHEN b.k2 % 16 = 8 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 9 THEN b.n - v.n2 WHEN b.k2 % 16 = 9 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 10 THEN b.n - v.n2 WHEN b.k2 % 16 = 10 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 11 THEN b.n - v.n2 WHEN b.k2 % 16 = 11 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 12 THEN b.n - v.n2 WHEN b.k2 % 16 = 12 THEN v.n2 ELSE 0 END,
-                         CASE WHEN b.k1 % 16 = 13 THEN b.n - v.n2 WHEN b.k2 % 16 = 13 THEN v.n2 ELSE 0 END]::integer[] AS category_slots) AS u
+    -- the window's one or two categories (key % 16 = availability_category.id),
+    -- how many of its readings have k2's key, and each category's energy
+    -- rounded to Wh once (four roundings a window, not one per category):
+    -- k2's is (weighted - k1 × sum) / (k2 - k1), k1's the rest
+    CROSS JOIN LATERAL (SELECT b.k1 % 16 AS c1, b.k2 % 16 AS c2,
+                               CASE WHEN b.k2 > b.k1 THEN (b.sk - b.k1 * b.n) / (b.k2 - b.k1) ELSE 0 END AS n2,
+                               round(coalesce(b.sa - CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS a1,
+                               round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS a2,
+                               round(coalesce(b.sp - CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS p1,
+                               round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS p2) AS v
+    -- slots per category (availability_category.id 1..13) of the slots with
+    -- a reading (those without are information unavailable, added in ins)
+    CROSS JOIN LATERAL (SELECT ARRAY[CASE WHEN v.c1 = 1 THEN b.n - v.n2 WHEN v.c2 = 1 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 2 THEN b.n - v.n2 WHEN v.c2 = 2 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 3 THEN b.n - v.n2 WHEN v.c2 = 3 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 4 THEN b.n - v.n2 WHEN v.c2 = 4 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 5 THEN b.n - v.n2 WHEN v.c2 = 5 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 6 THEN b.n - v.n2 WHEN v.c2 = 6 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 7 THEN b.n - v.n2 WHEN v.c2 = 7 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 8 THEN b.n - v.n2 WHEN v.c2 = 8 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 9 THEN b.n - v.n2 WHEN v.c2 = 9 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 10 THEN b.n - v.n2 WHEN v.c2 = 10 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 11 THEN b.n - v.n2 WHEN v.c2 = 11 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 12 THEN b.n - v.n2 WHEN v.c2 = 12 THEN v.n2 ELSE 0 END,
+                         CASE WHEN v.c1 = 13 THEN b.n - v.n2 WHEN v.c2 = 13 THEN v.n2 ELSE 0 END]::integer[] AS category_slots) AS u
     -- energy per category (Wh, from the exact sums in mWh): a window of one
     -- key has it all, of two it is split (v), of three it is recounted
-    CROSS JOIN LATERAL (SELECT ARRAY[round(coalesce(CASE WHEN b.k1 % 16 = 1 THEN b.sa - v.a2 WHEN b.k2 % 16 = 1 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 2 THEN b.sa - v.a2 WHEN b.k2 % 16 = 2 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 3 THEN b.sa - v.a2 WHEN b.k2 % 16 = 3 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 4 THEN b.sa - v.a2 WHEN b.k2 % 16 = 4 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 5 THEN b.sa - v.a2 WHEN b.k2 % 16 = 5 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 6 THEN b.sa - v.a2 WHEN b.k2 % 16 = 6 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 7 THEN b.sa - v.a2 WHEN b.k2 % 16 = 7 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 8 THEN b.sa - v.a2 WHEN b.k2 % 16 = 8 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 9 THEN b.sa - v.a2 WHEN b.k2 % 16 = 9 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 10 THEN b.sa - v.a2 WHEN b.k2 % 16 = 10 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 11 THEN b.sa - v.a2 WHEN b.k2 % 16 = 11 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 12 THEN b.sa - v.a2 WHEN b.k2 % 16 = 12 THEN v.a2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 13 THEN b.sa - v.a2 WHEN b.k2 % 16 = 13 THEN v.a2 END, 0)::bigint / 1000.0)::bigint] AS category_actual_wh,
-                               ARRAY[round(coalesce(CASE WHEN b.k1 % 16 = 1 THEN b.sp - v.p2 WHEN b.k2 % 16 = 1 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 2 THEN b.sp - v.p2 WHEN b.k2 % 16 = 2 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 3 THEN b.sp - v.p2 WHEN b.k2 % 16 = 3 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 4 THEN b.sp - v.p2 WHEN b.k2 % 16 = 4 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 5 THEN b.sp - v.p2 WHEN b.k2 % 16 = 5 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 6 THEN b.sp - v.p2 WHEN b.k2 % 16 = 6 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 7 THEN b.sp - v.p2 WHEN b.k2 % 16 = 7 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 8 THEN b.sp - v.p2 WHEN b.k2 % 16 = 8 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 9 THEN b.sp - v.p2 WHEN b.k2 % 16 = 9 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 10 THEN b.sp - v.p2 WHEN b.k2 % 16 = 10 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 11 THEN b.sp - v.p2 WHEN b.k2 % 16 = 11 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 12 THEN b.sp - v.p2 WHEN b.k2 % 16 = 12 THEN v.p2 END, 0)::bigint / 1000.0)::bigint,
-                         round(coalesce(CASE WHEN b.k1 % 16 = 13 THEN b.sp - v.p2 WHEN b.k2 % 16 = 13 THEN v.p2 END, 0)::bigint / 1000.0)::bigint] AS category_potential_wh) AS e
+    CROSS JOIN LATERAL (SELECT ARRAY[CASE WHEN v.c1 = 1 THEN v.a1 WHEN v.c2 = 1 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 2 THEN v.a1 WHEN v.c2 = 2 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 3 THEN v.a1 WHEN v.c2 = 3 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 4 THEN v.a1 WHEN v.c2 = 4 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 5 THEN v.a1 WHEN v.c2 = 5 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 6 THEN v.a1 WHEN v.c2 = 6 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 7 THEN v.a1 WHEN v.c2 = 7 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 8 THEN v.a1 WHEN v.c2 = 8 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 9 THEN v.a1 WHEN v.c2 = 9 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 10 THEN v.a1 WHEN v.c2 = 10 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 11 THEN v.a1 WHEN v.c2 = 11 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 12 THEN v.a1 WHEN v.c2 = 12 THEN v.a2 ELSE 0 END,
+                         CASE WHEN v.c1 = 13 THEN v.a1 WHEN v.c2 = 13 THEN v.a2 ELSE 0 END]::bigint[] AS category_actual_wh,
+                               ARRAY[CASE WHEN v.c1 = 1 THEN v.p1 WHEN v.c2 = 1 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 2 THEN v.p1 WHEN v.c2 = 2 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 3 THEN v.p1 WHEN v.c2 = 3 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 4 THEN v.p1 WHEN v.c2 = 4 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 5 THEN v.p1 WHEN v.c2 = 5 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 6 THEN v.p1 WHEN v.c2 = 6 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 7 THEN v.p1 WHEN v.c2 = 7 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 8 THEN v.p1 WHEN v.c2 = 8 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 9 THEN v.p1 WHEN v.c2 = 9 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 10 THEN v.p1 WHEN v.c2 = 10 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 11 THEN v.p1 WHEN v.c2 = 11 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 12 THEN v.p1 WHEN v.c2 = 12 THEN v.p2 ELSE 0 END,
+                         CASE WHEN v.c1 = 13 THEN v.p1 WHEN v.c2 = 13 THEN v.p2 ELSE 0 END]::bigint[] AS category_potential_wh) AS e
 ), ins AS (
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
