@@ -446,7 +446,7 @@ ORDER BY x.window_start;
 -- power curve, so no energy is measured): the same slot rule and sums, without
 -- a category key, a curve or an energy sum per reading, whose cost a
 -- farm on the default contract should not pay (the fast path computes
--- every live turbine's window every two seconds). TestBothWindowStatementsAgree
+-- every live turbine's window every two seconds). TestWindowsFollowTheSlotRule
 -- runs both on the same readings.
 -- name: TurbineWindowUpsertCounts :many
 WITH run AS (
