@@ -103,7 +103,7 @@ func (d *ndjsonDecoder) Next() (*Record, error) {
 // scanner: the ingest path decodes millions of lines and the reflection-based
 // encoding/json costs several times more per line. Unknown keys are ignored,
 // but a key may appear once (readers disagree on which value a repeated key
-// means), and every value outside a nested object or array must be JSON: a
+// means; keys are compared as encoding/json decodes them, asDecoded), and every value outside a nested object or array must be JSON: a
 // string, true, false, null or a number in JSON's grammar (jsonNumber).
 func parseObject(b []byte, r *Reading) string {
 	p := jsonScanner{b: b}
@@ -197,6 +197,7 @@ func (k *keySet) repeated(idx int, key []byte) bool {
 		k.fields[idx] = true
 		return dup
 	}
+	key = asDecoded(key)
 	for _, prev := range k.few[:k.nFew] {
 		if bytes.Equal(prev, key) {
 			return true
@@ -215,6 +216,27 @@ func (k *keySet) repeated(idx int, key []byte) bool {
 	}
 	k.many[string(key)] = struct{}{}
 	return false
+}
+
+// asDecoded is key as encoding/json decodes it: each byte that is not part of
+// valid UTF-8 becomes U+FFFD, so two keys that differ only in such bytes are
+// one key to such a reader (and a repeated key to this one). A valid key is
+// returned as it is.
+func asDecoded(key []byte) []byte {
+	if utf8.Valid(key) {
+		return key
+	}
+	out := make([]byte, 0, len(key)+8)
+	for i := 0; i < len(key); {
+		r, size := utf8.DecodeRune(key[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, key[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
 
 // jsonScalar reports whether an unquoted value is one JSON has: null (nil),

@@ -43,6 +43,10 @@ func TestStrictNDJSON(t *testing.T) {
 			`duplicate key "received_at" at byte 116 (a key may appear once in a line)`},
 		{`{"note":"x",` + good[1:len(good)-1] + `,"note":"y"}`, `duplicate key "note" at byte 108`},
 		{`{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1,"j":2}`, `duplicate key "j" at byte 67`},
+		// keys that differ only in bytes that are not UTF-8 are one key to
+		// encoding/json (each such byte U+FFFD), and so to this reader
+		{"{\"\xb8\":1," + good[1:len(good)-1] + ",\"\x84\":2}", `duplicate key "\x84" at byte 103`},
+		{"{\"\\ufffd\":1," + good[1:len(good)-1] + ",\"\xb8\":2}", `duplicate key "\xb8" at byte 108`},
 		{`{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":yes,"power_kw":1,"wind_ms":2}`,
 			`available: "yes" is not a JSON value (a string needs quotes; true and false are lower case)`},
 		{`{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":TRUE,"power_kw":1,"wind_ms":2}`, `available: "TRUE" is not a JSON value`},
@@ -68,6 +72,7 @@ func TestStrictNDJSON(t *testing.T) {
 		{head + `-1.5e-1}`, -0.15},
 		{head + `"12.5"}`, 12.5},
 		{`{"x":[1_000,{"y":1}],"n":null,"b":false,"s":"0x10",` + good[1:], 1},
+		{"{\"\xb8\":1,\"\xb8\xb8\":2," + good[1:], 1}, // two keys, not one: "\ufffd" and "\ufffd\ufffd"
 	} {
 		var r Reading
 		if got := parseObject([]byte(tc.line), &r); got != "" || r.PowerKW != tc.power {
