@@ -161,25 +161,33 @@ func (m *Main) fleetCommand() *cobra.Command {
 	apply := &cobra.Command{
 		Use:   "apply FILE.yaml [--effective-from INSTANT] [--reopen] [--repoint-shards]",
 		Short: "Validate a fleet file and write it into the registry as new versions from an instant (idempotent)",
-		Long: "Writes what changed as new versions from --effective-from (default now; never in the future): a\n" +
-			"turbine's cadence or service interval from that instant, a farm's zone and rules from the farm-local\n" +
-			"day holding it. A turbine or farm new to the registry is in service from it unless its entry gives\n" +
-			"commissioned_at. A change that would alter a farm-day already rolled up is refused (exit 2, nothing\n" +
-			"changed, the days listed) unless --reopen, which applies it and queues those days for recompute.\n" +
+		Long: "Writes what changed as new versions from --effective-from (default now; never in the future, nor\n" +
+			"before 1900: the zero instant is refused, not taken for now): a turbine's cadence or service\n" +
+			"interval from that instant, a farm's zone and rules from the farm-local day holding it. A turbine or\n" +
+			"farm new to the registry is in service from it unless its entry gives commissioned_at. A change\n" +
+			"that would alter a farm-day already rolled up is refused (exit 2, nothing changed, the days listed)\n" +
+			"unless --reopen, which applies it and queues those days for recompute.\n" +
 			"A turbine given another shard is moved there online (a move_turbine job; fleet moves shows it).\n" +
 			"A known shard's dsn naming another server or database is refused unless --repoint-shards: an apply\n" +
 			"copies no shard's data.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			opts := fleet.ApplyOptions{Reopen: reopen, RepointShards: repoint, OnMoves: m.queueMoves}
+			// Whether it was given is the flag's own: a parsed zero time is
+			// an instant (refused), never "unset".
+			if c.Flags().Changed("effective-from") {
+				at, err := time.Parse(time.RFC3339, effective)
+				if err != nil {
+					return fmt.Errorf("--effective-from: %w (give an instant such as 2026-12-01T00:00:00Z)", err)
+				}
+				if err := fleet.CheckEffectiveFrom(at); err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				opts.EffectiveFrom = &at
+			}
 			plan, err := fleet.ReadFile(args[0])
 			if err != nil {
 				return err
-			}
-			opts := fleet.ApplyOptions{Reopen: reopen, RepointShards: repoint, OnMoves: m.queueMoves}
-			if effective != "" {
-				if opts.EffectiveFrom, err = time.Parse(time.RFC3339, effective); err != nil {
-					return fmt.Errorf("--effective-from: %w (give an instant such as 2026-12-01T00:00:00Z)", err)
-				}
 			}
 			prov, err := m.provisionWith(c.Context(), plan, args[0], opts)
 			if err != nil {
@@ -218,6 +226,10 @@ func (m *Main) fleetCommand() *cobra.Command {
 				fmt.Printf("turbine %s: shard %s → %s: move %d queued; its readings are copied while they keep arriving, then ingest switches (a running serve or work does it; orchestrator fleet moves shows how far)\n",
 					mv.TurbineID, mv.From, mv.To, mv.ID)
 			}
+			for _, mv := range res.Resumed {
+				fmt.Printf("turbine %s: shard %s → %s: move %d had no job working it; one is queued and goes on from the step the move committed (orchestrator fleet moves shows how far)\n",
+					mv.TurbineID, mv.From, mv.To, mv.ID)
+			}
 			if len(res.Reopened) > 0 {
 				fmt.Printf("reopened %d farm-day(s) for recompute (%d rollup_day job(s) queued):\n", len(res.Reopened), len(jobs))
 				for _, d := range res.Reopened {
@@ -228,7 +240,7 @@ func (m *Main) fleetCommand() *cobra.Command {
 		},
 	}
 	apply.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	apply.Flags().StringVar(&effective, "effective-from", "", "instant the new versions start (RFC 3339; default now)")
+	apply.Flags().StringVar(&effective, "effective-from", "", "instant the new versions start (RFC 3339, 1900 or later; default now)")
 	apply.Flags().BoolVar(&reopen, "reopen", false, "apply even if it changes farm-days already rolled up, and queue them for recompute")
 	apply.Flags().BoolVar(&repoint, "repoint-shards", false, "apply even if a known shard's dsn now names another server or database (you copied its database there; serve and work stopped)")
 	cmd.AddCommand(apply, m.fleetHistoryCommand(), m.fleetMovesCommand())

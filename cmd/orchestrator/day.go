@@ -23,7 +23,8 @@ func (m *Main) dayCommand() *cobra.Command {
 			"readings will never come (the turbine had no power, the logger died), accept it: the day is final\n" +
 			"with the numbers it has, and the report notes who accepted it, when and why. The acceptance is\n" +
 			"kept (farm_day_acceptance) and holds while no more of the day's slots are missing than now.\n" +
-			"Refused (exit 2) for a day that is not incomplete.",
+			"The note is one line of text: UTF-8 without control (tab, line break), bidi or zero-width\n" +
+			"characters, at most 2,000 bytes. Refused (exit 2) for a day that is not incomplete or such a note.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			d, err := time.Parse(time.DateOnly, day)
@@ -35,7 +36,7 @@ func (m *Main) dayCommand() *cobra.Command {
 				return err
 			}
 			a, err := report.Accept(c.Context(), control, farm, localday.DateOf(d), note, m.Now())
-			if errors.Is(err, report.ErrUnknownFarm) || errors.Is(err, report.ErrNotIncomplete) {
+			if errors.Is(err, report.ErrUnknownFarm) || errors.Is(err, report.ErrNotIncomplete) || errors.Is(err, report.ErrInvalidNote) {
 				return &exitError{code: 2, err: err}
 			}
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/event"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/text"
 )
 
 func (m *Main) eventCommand() *cobra.Command {
@@ -30,7 +31,8 @@ func (m *Main) eventCommand() *cobra.Command {
 			"(requested_shutdown), force_majeure, scheduled_maintenance, … (docs/operator.md, \"Operator\n" +
 			"events\"). A slot starting in it takes the better, by the contract's priority, of C and what its\n" +
 			"readings say. The farm-days it covers that have begun are recomputed (rollup_day jobs, worked by\n" +
-			"a running serve or work). Who (--by, the OS user by default) and why (--note) are kept.",
+			"a running serve or work). Who (--by, the OS user by default) and why (--note) are kept: each one\n" +
+			"line of text (UTF-8 without control, bidi or zero-width characters, at most 2,000 bytes).",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
@@ -121,10 +123,11 @@ func (m *Main) eventCommand() *cobra.Command {
 				}
 				voided := "-"
 				if e.VoidedAt != nil {
-					voided = fmt.Sprintf("%s by %s: %s", e.VoidedAt.UTC().Format(time.RFC3339), *e.VoidedBy, *e.VoidNote)
+					voided = fmt.Sprintf("%s by %s: %s", e.VoidedAt.UTC().Format(time.RFC3339), text.Printable(*e.VoidedBy), text.Printable(*e.VoidNote))
 				}
+				// An event from before the text rule may hold a tab or an escape sequence.
 				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s by %s\t%s\t%s\n", e.ID, e.Farm, turbines, e.From.UTC().Format(time.RFC3339),
-					e.To.UTC().Format(time.RFC3339), e.Category, e.At.UTC().Format(time.RFC3339), e.By, e.Note, voided)
+					e.To.UTC().Format(time.RFC3339), e.Category, e.At.UTC().Format(time.RFC3339), text.Printable(e.By), text.Printable(e.Note), voided)
 			}
 			if len(evs) == 0 {
 				fmt.Fprintln(w, "(none)")

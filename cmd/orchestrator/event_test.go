@@ -119,4 +119,21 @@ farms:
 		"--category", "force_majeure", "--note", "x"); !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "--from: want an RFC 3339 instant") {
 		t.Fatalf("a bad instant: %v; want exit 2 naming --from", err)
 	}
+
+	// Text is text: a bidi override in a note is refused, exit 2, naming
+	// it; an event stored before the rule (written here by hand past the
+	// control database's trigger) is listed on one line with its escape
+	// sequence, tab and override written as code points, never raw.
+	if _, err := run("event", "add", "--farm", "f", "--from", "2026-08-01T10:00:00Z", "--to", "2026-08-01T12:00:00Z",
+		"--category", "force_majeure", "--note", "fire ‮erif", "--by", "ops-anna"); !errors.As(err, &ee) || ee.code != 2 ||
+		!strings.Contains(err.Error(), "note: U+202E at byte 5 is a bidi control") {
+		t.Fatalf("a note with U+202E: %v; want exit 2 naming it", err)
+	}
+	testdb.Exec(t, env.Control, `ALTER TABLE operator_event DISABLE TRIGGER operator_event_text`)
+	testdb.Exec(t, env.Control, `INSERT INTO operator_event (farm_id, from_at, to_at, category_id, note, entered_by)
+		SELECT 'f', '2026-08-01T13:00:00Z', '2026-08-01T14:00:00Z', id, E'clear\x1b[2J\tnow \u202eerif', 'ops-anna' FROM availability_category WHERE code = 'force_majeure'`)
+	out, err = run("event", "list", "--farm", "f", "--from", "2026-08-01T00:00:00Z", "--to", "2026-08-02T00:00:00Z")
+	if err != nil || !strings.Contains(out, `clear\u{1B}[2J\u{9}now \u{202E}erif`) || strings.ContainsAny(out, "\x1b\t\u202e") || strings.Count(out, "\n") != 3 {
+		t.Fatalf("event list with a note from before the rule: %v; want the header and two events on three lines, escapes not raw:\n%q", err, out)
+	}
 }

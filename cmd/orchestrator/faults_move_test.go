@@ -45,10 +45,10 @@ func TestFaultKill9MidMove(t *testing.T) {
 			plan.Turbines[i].Shard = "s2"
 		}
 	}
-	res, err := f.sep.Registry.ApplyWith(ctx, "moved", &plan, fleet.ApplyOptions{OnMoves: func(ctx context.Context, tx pgx.Tx, moves []fleet.Move) error {
+	res, err := f.sep.Registry.ApplyWith(ctx, "moved", &plan, fleet.ApplyOptions{OnMoves: func(ctx context.Context, tx pgx.Tx, moves []fleet.Move) ([]fleet.Move, error) {
 		client, err := jobs.InsertOnlyClient(f.sep.Control)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		return jobs.QueueMoves(ctx, client, tx, moves)
 	}})

@@ -65,29 +65,61 @@ func (m *Main) fleetHistoryCommand() *cobra.Command {
 	return cmd
 }
 
-// queueMoves queues the move_turbine jobs of the moves an apply started,
-// in its transaction.
-func (m *Main) queueMoves(ctx context.Context, tx pgx.Tx, moves []fleet.Move) error {
+// queueMoves queues the move_turbine jobs of the moves an apply started or
+// found with none working them, in its transaction.
+func (m *Main) queueMoves(ctx context.Context, tx pgx.Tx, moves []fleet.Move) ([]fleet.Move, error) {
 	client, err := jobs.InsertOnlyClient(m.control)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return jobs.QueueMoves(ctx, client, tx, moves)
 }
 
 func (m *Main) fleetMovesCommand() *cobra.Command {
 	var limit int
+	var resume []int64
 	cmd := &cobra.Command{
-		Use:   "moves",
-		Short: "Turbine moves between shards, newest first: how far each has got (turbine_move)",
-		Args:  cobra.NoArgs,
+		Use:   "moves [--resume MOVE[,MOVE...]]",
+		Short: "Turbine moves between shards, newest first: how far each has got, its job, how to resume it (turbine_move)",
+		Long: "Lists the newest moves: the step each committed, its counts, its move_turbine job and the last error.\n" +
+			"A move that is not done and has no job working it (cancelled, discarded or deleted in the River UI,\n" +
+			"or left so by a process) is followed by the command that resumes it. --resume MOVE queues a job for\n" +
+			"each move given that needs one; a running serve or work goes on from the step the move committed.",
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if _, err := m.Migrate(c.Context()); err != nil {
+			ctx := c.Context()
+			if _, err := m.Migrate(ctx); err != nil {
 				return err
 			}
-			return move.WriteList(c.Context(), controldb.New(m.control), limit, os.Stdout)
+			client, err := jobs.InsertOnlyClient(m.control)
+			if err != nil {
+				return err
+			}
+			if len(resume) > 0 {
+				res, err := jobs.ResumeMoves(ctx, m.control, client, resume)
+				if err != nil {
+					return err
+				}
+				for _, r := range res {
+					switch {
+					case r.Queued:
+						fmt.Printf("move %d: job %d queued; a running serve or work goes on from %s\n", r.MoveID, r.Job, r.State)
+					case r.State == move.Done:
+						fmt.Printf("move %d: done, nothing to resume\n", r.MoveID)
+					default:
+						fmt.Printf("move %d: job %d works it already (%s), nothing to resume\n", r.MoveID, r.Job, r.State)
+					}
+				}
+				return nil
+			}
+			moveJobs, err := jobs.MoveJobs(ctx, client)
+			if err != nil {
+				return err
+			}
+			return move.WriteList(ctx, controldb.New(m.control), limit, moveJobs, os.Stdout)
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many moves")
+	cmd.Flags().Int64SliceVar(&resume, "resume", nil, "queue a job for these moves (ids) if none works them")
 	return cmd
 }

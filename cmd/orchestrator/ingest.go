@@ -49,14 +49,18 @@ func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
 
 func (m *Main) ingestCommand() *cobra.Command {
 	var formatFlag string
-	var asJSON bool
+	var asJSON, allowRejects bool
 	cmd := &cobra.Command{
 		Use:   "ingest [FILE...|-]",
 		Short: "Store readings from NDJSON or CSV files (or stdin) exactly once",
 		Long: "Streams each file in constant memory, routes readings to their shards, and prints a summary.\n" +
-			"Exit 0 when every row is accounted for (stored, duplicate, or rejected: the first reject_rows_kept\n" +
-			"with their reason in ingest_reject, the rest counted per kind of reason in ingest_reject_summary);\n" +
-			"non-zero when rows could not be stored or a file could not be read.",
+			"Refused lines are recorded with their reason (the first reject_rows_kept in ingest_reject, the rest\n" +
+			"counted per kind of reason in ingest_reject_summary); everything valid is stored either way.\n\n" +
+			"Exit status:\n" +
+			"  0  every line was stored or was already stored\n" +
+			"  1  lines could not be stored (failed: re-send them) or a file could not be read\n" +
+			"  2  bad usage (an unknown --format, say)\n" +
+			"  3  some lines were refused (rejected), the rest stored; 0 instead with --allow-rejects",
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				args = []string{"-"}
@@ -99,15 +103,25 @@ func (m *Main) ingestCommand() *cobra.Command {
 			case len(args) > 1:
 				printSummary("total", total)
 			}
-			if failed {
-				return &exitError{code: 1, err: fmt.Errorf("not every row could be stored (%d failed)", total.Failed)}
-			}
-			return nil
+			return ingestExit(total, failed, allowRejects)
 		},
 	}
 	cmd.Flags().StringVar(&formatFlag, "format", "", "ndjson or csv (default: from the file extension; stdin: ndjson)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON object")
+	cmd.Flags().BoolVar(&allowRejects, "allow-rejects", false, "exit 0 when lines were refused but every valid line was stored")
 	return cmd
+}
+
+// ingestExit is the exit status a script reads: failures (lines to
+// re-send) outrank refusals, which outrank success.
+func ingestExit(total ingest.Summary, failed, allowRejects bool) error {
+	switch {
+	case failed || total.Failed > 0:
+		return &exitError{code: 1, err: fmt.Errorf("not every row could be stored (%d failed)", total.Failed)}
+	case total.Rejected > 0 && !allowRejects:
+		return &exitError{code: 3, err: fmt.Errorf("%d line(s) refused, the rest stored (see the reasons above; --allow-rejects exits 0)", total.Rejected)}
+	}
+	return nil
 }
 
 func (m *Main) ingestPath(ctx context.Context, in *ingest.Ingestor, path, formatFlag string, progress bool) (ingest.Summary, error) {

@@ -124,7 +124,13 @@ func TestReportIsNotFinalWhileAnIngestedReadingIsNotCounted(t *testing.T) {
 	}
 
 	// An operator accepts 10 September from the CLI: final, the note in
-	// its why; a second acceptance is refused (exit 2: it is final).
+	// its why; a note with an escape sequence, and a second acceptance, are
+	// refused (exit 2).
+	var ee *exitError
+	if _, err := run("day", "accept", "--farm", "north", "--day", "2026-09-10", "--note", "N-001's\x1b[2J reading lost"); !errors.As(err, &ee) || ee.code != 2 ||
+		!strings.Contains(err.Error(), "--note: U+001B at byte 7 is a control character") {
+		t.Fatalf("day accept with ESC in the note: %v, want exit 2 naming U+001B at byte 7", err)
+	}
 	if _, err := run("day", "accept", "--farm", "north", "--day", "2026-09-10", "--note", "N-001's 10:00 reading lost"); err != nil {
 		t.Fatalf("day accept: %v", err)
 	}
@@ -133,7 +139,6 @@ func TestReportIsNotFinalWhileAnIngestedReadingIsNotCounted(t *testing.T) {
 		!strings.Contains(d.Why, "accepted with 1 of 48 slots without a reading by ") || !strings.HasSuffix(d.Why, ": N-001's 10:00 reading lost") {
 		t.Fatalf("after the acceptance: month %s, 10 September %s (%s); want final, the acceptance in why", m.Status, d.Status, d.Why)
 	}
-	var ee *exitError
 	if _, err := run("day", "accept", "--farm", "north", "--day", "2026-09-10", "--note", "again"); !errors.As(err, &ee) || ee.code != 2 ||
 		!strings.Contains(err.Error(), "north 2026-09-10 is final") {
 		t.Fatalf("accepting it again: %v, want exit 2 saying it is final", err)

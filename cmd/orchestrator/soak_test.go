@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -170,8 +171,14 @@ func TestSoak(t *testing.T) {
 	poll := &fastPoller{control: sep.Control, from: liveFrom, to: liveTo, every: rep.PollEvery}
 	go poll.run(ctx)
 
-	sender := &soak.Sender{URL: srv.base, Fleet: fl, From: liveFrom, To: liveTo, Client: &http.Client{Transport: &http.Transport{
-		MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute, DisableCompression: true}}}
+	// Each farm posts from its own loopback address (127.0.1.k), as each
+	// farm's gateway does in the field: serve shares its body readers out
+	// per remote address.
+	sender := &soak.Sender{URL: srv.base, Fleet: fl, From: liveFrom, To: liveTo, ClientFor: func(k int) *http.Client {
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(1+k/250), byte(1+k%250))}}
+		return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext,
+			MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute, DisableCompression: true}}
+	}}
 	senderDone := make(chan error, 1)
 	go func() { senderDone <- sender.Run(ctx) }()
 

@@ -14,7 +14,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/drain"
+	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/move"
 	"github.com/galewatch/galewatch/internal/publish"
@@ -178,6 +180,9 @@ func (m *Main) rollupCommand() *cobra.Command {
 					return err
 				}
 			}
+			if err := m.checkRollupRange(ctx, farms, d0, d1); err != nil {
+				return err
+			}
 			cfg.Periodic = false
 			client, err := m.River(ctx, cfg)
 			if err != nil {
@@ -200,10 +205,31 @@ func (m *Main) rollupCommand() *cobra.Command {
 	cmd.Flags().StringVar(&farm, "farm", "", "farm id")
 	cmd.Flags().BoolVar(&all, "all", false, "every farm")
 	cmd.Flags().StringVar(&from, "from", "", "first farm-local day (YYYY-MM-DD)")
-	cmd.Flags().StringVar(&to, "to", "", "last farm-local day (default: --from)")
+	cmd.Flags().StringVar(&to, "to", "", "last farm-local day (default: --from); the days must be within each farm's max_age (400 days by default) and not after today")
 	cmd.Flags().BoolVar(&wait, "wait", false, "work the jobs here (alongside any serve/work process) and wait until they finish, then print what was written")
 	cmd.Flags().IntVar(&cfg.WorkersPerShard, "workers-per-shard", cfg.WorkersPerShard, "concurrent rollups per shard")
 	return cmd
+}
+
+// checkRollupRange refuses a range a farm may not recompute
+// (fleet.CheckRollupRange), before anything is queued.
+func (m *Main) checkRollupRange(ctx context.Context, farms []string, d0, d1 time.Time) error {
+	rows, err := controldb.New(m.control).FarmRulesList(ctx)
+	if err != nil {
+		return fmt.Errorf("farm rules: %w", err)
+	}
+	asked := make(map[string]bool, len(farms))
+	for _, f := range farms {
+		asked[f] = true
+	}
+	for _, r := range rows {
+		if asked[r.FarmRule.FarmID] {
+			if err := fleet.CheckRollupRange(r.FarmRule.FarmID, fleet.RulesFromRow(r.FarmRule), d0, d1, m.Now()); err != nil {
+				return &exitError{code: 2, err: err}
+			}
+		}
+	}
+	return nil
 }
 
 // workJobs works the queues here (beside any serve/work process, which may

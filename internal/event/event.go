@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,6 +22,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/text"
 )
 
 // ErrInvalid is an event refused for what it says (its message names each
@@ -170,19 +169,11 @@ func Void(ctx context.Context, control *pgxpool.Pool, client *river.Client[pgx.T
 	return out, err
 }
 
-// maxText bounds a note, a name or an id, in bytes.
-const maxText = 2000
-
-// badText names what is wrong with a text field: bytes that are not UTF-8,
-// a control character (NUL, a newline in an id), or more than maxText bytes.
+// badText names what is wrong with a text field (text.Check: the rule for
+// every word an operator types), or nothing.
 func badText(name, v string) []string {
-	switch {
-	case !utf8.ValidString(v):
-		return []string{fmt.Sprintf("%s: not UTF-8 text (%q)", name, v)}
-	case strings.ContainsFunc(v, func(r rune) bool { return unicode.IsControl(r) && (name != "note" || (r != '\n' && r != '\t')) }):
-		return []string{fmt.Sprintf("%s: %q has a control character", name, v)}
-	case len(v) > maxText:
-		return []string{fmt.Sprintf("%s: %d bytes; at most %d", name, len(v), maxText)}
+	if err := text.Check(name, v); err != nil {
+		return []string{err.Error()}
 	}
 	return nil
 }

@@ -169,3 +169,73 @@ func TestAnEventIsValidatedWithEveryProblemNamed(t *testing.T) {
 		t.Fatalf("%d rollup_day jobs queued; want 0", n)
 	}
 }
+
+// TestEventTextIsText: a note or a name that would not print as typed — a
+// control character (an escape sequence clears the terminal of whoever
+// lists the events), a bidi override or a zero-width character, which
+// scramble event list, bytes that are not UTF-8, or over 2,000 bytes — is
+// refused naming the field, the code point and its byte offset, for an
+// event and for a void; nothing is entered. The control database holds a
+// row written by hand to the same rule (operator_event_text), and an event
+// stored before the rule can still be voided.
+func TestEventTextIsText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := pipelinetest.New(t, testdb.New(t, eventFleet), pipelinetest.Options{At: time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)})
+	spec := func(note, by string) event.Spec {
+		return event.Spec{Farm: "grid", From: day.Add(10 * time.Hour), To: day.Add(14 * time.Hour), Category: "requested_shutdown", Note: note, By: by}
+	}
+	for _, c := range []struct {
+		spec event.Spec
+		says []string
+	}{
+		{spec("order\x1b[2J 4711", "ops-anna"), []string{"note: U+001B at byte 5 is a control character"}},
+		{spec("order 4711\nsecond line", "ops-anna"), []string{"note: U+000A at byte 10 is a tab or line break (operator text is one line)"}},
+		{spec("order 4711", "ops-\u202eanna"), []string{"entered_by: U+202E at byte 4 is a bidi control"}},
+		{spec("order\u200b 4711 \u2066x", "o\u0085ps"), []string{"note: U+200B at byte 5 is a zero-width character", "entered_by: U+0085 at byte 1 is a control character"}},
+		{spec("order \xff", "ops-anna"), []string{"note: byte 0xff at byte 6 is not UTF-8"}},
+		{spec(strings.Repeat("x", 120<<10), "ops-anna"), []string{"note: 122880 bytes; at most 2000"}},
+	} {
+		_, err := event.Add(ctx, p.Env.Control, p.Client, c.spec, p.Now())
+		if !errors.Is(err, event.ErrInvalid) {
+			t.Errorf("event add %.40q by %q: %v; want ErrInvalid", c.spec.Note, c.spec.By, err)
+			continue
+		}
+		for _, want := range c.says {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("event add %.40q by %q: %v; want it to say %q", c.spec.Note, c.spec.By, err, want)
+			}
+		}
+	}
+	if n := testdb.Int(t, p.Env.Control, `SELECT count(*) FROM operator_event`); n != 0 {
+		t.Fatalf("%d events entered; want 0", n)
+	}
+
+	// By hand, the control database refuses the same.
+	_, err := p.Env.Control.Exec(ctx, `INSERT INTO operator_event (farm_id, from_at, to_at, category_id, note, entered_by)
+		SELECT 'grid', $1, $2, id, E'order\u202e 4711', 'ops-anna' FROM availability_category WHERE code = 'requested_shutdown'`, day, day.Add(time.Hour))
+	if err == nil || !strings.Contains(err.Error(), "must be operator text") {
+		t.Fatalf("INSERT INTO operator_event with U+202E in its note: %v; want refused", err)
+	}
+
+	// An event stored before the rule (a tab in its note) is voided; the
+	// void's own words are held to it.
+	testdb.Exec(t, p.Env.Control, `ALTER TABLE operator_event DISABLE TRIGGER operator_event_text`)
+	old := testdb.Int(t, p.Env.Control, `INSERT INTO operator_event (farm_id, from_at, to_at, category_id, note, entered_by)
+		SELECT 'grid', $1, $2, id, E'order\t4711', 'ops-anna' FROM availability_category WHERE code = 'requested_shutdown' RETURNING id`, day, day.Add(time.Hour))
+	testdb.Exec(t, p.Env.Control, `ALTER TABLE operator_event ENABLE ALWAYS TRIGGER operator_event_text`)
+	if _, err := event.Void(ctx, p.Env.Control, p.Client, old, "ops-ben", "wrong\u2069 farm", p.Now()); !errors.Is(err, event.ErrInvalid) ||
+		!strings.Contains(err.Error(), "note: U+2069 at byte 5 is a bidi control") {
+		t.Fatalf("void with U+2069 in its note: %v; want ErrInvalid naming it", err)
+	}
+	if _, err := p.Env.Control.Exec(ctx, `UPDATE operator_event SET voided_by = 'ops-ben', voided_at = now(), void_note = E'x\u200b' WHERE id = $1`, old); err == nil ||
+		!strings.Contains(err.Error(), "must be operator text") {
+		t.Fatalf("a void by hand with U+200B in its note: %v; want refused", err)
+	}
+	if _, err := event.Void(ctx, p.Env.Control, p.Client, old, "ops-ben", "the order was for another farm", p.Now()); err != nil {
+		t.Fatalf("void of an event from before the rule: %v", err)
+	}
+	if n := testdb.Int(t, p.Env.Control, `SELECT count(*) FROM operator_event WHERE voided_at IS NOT NULL`); n != 1 {
+		t.Fatalf("%d events voided; want 1", n)
+	}
+}

@@ -43,6 +43,10 @@ type ApplyResult struct {
 	// Moves are the turbine moves between shards the apply started
 	// (turbine_move), each to be worked by a move_turbine job.
 	Moves []Move
+	// Resumed are moves under way, to the shard the file gives, that had
+	// no job working them (cancelled, discarded, deleted): the apply
+	// queued one, which goes on from the step the move committed.
+	Resumed []Move
 }
 
 // ChangesClosedDaysError is an apply refused because it would change
@@ -116,13 +120,18 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 // farm-day already rolled up, unless opts.Reopen.
 func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opts ApplyOptions) (ApplyResult, error) {
 	now := r.now()
-	if opts.EffectiveFrom.IsZero() {
-		opts.EffectiveFrom = now
+	at := now
+	if opts.EffectiveFrom != nil {
+		at = *opts.EffectiveFrom
+		if err := CheckEffectiveFrom(at); err != nil {
+			return ApplyResult{}, &ValidationError{Source: source, Problems: []string{err.Error()}}
+		}
 	}
-	if opts.EffectiveFrom.After(now) {
+	opts.EffectiveFrom = &at
+	if at.After(now) {
 		return ApplyResult{}, &ValidationError{Source: source, Problems: []string{fmt.Sprintf(
 			"--effective-from %s is in the future (now %s); apply the file at that time",
-			opts.EffectiveFrom.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))}}
+			at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))}}
 	}
 	q := controldb.New(r.Pool)
 	if err := r.check(ctx, q, source, plan); err != nil {
@@ -136,13 +145,6 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 		if len(problems) > 0 {
 			return ApplyResult{}, &ValidationError{Source: source, Problems: problems}
 		}
-	}
-	// A shard change is a move (internal/move): the apply records it and
-	// its job switches the turbine's shard once the readings are copied,
-	// so the registry keeps the current shard until then.
-	plan, moves, err := r.movesOf(ctx, q, plan)
-	if err != nil {
-		return ApplyResult{}, err
 	}
 	for _, s := range plan.Shards {
 		dsn, dbName, err := r.shardDSN(s.Name, s.DSN)
@@ -159,11 +161,20 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 		}
 	}
 
-	res := ApplyResult{EffectiveFrom: opts.EffectiveFrom}
-	err = pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+	res := ApplyResult{EffectiveFrom: at}
+	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 		qtx := controldb.New(tx)
 		// One apply at a time: each decides its versions from the last.
-		if err := qtx.AdvisoryXactLockKey(ctx, "fleet_apply"); err != nil {
+		if err := qtx.AdvisoryXactLockKey(ctx, ApplyLock); err != nil {
+			return err
+		}
+		// A shard change is a move (internal/move): the apply records it and
+		// its job switches the turbine's shard once the readings are copied,
+		// so the registry keeps the current shard until then. Read under the
+		// lock the switch takes too: an apply never writes back the shard a
+		// move has just switched away from.
+		plan, moves, underway, err := r.movesOf(ctx, qtx, plan)
+		if err != nil {
 			return err
 		}
 		vp, err := r.planVersions(ctx, qtx, plan, opts)
@@ -226,7 +237,7 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 		if batchErr != nil {
 			return batchErr
 		}
-		retired, err := qtx.TurbineRetire(ctx, controldb.TurbineRetireParams{Now: opts.EffectiveFrom, KeepIds: keep})
+		retired, err := qtx.TurbineRetire(ctx, controldb.TurbineRetireParams{Now: at, KeepIds: keep})
 		if err != nil {
 			return err
 		}
@@ -239,8 +250,13 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 			return err
 		}
 		if opts.OnMoves != nil && len(res.Moves) > 0 {
-			if err := opts.OnMoves(ctx, tx, res.Moves); err != nil {
+			if _, err := opts.OnMoves(ctx, tx, res.Moves); err != nil {
 				return fmt.Errorf("queue the moves: %w", err)
+			}
+		}
+		if opts.OnMoves != nil && len(underway) > 0 {
+			if res.Resumed, err = opts.OnMoves(ctx, tx, underway); err != nil {
+				return fmt.Errorf("queue the moves under way: %w", err)
 			}
 		}
 		counts, err := qtx.FleetCounts(ctx)

@@ -12,7 +12,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/galewatch/galewatch/internal/db/controldb"
+	"github.com/galewatch/galewatch/internal/text"
 )
 
 // Category is one IEC 61400-26-1 information category: its id (the index of
@@ -60,9 +63,6 @@ func CategoryByCode(code string) (Category, bool) {
 // before contracts.
 const DefaultContractHash = "default"
 
-// MaxStateCode is the longest controller state code (readings.state).
-const MaxStateCode = 64
-
 // ContractSpec is a farm's availability contract in the fleet file
 // (docs/operator.md, "Availability contract").
 type ContractSpec struct {
@@ -75,7 +75,7 @@ type ContractSpec struct {
 	CutInMS  *float64 `yaml:"cut_in_ms"`
 	CutOutMS *float64 `yaml:"cut_out_ms"`
 	// States maps controller state codes to category codes.
-	States map[string]string `yaml:"states"`
+	States StateCodes `yaml:"states"`
 	// Available and Excluded list categories by code; every other category
 	// counts as unavailable. Absent: the categories' default classes (less
 	// those the other list names).
@@ -83,6 +83,97 @@ type ContractSpec struct {
 	Excluded  []string `yaml:"excluded"`
 	// Priority lists every category, highest first. Absent: the default.
 	Priority []string `yaml:"priority"`
+}
+
+// StateCodes maps controller state codes to category codes (a contract's
+// states:).
+type StateCodes map[string]string
+
+// UnmarshalYAML reads a states: mapping in one pass, finding a repeated
+// code with a set: yaml.v3's own check of a mapping's keys compares every
+// pair (100,000 codes took 53 s). A merge (<<: *anchor) adds the anchor's
+// codes the mapping does not give, as yaml.v3 merges; what is read,
+// merges included, is bounded by MaxStateCodes (mappings and codes).
+func (s *StateCodes) UnmarshalYAML(n *yaml.Node) error {
+	codes := StateCodes{}
+	var errs []string
+	budget := MaxStateCodes + 1 // the codes and the mappings read, this one included
+	var read func(n *yaml.Node)
+	read = func(n *yaml.Node) {
+		if budget--; budget < 0 {
+			return
+		}
+		line := n.Line
+		if n = deref(n); n == nil || n.Kind != yaml.MappingNode {
+			errs = append(errs, fmt.Sprintf("line %d: states: want a mapping of state code to category", line))
+			return
+		}
+		seen := make(map[string]int, len(n.Content)/2) // this mapping's codes: their line
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if isMerge(k) {
+				merges = append(merges, v)
+				continue
+			}
+			if budget--; budget < 0 {
+				return
+			}
+			code, ok := scalarText(k)
+			if !ok {
+				errs = append(errs, fmt.Sprintf("line %d: states: a state code must be text", k.Line))
+				continue
+			}
+			category, ok := scalarText(v)
+			if !ok {
+				errs = append(errs, fmt.Sprintf("line %d: states[%s]: a category must be text", v.Line, clip(code, 64)))
+				continue
+			}
+			if first, twice := seen[code]; twice {
+				errs = append(errs, fmt.Sprintf("line %d: states: state code %s given twice (first at line %d)", k.Line, show(code), first))
+				continue
+			}
+			seen[code] = k.Line
+			if _, merged := codes[code]; !merged {
+				codes[code] = category
+			}
+		}
+		for _, m := range merges {
+			if d := deref(m); d != nil && d.Kind == yaml.SequenceNode {
+				for _, e := range d.Content {
+					read(e)
+				}
+			} else {
+				read(m)
+			}
+		}
+	}
+	read(n)
+	if budget < 0 {
+		errs = append(errs, fmt.Sprintf("line %d: states: more than %d state codes and merged mappings; at most %d state codes", n.Line, MaxStateCodes, MaxStateCodes))
+	}
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	*s = codes
+	return nil
+}
+
+// scalarText is a node decoded as a string, as yaml.v3 decodes one into
+// a map[string]string (a string as it is, without a decoder each).
+func scalarText(n *yaml.Node) (string, bool) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		return n.Value, true
+	}
+	var s string
+	return s, n.Decode(&s) == nil
+}
+
+// isMerge is whether a mapping key is YAML's merge key (<<), as yaml.v3
+// reads it.
+func isMerge(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" &&
+		(k.Tag == "" || k.Tag == "!" || k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge")
 }
 
 // Contract is a validated contract in its canonical form: what the control
@@ -123,6 +214,8 @@ func (s *ContractSpec) resolve(farm, at string, bad func(format string, args ...
 		c.Name = farm
 	} else if msg := nameProblem(c.Name); msg != "" {
 		bad("%s.name: %s", at, msg)
+	} else if err := text.Check(at+".name", c.Name); err != nil {
+		bad("%v", err) // printed in the report's contract column
 	}
 	known := func(field, code string) bool {
 		if _, ok := CategoryByCode(code); !ok {
@@ -155,6 +248,10 @@ func (s *ContractSpec) resolve(farm, at string, bad func(format string, args ...
 	c.CutInMS, c.CutOutMS = wind("cut_in_ms", s.CutInMS), wind("cut_out_ms", s.CutOutMS)
 	if c.CutInMS != nil && c.CutOutMS != nil && *c.CutInMS >= *c.CutOutMS {
 		bad("%s: cut_in_ms %v must be below cut_out_ms %v", at, *s.CutInMS, *s.CutOutMS)
+	}
+	if len(s.States) > MaxStateCodes {
+		bad("%s.states: %d state codes; at most %d", at, len(s.States), MaxStateCodes)
+		return c
 	}
 	codes := make([]string, 0, len(s.States))
 	for code := range s.States {

@@ -54,6 +54,7 @@ farms:
   - id: a
     timezone: UTC
     contract:
+      name: "TSA \u202e6202"
       warranty_pct: 101
       cut_in_ms: 30
       cut_out_ms: 25
@@ -69,6 +70,7 @@ farms:
 		t.Fatalf("parse: %v, want a validation error", err)
 	}
 	want := []string{
+		"farms[0] (a).contract.name: U+202E at byte 4 is a bidi control (it reorders the text printed after it)",
 		"farms[0] (a).contract.warranty_pct: 101 must be a percentage in (0, 100] with at most one decimal",
 		"farms[0] (a).contract: cut_in_ms 30 must be below cut_out_ms 25",
 		`farms[0] (a).contract.states[OK]: unknown category "full_perfomance" (one of full_performance, `,
@@ -99,7 +101,7 @@ func TestAContractChangeIsANewVersionOfTheFarm(t *testing.T) {
 	testdb.Must(t, err, "parse")
 	at := time.Date(2026, 9, 10, 12, 0, 0, 0, time.UTC)
 	for i := 0; i < 2; i++ {
-		_, err = env.Registry.ApplyWith(ctx, "contract", plan, fleet.ApplyOptions{EffectiveFrom: at})
+		_, err = env.Registry.ApplyWith(ctx, "contract", plan, fleet.ApplyOptions{EffectiveFrom: &at})
 		testdb.Must(t, err, "apply %d", i+1)
 	}
 	var got string

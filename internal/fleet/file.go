@@ -108,10 +108,16 @@ func (p *Plan) FarmRules(f FarmSpec) Rules { return f.Rules.over(p.Rules) }
 type ValidationError struct {
 	Source   string
 	Problems []string
+	// More is how many problems were found past the MaxProblems listed.
+	More int
 }
 
 func (e *ValidationError) Error() string {
-	return fmt.Sprintf("fleet file %s: %d problem(s):\n  %s", e.Source, len(e.Problems), strings.Join(e.Problems, "\n  "))
+	s := fmt.Sprintf("fleet file %s: %d problem(s):\n  %s", e.Source, len(e.Problems)+e.More, strings.Join(e.Problems, "\n  "))
+	if e.More > 0 {
+		s += fmt.Sprintf("\n  … and %d more (the first %d are listed)", e.More, len(e.Problems))
+	}
+	return s
 }
 
 // ReadFile parses and validates a fleet file.
@@ -121,14 +127,31 @@ func ReadFile(path string) (*Plan, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		return nil, tooLarge(path, fmt.Sprintf("%d bytes", st.Size()))
+	}
 	return Parse(path, f)
 }
 
-// Parse reads a fleet file from r and validates it. source names it in errors.
+// tooLarge is the refusal of a file over MaxFileBytes (size says how large).
+func tooLarge(source, size string) error {
+	return &ValidationError{Source: source, Problems: []string{fmt.Sprintf(
+		"file size: %s; at most %d bytes (%d MiB)", size, MaxFileBytes, MaxFileBytes>>20)}}
+}
+
+// Parse reads a fleet file from r and validates it. source names it in
+// errors. It reads at most MaxFileBytes and checks the counts of the file's
+// node tree before decoding it (docs/operator.md, "Size limits").
 func Parse(source string, r io.Reader) (*Plan, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read fleet file %s: %w", source, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, tooLarge(source, fmt.Sprintf("more than %d bytes", MaxFileBytes))
+	}
+	if err := checkTree(source, data); err != nil {
+		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -148,6 +171,34 @@ func Parse(source string, r io.Reader) (*Plan, error) {
 	return plan, nil
 }
 
+// checkTree parses data as a node tree and refuses it when a count is over
+// its limit (checkCounts), before the decoder builds the tree again for
+// the File: kept, it would double the peak memory of every parse.
+func checkTree(source string, data []byte) error {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &ValidationError{Source: source, Problems: []string{"file is empty"}}
+		}
+		return &ValidationError{Source: source, Problems: []string{err.Error()}}
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	verr := &ValidationError{Source: source}
+	checkCounts(doc.Content[0], func(n *yaml.Node, format string, args ...any) {
+		if len(verr.Problems) == MaxProblems {
+			verr.More++
+			return
+		}
+		verr.Problems = append(verr.Problems, fmt.Sprintf("line %d: ", n.Line)+fmt.Sprintf(format, args...))
+	})
+	if len(verr.Problems) > 0 {
+		return verr
+	}
+	return nil
+}
+
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // shardPattern is what a shard name must look like: it names River's queue
@@ -156,32 +207,26 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // 64 characters) and, in the embedded default, a database.
 var shardPattern = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`)
 
-// Limits a shard name must respect.
-const (
-	// MaxShardName keeps "rollup_" + name within River's 64-character
-	// queue names.
-	MaxShardName = 64 - len("rollup_")
-	// MaxDatabaseName is Postgres's identifier limit (NAMEDATALEN - 1):
-	// longer names are silently truncated.
-	MaxDatabaseName = 63
-	// MaxRange is the most turbines one prefix/from/to entry may name, and
-	// MaxTurbines the most a file may hold: a typo (to: 1000000000) must be
-	// an error, not an hour of expansion.
-	MaxRange    = 100_000
-	MaxTurbines = 1_000_000
-	// MaxCadence is the longest reporting cadence, one day.
-	MaxCadence = 86_400
-)
-
 // Validate checks the file on its own (no database) and expands turbines.
 func (file *File) Validate(source string) (*Plan, error) { return file.validate(source, nil) }
 
 // validate is Validate; problems name their line when src has the file.
 func (file *File) validate(source string, src *lines) (*Plan, error) {
 	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	more := 0 // problems past the MaxProblems listed
+	bad := func(format string, args ...any) {
+		if len(problems) == MaxProblems {
+			more++
+			return
+		}
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
 	// badAt is bad for a problem at path in the file: "line N: " first.
 	badAt := func(path []any, format string, args ...any) {
+		if len(problems) == MaxProblems {
+			more++
+			return
+		}
 		problems = append(problems, src.at(path...)+fmt.Sprintf(format, args...))
 	}
 
@@ -222,7 +267,9 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 		if m.Name != "" {
 			at = fmt.Sprintf("models[%d] (%s)", i, clip(m.Name, 64))
 		}
-		model := m.resolve(at, func(format string, args ...any) { badAt([]any{"models", i}, format, args...) })
+		model := m.resolve(at, func(path []any, format string, args ...any) {
+			badAt(append([]any{"models", i}, path...), format, args...)
+		})
 		if models[m.Name] != nil {
 			badAt([]any{"models", i, "name"}, "%s.name: duplicate model %s", at, show(m.Name))
 		}
@@ -230,6 +277,7 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 	}
 	farms := map[string]bool{}
 	where := map[string]string{} // turbine id -> shard
+	full := false                // the file named more than MaxTurbines: expand no more
 	for i, f := range file.Farms {
 		farmAt := func(path ...any) []any { return append([]any{"farms", i}, path...) }
 		at := fmt.Sprintf("farms[%d]", i)
@@ -287,6 +335,9 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 			badAt(farmAt("turbines"), "%s.turbines: a farm needs at least one turbine", at)
 		}
 		for j, ts := range f.Turbines {
+			if full {
+				break
+			}
 			tat := fmt.Sprintf("%s.turbines[%d]", at, j)
 			entry := func(path ...any) []any { return append(farmAt("turbines", j), path...) }
 			ids, field, msg := ts.expand()
@@ -311,6 +362,7 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 			}
 			if len(plan.Turbines)+len(ids) > MaxTurbines {
 				badAt(entry(), "%s: the file names more than %d turbines", tat, MaxTurbines)
+				full = true
 				break
 			}
 			if ts.CommissionedAt == nil {
@@ -340,7 +392,7 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 		plan.Farms = append(plan.Farms, f)
 	}
 	if len(problems) > 0 {
-		return nil, &ValidationError{Source: source, Problems: problems}
+		return nil, &ValidationError{Source: source, Problems: problems, More: more}
 	}
 	return plan, nil
 }

@@ -263,30 +263,30 @@ func TestShardPasswordComesFromTheEnvironment(t *testing.T) {
 
 // TestDefaultRulesAreTheDatabaseDefaults: the built-in defaults and the
 // fleet_rules column defaults say the same, and a farm without overrides
-// takes the fleet's.
+// takes the fleet's (the value bounds too: -1000 to 20000 kW, 100 m/s).
 func TestDefaultRulesAreTheDatabaseDefaults(t *testing.T) {
 	t.Parallel()
 	env := testdb.New(t, "")
 	var r controldb.FarmRule
 	err := env.Control.QueryRow(context.Background(), `SELECT lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
-		allowed_lateness_s, divergence_alert_pm, completeness_alert_pm FROM fleet_rules`).
+		allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, power_min_kw, power_max_kw, wind_max_ms FROM fleet_rules`).
 		Scan(&r.LaneThresholdMs, &r.EarlyToleranceMs, &r.FutureLimitS, &r.MaxAgeDays, &r.WindowS, &r.MarkMarginS,
-			&r.AllowedLatenessS, &r.DivergenceAlertPm, &r.CompletenessAlertPm)
+			&r.AllowedLatenessS, &r.DivergenceAlertPm, &r.CompletenessAlertPm, &r.PowerMinKw, &r.PowerMaxKw, &r.WindMaxMs)
 	testdb.Must(t, err, "fleet_rules")
 	if got := fleet.RulesFromRow(r); got != fleet.DefaultRules() {
 		t.Fatalf("fleet_rules defaults %v, Go's DefaultRules %v", got, fleet.DefaultRules())
 	}
-	plan, err := fleet.Parse("rules", strings.NewReader("rules: {future_limit: 2h, max_age: 30d}\nshards: [{name: s1}]\nfarms:\n  - {id: a, timezone: UTC, turbines: [{id: A-1, shard: s1}]}\n  - {id: b, timezone: UTC, rules: {window: 600s}, turbines: [{id: B-1, shard: s1}]}\n"))
+	plan, err := fleet.Parse("rules", strings.NewReader("rules: {future_limit: 2h, max_age: 30d, wind_max_ms: 60}\nshards: [{name: s1}]\nfarms:\n  - {id: a, timezone: UTC, turbines: [{id: A-1, shard: s1}]}\n  - {id: b, timezone: UTC, rules: {window: 600s, power_max_kw: 5000}, turbines: [{id: B-1, shard: s1}]}\n"))
 	testdb.Must(t, err, "parse")
 	_, err = env.Registry.Apply(context.Background(), "rules", plan)
 	testdb.Must(t, err, "apply")
-	want := map[string]string{"a": "7200/30/60", "b": "7200/30/600"}
+	want := map[string]string{"a": "7200/30/60 -1000..20000 kW 60 m/s", "b": "7200/30/600 -1000..5000 kW 60 m/s"}
 	for farm, w := range want {
 		var got string
-		err := env.Control.QueryRow(context.Background(), `SELECT format('%s/%s/%s', future_limit_s, max_age_days, window_s) FROM farm_rules WHERE farm_id = $1`, farm).Scan(&got)
+		err := env.Control.QueryRow(context.Background(), `SELECT format('%s/%s/%s %s..%s kW %s m/s', future_limit_s, max_age_days, window_s, power_min_kw, power_max_kw, wind_max_ms) FROM farm_rules WHERE farm_id = $1`, farm).Scan(&got)
 		testdb.Must(t, err, "farm_rules %s", farm)
 		if got != w {
-			t.Fatalf("farm_rules of %s: future/max_age/window = %s, want %s", farm, got, w)
+			t.Fatalf("farm_rules of %s: future/max_age/window and bounds = %s, want %s", farm, got, w)
 		}
 	}
 }

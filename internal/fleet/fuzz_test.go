@@ -153,6 +153,26 @@ var fleetSeeds = []struct{ name, data string }{
 		", timezone: UTC, turbines: [{id: " + strings.Repeat("T", fleet.MaxTurbineID+1) + ", shard: s1}, {prefix: " + strings.Repeat("P", fleet.MaxTurbineID-3) + ", from: 999, to: 1000, shard: s1}]}\n"},
 	{"long-prefix-wide-range", fleetHead + "  - {id: f, timezone: UTC, turbines: [{prefix: " + strings.Repeat("P", 4096) + ", from: 0, to: 99999, shard: s1}]}\n"},
 	{"name-control-characters", fleetHead + "  - {id: f, name: \"Ardnave\\nPoint\\u0085\\u0007\", timezone: UTC, turbines: [{id: A, shard: s1}]}\n"},
+	{"curve-close-winds", "models:\n  - {name: M, curve: [[3, 0], [10.0, 2000], [10.0000001, 2001], [9, 1], [25, 3600]]}\n" + fleetHead + "  - {id: f, timezone: UTC, model: M, turbines: [{id: A, shard: s1}]}\n"},
+	{"states-repeated", fleetHead + "  - {id: f, timezone: UTC, contract: {states: {X: forced_outage, X: full_performance, \"X\": suspended, ~: suspended, [1]: x}}, turbines: [{id: A, shard: s1}]}\n"},
+	{"states-merge", fleetHead + "  - {id: a, timezone: UTC, contract: {states: &s {RUN: full_performance, <<: {STOP: forced_outage}}}, turbines: [{id: A, shard: s1}]}\n" +
+		"  - {id: b, timezone: UTC, contract: {states: {<<: [*s, *s, {ICE: suspended}], RUN: ready_standby}}, turbines: [{id: B, shard: s1}]}\n" +
+		"  - {id: c, timezone: UTC, contract: {states: {<<: 5}}, turbines: [{id: C, shard: s1}]}\n  - {id: d, timezone: UTC, contract: {states: *s}, turbines: [{id: D, shard: s1}]}\n"},
+	{"states-over-limit", fleetHead + "  - id: f\n    timezone: UTC\n    contract:\n      states:\n" + func() string {
+		var b strings.Builder
+		for i := 0; i <= fleet.MaxStateCodes; i++ {
+			fmt.Fprintf(&b, "        S%d: forced_outage\n", i)
+		}
+		return b.String()
+	}() + "    turbines: [{id: A, shard: s1}]\n"},
+	{"mapping-over-limit", "rules: {" + func() string {
+		var b strings.Builder
+		for i := 0; i <= fleet.MaxMappingKeys; i++ {
+			fmt.Fprintf(&b, "k%d: 1, ", i)
+		}
+		return b.String()
+	}() + "}\n" + fleetHead + "  - {id: f, timezone: UTC, turbines: [{id: A, shard: s1}]}\n"},
+	{"turbine-entries-aliased", fleetHead + "  - {id: f, timezone: UTC, turbines: &t [{prefix: A, from: 1, to: 99999, shard: s1}]}\n  - {id: g, timezone: UTC, turbines: *t}\n  - {id: h, timezone: UTC, turbines: *t}\n"},
 }
 
 func corpusFile(data []byte) []byte {

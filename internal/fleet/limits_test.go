@@ -64,19 +64,19 @@ func TestNamesOverTheLimitAreRefused(t *testing.T) {
 	turbine := longest("AP-", fleet.MaxTurbineID)
 	prefix := longest("AR-", fleet.MaxTurbineID-3)
 	shard := longest("s1-", fleet.MaxShardName)
-	huge := strings.Repeat("f", 5<<20)
+	huge := strings.Repeat("f", 512<<10) // under MaxFileBytes: the value is what is refused
 	for _, tc := range []struct {
 		name, yaml string
 		want       []string
 	}{
 		{"FarmID", limitsFleet(farm+"x", name, turbine, prefix, shard),
 			[]string{fmt.Sprintf(`line 4: farms[0] (%s).id: "%sx" is 112 characters; at most 111`, farm[:64]+"…", farm)}},
-		{"FarmIDOf5MiB", limitsFleet(huge, name, turbine, prefix, shard),
-			[]string{`line 4: farms[0] (` + huge[:64] + `…).id: "` + huge[:40] + `…" (5242880 bytes) is 5242880 characters; at most 111`}},
+		{"FarmIDOf512KiB", limitsFleet(huge, name, turbine, prefix, shard),
+			[]string{`line 4: farms[0] (` + huge[:64] + `…).id: "` + huge[:40] + `…" (524288 bytes) is 524288 characters; at most 111`}},
 		{"FarmName", limitsFleet(farm, name+"x", turbine, prefix, shard),
 			[]string{"line 5: farms[0] (", ").name: ", "is 101 characters; at most 100"}},
-		{"FarmNameOf5MiB", limitsFleet(farm, huge, turbine, prefix, shard),
-			[]string{").name: \"" + huge[:40] + "…\" (5242880 bytes) is 5242880 characters; at most 100"}},
+		{"FarmNameOf512KiB", limitsFleet(farm, huge, turbine, prefix, shard),
+			[]string{").name: \"" + huge[:40] + "…\" (524288 bytes) is 524288 characters; at most 100"}},
 		{"FarmNameWithANewline", limitsFleet(farm, "Ardnave\nPoint", turbine, prefix, shard),
 			[]string{`line 5: farms[0] (`, `).name: "Ardnave\nPoint" has a control character (U+000A)`}},
 		{"TurbineID", limitsFleet(farm, name, turbine+"x", prefix, shard),

@@ -8,6 +8,11 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 )
 
+// ApplyLock is the advisory lock (AdvisoryXactLockKey) held by a fleet
+// apply's transaction, and by a move's switch: the apply reads where each
+// turbine is and writes it back under it.
+const ApplyLock = "fleet_apply"
+
 // Move is a turbine moving its readings from one shard to another
 // (turbine_move; internal/move works it).
 type Move struct {
@@ -34,24 +39,29 @@ func openMoves(ctx context.Context, q *controldb.Queries) (map[string]controldb.
 }
 
 // movesOf returns the plan with every turbine on the shard the registry has
-// now, and the moves its shard changes ask for (none for a turbine already
-// moving to the shard the file gives).
-func (r *Registry) movesOf(ctx context.Context, q *controldb.Queries, plan *Plan) (*Plan, []Move, error) {
+// now, the moves its shard changes ask for, and the moves already under
+// way to the shard the file gives (their job may have ended: the apply
+// queues another).
+func (r *Registry) movesOf(ctx context.Context, q *controldb.Queries, plan *Plan) (*Plan, []Move, []Move, error) {
 	existing, err := q.TurbinePlacements(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	open, err := openMoves(ctx, q)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	shardOf := make(map[string]string, len(existing))
 	for _, t := range existing {
 		shardOf[t.ID] = t.ShardName
 	}
-	var moves []Move
+	var moves, underway []Move
 	var turbines []Turbine
 	for i, t := range plan.Turbines {
+		mv, moving := open[t.ID]
+		if moving && mv.ToShard == t.Shard {
+			underway = append(underway, Move{ID: mv.ID, TurbineID: t.ID, FarmID: t.FarmID, From: mv.FromShard, To: mv.ToShard})
+		}
 		cur, known := shardOf[t.ID]
 		if !known || cur == t.Shard {
 			continue
@@ -60,17 +70,17 @@ func (r *Registry) movesOf(ctx context.Context, q *controldb.Queries, plan *Plan
 			turbines = append([]Turbine(nil), plan.Turbines...)
 		}
 		turbines[i].Shard = cur
-		if mv, ok := open[t.ID]; ok && mv.ToShard == t.Shard {
+		if moving && mv.ToShard == t.Shard {
 			continue // already moving there
 		}
 		moves = append(moves, Move{TurbineID: t.ID, FarmID: t.FarmID, From: cur, To: t.Shard})
 	}
 	if turbines == nil {
-		return plan, nil, nil
+		return plan, nil, underway, nil
 	}
 	p := *plan
 	p.Turbines = turbines
-	return &p, moves, nil
+	return &p, moves, underway, nil
 }
 
 // startMoves records the moves (turbine_move, state copying) of apply

@@ -40,6 +40,11 @@ type Rules struct {
 	// CompletenessAlertPM: a closed farm-day received short of expected by
 	// more than this many per mille raises an alert.
 	CompletenessAlertPM int
+	// PowerMinKW and PowerMaxKW bound a reading's power_kw, WindMaxMS its
+	// wind_ms (from 0): a reading outside them is refused at ingest, so no
+	// sentinel (3.0e38) reaches a sum. Whole kW and m/s.
+	PowerMinKW, PowerMaxKW int
+	WindMaxMS              int
 }
 
 // DefaultRules are the built-in fleet-wide defaults (the fleet_rules
@@ -56,8 +61,21 @@ func DefaultRules() Rules {
 		AllowedLateness:     time.Minute,
 		DivergenceAlertPM:   30,
 		CompletenessAlertPM: 10,
+
+		PowerMinKW: -1000,
+		PowerMaxKW: 20_000,
+		WindMaxMS:  100,
 	}
 }
+
+// The ceilings of the value bounds (the database's CHECKs say the same):
+// every energy sum is proved to fit its type for readings within them
+// (docs/dba.md, "Bounded sums"); a turbine model's curve has the same
+// power ceiling.
+const (
+	MaxPowerKW = 100_000
+	MaxWindMS  = 200
+)
 
 // MinMarkMargin: a write transaction is bounded (ingest's TxTimeout, 20 s)
 // below the mark margin, with room for clock skew between hosts; the
@@ -77,6 +95,9 @@ type RulesSpec struct {
 	AllowedLateness     *Duration `yaml:"allowed_lateness"`
 	DivergenceAlertPM   *int      `yaml:"divergence_alert_per_mille"`
 	CompletenessAlertPM *int      `yaml:"completeness_alert_per_mille"`
+	PowerMinKW          *int      `yaml:"power_min_kw"`
+	PowerMaxKW          *int      `yaml:"power_max_kw"`
+	WindMaxMS           *int      `yaml:"wind_max_ms"`
 
 	// Fleet-wide only (FleetRulesRejects): refused under a farm's rules.
 	RejectRowsKept  *int      `yaml:"reject_rows_kept"`
@@ -196,6 +217,15 @@ func (spec RulesSpec) over(r Rules) Rules {
 	if spec.CompletenessAlertPM != nil {
 		r.CompletenessAlertPM = *spec.CompletenessAlertPM
 	}
+	if spec.PowerMinKW != nil {
+		r.PowerMinKW = *spec.PowerMinKW
+	}
+	if spec.PowerMaxKW != nil {
+		r.PowerMaxKW = *spec.PowerMaxKW
+	}
+	if spec.WindMaxMS != nil {
+		r.WindMaxMS = *spec.WindMaxMS
+	}
 	return r
 }
 
@@ -240,6 +270,18 @@ func (r Rules) validate(at string, bad func(string, ...any)) {
 	if r.CompletenessAlertPM <= 0 || r.CompletenessAlertPM > 1000 {
 		bad("%s.completeness_alert_per_mille: %d must be between 1 and 1000", at, r.CompletenessAlertPM)
 	}
+	if r.PowerMinKW < -MaxPowerKW || r.PowerMinKW > MaxPowerKW {
+		bad("%s.power_min_kw: %d must be between %d and %d", at, r.PowerMinKW, -MaxPowerKW, MaxPowerKW)
+	}
+	if r.PowerMaxKW < -MaxPowerKW || r.PowerMaxKW > MaxPowerKW {
+		bad("%s.power_max_kw: %d must be between %d and %d (the ceiling every energy sum is proved for)", at, r.PowerMaxKW, -MaxPowerKW, MaxPowerKW)
+	}
+	if r.PowerMinKW >= r.PowerMaxKW {
+		bad("%s.power_min_kw: %d must be below power_max_kw (%d)", at, r.PowerMinKW, r.PowerMaxKW)
+	}
+	if r.WindMaxMS < 1 || r.WindMaxMS > MaxWindMS {
+		bad("%s.wind_max_ms: %d must be between 1 and %d", at, r.WindMaxMS, MaxWindMS)
+	}
 	const maxInt32 = 1<<31 - 1
 	if r.LaneThreshold.Milliseconds() > maxInt32 || r.EarlyTolerance.Milliseconds() > maxInt32 ||
 		r.FutureLimit/time.Second > maxInt32 || r.MarkMargin/time.Second > maxInt32 || r.MaxAge/(24*time.Hour) > 100_000 {
@@ -254,6 +296,7 @@ func RulesOfDay(d controldb.FarmDayGetRow) Rules {
 		FarmID: d.ID, LaneThresholdMs: d.LaneThresholdMs, EarlyToleranceMs: d.EarlyToleranceMs,
 		FutureLimitS: d.FutureLimitS, MaxAgeDays: d.MaxAgeDays, WindowS: d.WindowS, MarkMarginS: d.MarkMarginS,
 		AllowedLatenessS: d.AllowedLatenessS, DivergenceAlertPm: d.DivergenceAlertPm, CompletenessAlertPm: d.CompletenessAlertPm,
+		PowerMinKw: d.PowerMinKw, PowerMaxKw: d.PowerMaxKw, WindMaxMs: d.WindMaxMs,
 	})
 }
 
@@ -269,6 +312,9 @@ func RulesFromRow(r controldb.FarmRule) Rules {
 		AllowedLateness:     time.Duration(r.AllowedLatenessS) * time.Second,
 		DivergenceAlertPM:   int(r.DivergenceAlertPm),
 		CompletenessAlertPM: int(r.CompletenessAlertPm),
+		PowerMinKW:          int(r.PowerMinKw),
+		PowerMaxKW:          int(r.PowerMaxKw),
+		WindMaxMS:           int(r.WindMaxMs),
 	}
 }
 
@@ -282,15 +328,16 @@ func (r Rules) fleetParams(rej FleetRulesRejects) controldb.FleetRulesPutParams 
 		FutureLimitS: int32(r.FutureLimit / time.Second), MaxAgeDays: int32(r.MaxAge / (24 * time.Hour)),
 		WindowS: int32(r.Window / time.Second), MarkMarginS: int32(r.MarkMargin / time.Second),
 		AllowedLatenessS: int32(r.AllowedLateness / time.Second), DivergenceAlertPm: int32(r.DivergenceAlertPM),
-		CompletenessAlertPm: int32(r.CompletenessAlertPM),
+		CompletenessAlertPm: int32(r.CompletenessAlertPM), PowerMinKw: int32(r.PowerMinKW), PowerMaxKw: int32(r.PowerMaxKW),
+		WindMaxMs: int32(r.WindMaxMS),
 	}
 }
 
 // String names every rule and its value, as the fleet file writes them.
 func (r Rules) String() string {
-	return fmt.Sprintf("lane_threshold %s, early_tolerance %s, future_limit %s, max_age %dd, window %s, mark_margin %s, allowed_lateness %s, divergence_alert_per_mille %d, completeness_alert_per_mille %d",
+	return fmt.Sprintf("lane_threshold %s, early_tolerance %s, future_limit %s, max_age %dd, window %s, mark_margin %s, allowed_lateness %s, divergence_alert_per_mille %d, completeness_alert_per_mille %d, power_min_kw %d, power_max_kw %d, wind_max_ms %d",
 		r.LaneThreshold, r.EarlyTolerance, r.FutureLimit, int(r.MaxAge/(24*time.Hour)), r.Window, r.MarkMargin,
-		r.AllowedLateness, r.DivergenceAlertPM, r.CompletenessAlertPM)
+		r.AllowedLateness, r.DivergenceAlertPM, r.CompletenessAlertPM, r.PowerMinKW, r.PowerMaxKW, r.WindMaxMS)
 }
 
 // overrideParams fills a farm upsert's override columns from its spec
@@ -322,6 +369,7 @@ func (spec RulesSpec) overrideParams(p *controldb.FarmUpsertParams) {
 		return &x
 	}
 	p.DivergenceAlertPm, p.CompletenessAlertPm = pm(spec.DivergenceAlertPM), pm(spec.CompletenessAlertPM)
+	p.PowerMinKw, p.PowerMaxKw, p.WindMaxMs = pm(spec.PowerMinKW), pm(spec.PowerMaxKW), pm(spec.WindMaxMS)
 }
 
 // Changes lists the rules that differ from r to o, as "name old → new".
@@ -345,6 +393,14 @@ func (r Rules) Changes(o Rules) []string {
 	if r.CompletenessAlertPM != o.CompletenessAlertPM {
 		out = append(out, fmt.Sprintf("completeness_alert_per_mille %d → %d", r.CompletenessAlertPM, o.CompletenessAlertPM))
 	}
+	for _, b := range []struct {
+		name string
+		a, b int
+	}{{"power_min_kw", r.PowerMinKW, o.PowerMinKW}, {"power_max_kw", r.PowerMaxKW, o.PowerMaxKW}, {"wind_max_ms", r.WindMaxMS, o.WindMaxMS}} {
+		if b.a != b.b {
+			out = append(out, fmt.Sprintf("%s %d → %d", b.name, b.a, b.b))
+		}
+	}
 	return out
 }
 
@@ -356,7 +412,8 @@ func (c RuleChange) Consequence() string {
 		notes = append(notes, "new readings take the new lanes at once; turbine_day rows already computed keep their late/early counts "+
 			"until their day is next recomputed (received and available do not depend on these rules; `orchestrator rollup --farm "+c.FarmID+" --from D --to D` recomputes them)")
 	}
-	if c.From.FutureLimit != c.To.FutureLimit || c.From.MaxAge != c.To.MaxAge {
+	if c.From.FutureLimit != c.To.FutureLimit || c.From.MaxAge != c.To.MaxAge ||
+		c.From.PowerMinKW != c.To.PowerMinKW || c.From.PowerMaxKW != c.To.PowerMaxKW || c.From.WindMaxMS != c.To.WindMaxMS {
 		notes = append(notes, "the ingest limits apply to readings arriving from now on; stored readings stay")
 	}
 	if c.From.MarkMargin != c.To.MarkMargin || c.From.AllowedLateness != c.To.AllowedLateness {

@@ -16,12 +16,13 @@ import (
 // ApplyOptions say from when an apply's versions hold and whether it may
 // change days already rolled up.
 type ApplyOptions struct {
-	// EffectiveFrom is the instant the new versions start (zero: the
-	// registry's clock). It may not be in the future. A farm's calendar and
-	// rules change from the farm-local day holding it; a turbine's facts at
-	// the instant; a turbine or farm the registry does not know yet is in
-	// service from it unless the file gives commissioned_at.
-	EffectiveFrom time.Time
+	// EffectiveFrom is the instant the new versions start (nil: the
+	// registry's clock). It may not be in the future, nor before
+	// MinEffectiveFrom. A farm's calendar and rules change from the
+	// farm-local day holding it; a turbine's facts at the instant; a
+	// turbine or farm the registry does not know yet is in service from it
+	// unless the file gives commissioned_at.
+	EffectiveFrom *time.Time
 	// Reopen lets the apply change farm-days already rolled up: they are
 	// listed (ApplyResult.Reopened) for recompute. Without it such an apply
 	// is refused and changes nothing.
@@ -31,8 +32,10 @@ type ApplyOptions struct {
 	// without it such an apply is refused and changes nothing.
 	RepointShards bool
 	// OnMoves, when set, is called in the apply's transaction with the
-	// moves it started: their jobs are queued with the apply or not at all.
-	OnMoves func(ctx context.Context, tx pgx.Tx, moves []Move) error
+	// moves it started, then with the moves under way that the file still
+	// asks for: it queues a job for each that has none working it (their
+	// jobs are queued with the apply or not at all) and returns those.
+	OnMoves func(ctx context.Context, tx pgx.Tx, moves []Move) ([]Move, error)
 }
 
 // FarmDay is one farm-local day of one farm.
@@ -82,7 +85,7 @@ type farmFacts struct {
 // planVersions compares the plan with the versions in force and decides the
 // new ones. It reads only.
 func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan *Plan, opts ApplyOptions) (*versionPlan, error) {
-	vp := &versionPlan{at: opts.EffectiveFrom, commissioned: map[string]*time.Time{}}
+	vp := &versionPlan{at: *opts.EffectiveFrom, commissioned: map[string]*time.Time{}}
 	farms, err := q.FarmVersionCurrent(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("farm versions: %w", err)
@@ -129,6 +132,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			LaneThresholdMs: cur.LaneThresholdMs, EarlyToleranceMs: cur.EarlyToleranceMs, FutureLimitS: cur.FutureLimitS,
 			MaxAgeDays: cur.MaxAgeDays, WindowS: cur.WindowS, MarkMarginS: cur.MarkMarginS, AllowedLatenessS: cur.AllowedLatenessS,
 			DivergenceAlertPm: cur.DivergenceAlertPm, CompletenessAlertPm: cur.CompletenessAlertPm,
+			PowerMinKw: cur.PowerMinKw, PowerMaxKw: cur.PowerMaxKw, WindMaxMs: cur.WindMaxMs,
 		}), contract: cur.ContractHash, model: cur.ModelHash}
 		if next == was {
 			continue
@@ -379,6 +383,7 @@ func (f farmFacts) params(id string) controldb.FarmVersionInsertParams {
 	p.FutureLimitS, p.MaxAgeDays = int32(r.FutureLimit/time.Second), int32(r.MaxAge/(24*time.Hour))
 	p.WindowS, p.MarkMarginS, p.AllowedLatenessS = int32(r.Window/time.Second), int32(r.MarkMargin/time.Second), int32(r.AllowedLateness/time.Second)
 	p.DivergenceAlertPm, p.CompletenessAlertPm = int32(r.DivergenceAlertPM), int32(r.CompletenessAlertPM)
+	p.PowerMinKw, p.PowerMaxKw, p.WindMaxMs = int32(r.PowerMinKW), int32(r.PowerMaxKW), int32(r.WindMaxMS)
 	return p
 }
 

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,16 +29,22 @@ import (
 // parsed is written, not thrown away (a 503 there made the sender send it,
 // and serve parse it, again: under load serve spent its CPU parsing bodies
 // it refused). Past AdmitWait it gets 503 with Retry-After and nothing
-// stored. At most MaxReading bodies are read or waiting at once (each
-// holding at most its first batch); beyond that a request gets the same 503
-// at once, before its body is read. A body slower than MinRate is cut with
-// 408.
+// stored. At most ReadingPerSlot × MaxConcurrent bodies are read or
+// waiting at once (each holding at most its first batch), and one remote
+// address at most its share of them (AddressShareOf); beyond either a
+// request gets the same 503 at once, before its body is read. A body slower
+// than MinRate is cut with 408.
 type Handler struct {
 	in      *Ingestor
 	maxBody int64
 	slots   chan struct{}
 	reading chan struct{}
 	waiting atomic.Int64
+	// perAddress is the reading places one address may hold; held counts
+	// them per address (an address holding none has no entry).
+	perAddress int
+	mu         sync.Mutex
+	held       map[string]int
 	// RetryAfterSeconds is sent with 503 responses.
 	RetryAfterSeconds int
 	// AdmitWait is how long a body that has its first batch waits for an
@@ -67,8 +75,15 @@ type MinRate struct {
 // cut 10 s after it starts; a 300-reading body (~40 KB) is allowed 40 s.
 var DefaultMinRate = MinRate{Bytes: 10 << 10, Per: 10 * time.Second}
 
-// ReadingPerSlot sizes MaxReading: bodies being read, per ingest slot.
+// ReadingPerSlot sizes the reading places: bodies being read or waiting,
+// per ingest slot.
 const ReadingPerSlot = 16
+
+// AddressShareOf: one remote address holds at most 1/AddressShareOf of the
+// reading places (4 × maxConcurrent, 16 at serve's default), so one sender
+// alone can still fill every ingest slot with three times as many bodies
+// behind them, and takes four addresses to crowd out the rest.
+const AddressShareOf = 4
 
 // NewHandler returns the ingest endpoint over in: bodies up to maxBody
 // bytes, maxConcurrent of them written at once (ReadingPerSlot times as
@@ -78,6 +93,8 @@ func NewHandler(in *Ingestor, maxBody int64, maxConcurrent int) *Handler {
 		in: in, maxBody: maxBody,
 		slots:             make(chan struct{}, maxConcurrent),
 		reading:           make(chan struct{}, ReadingPerSlot*maxConcurrent),
+		perAddress:        max(1, ReadingPerSlot*maxConcurrent/AddressShareOf),
+		held:              map[string]int{},
 		RetryAfterSeconds: 1, MinRate: DefaultMinRate, AdmitWait: DefaultAdmitWait,
 	}
 }
@@ -91,6 +108,12 @@ const DefaultAdmitWait = 5 * time.Second
 var errFull = errors.New("ingest pipeline is full: retry later")
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	addr := addressKey(r.RemoteAddr)
+	if !h.hold(addr) {
+		h.refuse(w, fmt.Sprintf("%d bodies from your address are already being read or written, its share of the ingest pipeline: retry later", h.perAddress))
+		return
+	}
+	defer h.release(addr)
 	select {
 	case h.reading <- struct{}{}:
 		defer func() { <-h.reading }()
@@ -193,9 +216,50 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) Waiting() int64 { return h.waiting.Load() }
 
 // full answers 503: no slot (or no reading place) is free, nothing stored.
-func (h *Handler) full(w http.ResponseWriter) {
+func (h *Handler) full(w http.ResponseWriter) { h.refuse(w, errFull.Error()) }
+
+// refuse answers 503 with Retry-After, nothing stored. The connection is
+// closed: net/http would otherwise read what is left of the body (a slow
+// sender's, at its pace) before sending the answer.
+func (h *Handler) refuse(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", fmt.Sprint(h.RetryAfterSeconds))
-	writeSummary(w, http.StatusServiceUnavailable, Summary{Error: errFull.Error()})
+	w.Header().Set("Connection", "close")
+	writeSummary(w, http.StatusServiceUnavailable, Summary{Error: msg})
+}
+
+// hold takes one of addr's reading places; false when it holds its share.
+func (h *Handler) hold(addr string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held[addr] >= h.perAddress {
+		return false
+	}
+	h.held[addr]++
+	return true
+}
+
+func (h *Handler) release(addr string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held[addr]--; h.held[addr] <= 0 {
+		delete(h.held, addr)
+	}
+}
+
+// addressKey is whom a request counts against: its connection's IP
+// (RemoteAddr; X-Forwarded-For is not trusted), an IPv6 one by its /64,
+// which one host commonly has whole.
+func addressKey(remote string) string {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return remote
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
 }
 
 // paced applies MinRate to body through the connection's read deadline;

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -544,6 +545,22 @@ func (in *Ingestor) check(route *Route, r *reading.Reading, now time.Time) (reas
 	}
 	if c := route.CommissionedAt; c != nil && r.RecordedAt.Before(*c) {
 		return RejectOutOfService, fmt.Sprintf("turbine %q was commissioned at %s; recorded_at %s is before it (a turbine is in service from the fleet apply that added it: its --effective-from, or the fleet file's commissioned_at)", route.TurbineID, c.UTC().Format(ts), r.RecordedAt.UTC().Format(ts))
+	}
+	return plausible(route, r)
+}
+
+// plausible refuses a power or wind outside the farm's bounds (a
+// controller's sentinel, 3.0e38 kW): every energy sum of a stored reading
+// fits its type only within them (docs/dba.md, "Bounded sums").
+func plausible(route *Route, r *reading.Reading) (RejectReason, string) {
+	rules := &route.Rules
+	if p := float64(r.PowerKW); p < float64(rules.PowerMinKW) || p > float64(rules.PowerMaxKW) {
+		return RejectImplausible, fmt.Sprintf("power_kw: %s is outside farm %s's bounds, %d to %d kW (rules power_min_kw, power_max_kw)",
+			strconv.FormatFloat(p, 'g', -1, 32), route.FarmID, rules.PowerMinKW, rules.PowerMaxKW)
+	}
+	if w := float64(r.WindMS); w < 0 || w > float64(rules.WindMaxMS) {
+		return RejectImplausible, fmt.Sprintf("wind_ms: %s is outside farm %s's bounds, 0 to %d m/s (rule wind_max_ms)",
+			strconv.FormatFloat(w, 'g', -1, 32), route.FarmID, rules.WindMaxMS)
 	}
 	return "", ""
 }

@@ -38,10 +38,13 @@ const (
 	// RejectOutOfService: before the turbine's commissioning or at or
 	// after its decommissioning.
 	RejectOutOfService RejectReason = "out_of_service"
+	// RejectImplausible: power_kw or wind_ms outside the farm's bounds
+	// (power_min_kw, power_max_kw, wind_max_ms).
+	RejectImplausible RejectReason = "implausible"
 )
 
 // RejectReasons lists every RejectReason.
-var RejectReasons = []RejectReason{RejectInvalid, RejectUnknownTurbine, RejectFuture, RejectTooOld, RejectRetention, RejectOutOfService}
+var RejectReasons = []RejectReason{RejectInvalid, RejectUnknownTurbine, RejectFuture, RejectTooOld, RejectRetention, RejectOutOfService, RejectImplausible}
 
 // noObserver is used when nobody listens.
 type noObserver struct{}

@@ -24,7 +24,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 	t.Cleanup(srv.Close)
 	at := tuesday.Add(-time.Second)
 	first := line("T-001", at, tuesday) + "\n" + line("T-002", at, tuesday) + "\n"
-	u := startSlowUpload(srv.URL, first, line("T-003", at, tuesday)+"\n", http.Header{})
+	u := startSlowUpload(http.DefaultClient, srv.URL, first, line("T-003", at, tuesday)+"\n", http.Header{})
 	t.Cleanup(u.finish)
 
 	var a postAnswer

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,8 +33,9 @@ func (f *firstRead) Read(p []byte) (int, error) {
 	return f.ReadCloser.Read(p)
 }
 
-// slowUpload is a POST whose body is one line whole, then the next a byte
-// a second until finish sends the rest.
+// slowUpload is a POST (by client) whose body is one line whole, then the
+// next a byte a second until finish sends the rest (once, however often
+// it is called).
 type slowUpload struct {
 	answer chan postAnswer
 	finish func()
@@ -48,14 +50,14 @@ type postAnswer struct {
 	err   error
 }
 
-func startSlowUpload(url, first, second string, header http.Header) *slowUpload {
+func startSlowUpload(client *http.Client, url, first, second string, header http.Header) *slowUpload {
 	pr, pw := io.Pipe()
 	u := &slowUpload{answer: make(chan postAnswer, 1)}
 	go func() {
 		req, _ := http.NewRequest(http.MethodPost, url, pr)
 		req.Header = header.Clone()
 		req.Header.Set("Content-Type", "application/x-ndjson")
-		u.answer <- do(req)
+		u.answer <- do(client, req)
 	}()
 	stop, sent := make(chan struct{}), make(chan int, 1)
 	go func() {
@@ -82,17 +84,17 @@ func startSlowUpload(url, first, second string, header http.Header) *slowUpload 
 			}
 		}
 	}()
-	u.finish = func() {
+	u.finish = sync.OnceFunc(func() {
 		close(stop)
 		n := <-sent
 		_, _ = pw.Write([]byte(second[n:]))
 		_ = pw.Close()
-	}
+	})
 	return u
 }
 
-func do(req *http.Request) postAnswer {
-	resp, err := http.DefaultClient.Do(req)
+func do(client *http.Client, req *http.Request) postAnswer {
+	resp, err := client.Do(req)
 	if err != nil {
 		return postAnswer{err: err}
 	}
@@ -124,7 +126,7 @@ func TestSlowSendersDoNotHoldIngest(t *testing.T) {
 	slow := make([]*slowUpload, 4)
 	for i := range slow {
 		id := fmt.Sprintf("T-%03d", i+1)
-		slow[i] = startSlowUpload(srv.URL, line(id, at, tuesday)+"\n", line(id, at.Add(-2*time.Second), tuesday)+"\n", http.Header{"X-Slow": {"1"}})
+		slow[i] = startSlowUpload(http.DefaultClient, srv.URL, line(id, at, tuesday)+"\n", line(id, at.Add(-2*time.Second), tuesday)+"\n", http.Header{"X-Slow": {"1"}})
 	}
 	t.Cleanup(func() {
 		for _, u := range slow {

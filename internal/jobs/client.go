@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
@@ -115,7 +114,10 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 	if cfg.Observer != nil {
 		rc.Middleware = append(rc.Middleware, &observeMiddleware{obs: cfg.Observer})
 	}
-	return river.NewClient(riverpgxv5.New(deps.Control), rc)
+	// Listening only to job inserts: every login may NOTIFY, and River
+	// obeys the pause, resume, cancel and resign its other channels carry
+	// (newDriver).
+	return river.NewClient(newDriver(deps.Control), rc)
 }
 
 // periodicJobs are the fixed periodic jobs: the drain and partition upkeep.

@@ -64,6 +64,10 @@ type Mover struct {
 	// Recompute queues, in tx, the full recompute of the farm's days on
 	// every shard holding its turbines.
 	Recompute func(ctx context.Context, tx pgx.Tx, farm string, days []localday.Date) error
+	// AfterStep, if set, runs where the move.after_step fault point is
+	// (each commit: a day copied, a state reached); an error it returns
+	// ends the step with it (tests stop a move there).
+	AfterStep func(ctx context.Context, id int64, detail string) error
 }
 
 // Step does the next step of move id and returns the state it committed,
@@ -103,21 +107,38 @@ func (m *Mover) Step(ctx context.Context, id int64) (state string, wait time.Dur
 	default:
 		return "", 0, fmt.Errorf("move %d: unknown state %q", id, mv.State)
 	}
+	state = mv.State
+	if err == nil {
+		var after controldb.TurbineMove
+		if after, err = q.TurbineMoveGet(ctx, id); err == nil {
+			state = after.State
+			err = m.reached(ctx, id, state)
+		}
+	}
 	if err != nil {
-		err = fmt.Errorf("move %d (turbine %s, %s → %s, %s): %w", id, mv.TurbineID, mv.FromShard, mv.ToShard, mv.State, err)
-		if ferr := q.TurbineMoveFailed(ctx, controldb.TurbineMoveFailedParams{ID: id, LastError: &[]string{err.Error()}[0], Now: m.now()}); ferr != nil {
+		err = fmt.Errorf("move %d (turbine %s, %s → %s, %s): %w", id, mv.TurbineID, mv.FromShard, mv.ToShard, state, err)
+		// Recorded even when the job was cancelled (ctx done): fleet moves
+		// says why the move stopped (a move done has nothing left to stop).
+		if state == Done {
+			return state, 0, err
+		}
+		if ferr := q.TurbineMoveFailed(context.WithoutCancel(ctx), controldb.TurbineMoveFailedParams{ID: id, LastError: &[]string{err.Error()}[0], Now: m.now()}); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
-		return mv.State, 0, err
+		return state, 0, err
 	}
-	after, err := q.TurbineMoveGet(ctx, id)
-	if err != nil {
-		return "", 0, err
+	return state, 0, nil
+}
+
+// reached is a step's commit: the fault point, then AfterStep.
+func (m *Mover) reached(ctx context.Context, id int64, detail string) error {
+	if err := faultpoint.Reached(ctx, faultpoint.MoveAfterStep, detail); err != nil {
+		return err
 	}
-	if err := faultpoint.Reached(ctx, faultpoint.MoveAfterStep, after.State); err != nil {
-		return after.State, 0, err
+	if m.AfterStep != nil {
+		return m.AfterStep(ctx, id, detail)
 	}
-	return after.State, 0, nil
+	return nil
 }
 
 // Run steps move id until it is done, waiting out its waits (a command, a
@@ -198,11 +219,19 @@ func (m *Mover) copyAll(ctx context.Context, q *controldb.Queries, mv controldb.
 		if err := q.TurbineMoveDayCopied(ctx, controldb.TurbineMoveDayCopiedParams{ID: mv.ID, Rows: inserted, Now: m.now()}); err != nil {
 			return err
 		}
-		if err := faultpoint.Reached(ctx, faultpoint.MoveAfterStep, fmt.Sprintf("copying day %d/%d", i+1, len(todo))); err != nil {
+		if err := m.reached(ctx, mv.ID, fmt.Sprintf("copying day %d/%d", i+1, len(todo))); err != nil {
 			return err
 		}
 	}
-	return q.TurbineMoveSwitch(ctx, controldb.TurbineMoveSwitchParams{ID: mv.ID, Now: m.now()})
+	// Under the lock of fleet apply, which reads each turbine's shard and
+	// writes it back: one that read it before the switch would undo it.
+	return pgx.BeginFunc(ctx, m.Control, func(tx pgx.Tx) error {
+		qtx := controldb.New(tx)
+		if err := qtx.AdvisoryXactLockKey(ctx, fleet.ApplyLock); err != nil {
+			return err
+		}
+		return qtx.TurbineMoveSwitch(ctx, controldb.TurbineMoveSwitchParams{ID: mv.ID, Now: m.now()})
+	})
 }
 
 // fence makes the old shard refuse the turbine and records the snapshot

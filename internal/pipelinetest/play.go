@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/localday"
@@ -95,10 +96,11 @@ type WaitOptions struct {
 
 // WaitSettled polls the databases until the pipeline has done everything
 // due at the clock at, by whichever processes: every farm's windows
-// published up to its watermark, no dirty mark left on a shard, no
-// rollup request waiting, no rollup job queued, running or retrying. It
-// is how a test waits for real orchestrator processes (it never waits for
-// time to pass: at is the clock they read).
+// published up to its watermark (and today's skipped ones filled in), no
+// dirty mark left on a shard, no rollup request waiting, no rollup job
+// queued, running or retrying. It is how a test waits for real
+// orchestrator processes (it never waits for time to pass: at is the
+// clock they read).
 func WaitSettled(t testing.TB, env *testdb.Env, at time.Time, opt WaitOptions) {
 	t.Helper()
 	if opt.Timeout == 0 {
@@ -149,6 +151,14 @@ func unsettled(env *testdb.Env, at time.Time, opt WaitOptions) (string, error) {
 		}
 		if f.published == nil || !f.published.Equal(want) {
 			why = append(why, fmt.Sprintf("farm %s published through %v, want %s", f.id, f.published, want.UTC().Format(time.RFC3339)))
+		}
+		// and none of today's windows it skipped is left to fill in
+		gap, err := controldb.New(env.Control).FarmWindowsGap(ctx, controldb.FarmWindowsGapParams{FarmID: f.id, Now: at, MaxWindows: 1})
+		if err != nil {
+			return "", err
+		}
+		if len(gap) > 0 {
+			why = append(why, fmt.Sprintf("farm %s: window %s skipped, not filled in yet", f.id, gap[0].WindowStart.UTC().Format(time.RFC3339)))
 		}
 	}
 	if opt.PublishedOnly {

@@ -11,6 +11,10 @@
 // (windows with received 0: silence is information), and a farm whose
 // shard cannot be reached is retried next round without holding back any
 // other farm.
+//
+// A fast path away for longer than its catch-up restarts an hour back; the
+// windows of today it skipped are then filled in behind the live ones
+// (fill.go), so that today's sum counts every window of today.
 package publish
 
 import (
@@ -40,8 +44,9 @@ type Publisher struct {
 	Shards  *fleet.Shards
 	Now     func() time.Time
 	// CatchUp: a farm with nothing published, or whose last publication is
-	// older than this, starts this far back (default 1 h); older windows
-	// are left to the final path.
+	// older than this, starts this far back (default 1 h); the older
+	// windows of today are filled in once the farm is caught up (fill.go),
+	// those of earlier days are left to the final path.
 	CatchUp time.Duration
 	// MaxWindows caps the windows one farm publishes per run (default 120).
 	MaxWindows int
@@ -57,6 +62,9 @@ type Publisher struct {
 	ShardTimeout time.Duration
 	// Parallel is how many farms publish at once (default DefaultParallel).
 	Parallel int
+	// FillParallel is how many farms fill in the windows of today they
+	// skipped at once (default DefaultFillParallel; fill.go).
+	FillParallel int
 	// Detach, when > 0, bounds how long PublishDue waits for the farms: a
 	// farm still publishing after it (one of its shards hangs) goes on in
 	// the background within FarmTimeout and is counted in
@@ -88,6 +96,11 @@ type Publisher struct {
 	// inFlight: farms being published by this process (a detached farm
 	// outlives its run); a run skips them.
 	inFlight map[string]bool
+	// fill: per farm, whether today may hold windows the fast path skipped
+	// (fill.go); a farm this process has not published yet is not in it.
+	fill map[string]bool
+	// filling holds a slot per fill-in running (FillParallel).
+	filling chan struct{}
 }
 
 // begin marks farm in flight, or says it already is.
@@ -110,10 +123,14 @@ func (p *Publisher) end(farm string) {
 	delete(p.inFlight, farm)
 }
 
-// skip says the farm has nothing due yet at now.
+// skip says the farm has nothing due yet at now, nor any window of today
+// to fill in.
 func (p *Publisher) skip(farm string, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if gap, ok := p.fill[farm]; !ok || gap {
+		return false
+	}
 	next, ok := p.nextDue[farm]
 	return ok && now.Before(next)
 }
@@ -167,8 +184,11 @@ type Published struct {
 
 // Summary is what one run did.
 type Summary struct {
-	Farms    int
-	Windows  int
+	Farms   int
+	Windows int
+	// Filled counts the windows of today the fast path had skipped that
+	// the run filled in (fill.go); not in Windows.
+	Filled   int
 	RowsRead int64
 	Failed   map[string]error // farm → why it published nothing more this run
 	// InFlight counts the farms still publishing when the run returned
@@ -220,13 +240,20 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 				defer p.end(f.ID)
 				fctx, cancel := context.WithTimeout(runCtx, cmp.Or(p.FarmTimeout, DefaultFarmTimeout))
 				defer cancel()
-				n, rows, watch, err := p.publishFarm(fctx, f.ID)
+				run, err := p.publishFarm(fctx, f.ID)
 				// The farm's slot is free once it is published; its stall
-				// watch runs after, so the round's other farms do not wait
-				// for it (the farm stays in flight until it is done).
+				// watch and its fill-in run after, so the round's other
+				// farms do not wait for them (the farm stays in flight
+				// until it is done).
 				<-sem
-				if watch != nil {
-					p.watch(fctx, watch)
+				if run.watch != nil {
+					p.watch(fctx, run.watch)
+				}
+				var filled int
+				if err == nil && run.caughtUp {
+					var rows int64
+					filled, rows = p.fillFarm(runCtx, f.ID)
+					run.rows += rows
 				}
 				mu.Lock()
 				defer mu.Unlock()
@@ -237,8 +264,9 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 					}
 					return
 				}
-				sum.Windows += n
-				sum.RowsRead += rows
+				sum.Windows += run.published
+				sum.Filled += filled
+				sum.RowsRead += run.rows
 				if err != nil {
 					sum.Failed[f.ID] = err
 				}
@@ -271,35 +299,59 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 	return sum, errors.Join(errs...)
 }
 
-// PublishFarm publishes one farm's due windows (and runs its stall watch).
+// PublishFarm publishes one farm's due windows (and runs its stall watch,
+// then its fill-in).
 func (p *Publisher) PublishFarm(ctx context.Context, farm string) (int, int64, error) {
-	n, rows, watch, err := p.publishFarm(ctx, farm)
-	if watch != nil {
-		p.watch(ctx, watch)
+	run, err := p.publishFarm(ctx, farm)
+	if run.watch != nil {
+		p.watch(ctx, run.watch)
 	}
-	return n, rows, err
+	if err == nil && run.caughtUp {
+		_, rows := p.fillFarm(ctx, farm)
+		run.rows += rows
+	}
+	return run.published, run.rows, err
 }
 
-func (p *Publisher) publishFarm(ctx context.Context, farm string) (published int, rows int64, watch *stallWatch, err error) {
+// farmRun is what one run of a farm's live windows did.
+type farmRun struct {
+	published int
+	rows      int64
+	watch     *stallWatch
+	// caughtUp: nothing more was due at now (the fill-in's turn).
+	caughtUp bool
+}
+
+func (p *Publisher) publishFarm(ctx context.Context, farm string) (run farmRun, err error) {
 	now := p.Now()
 	if p.skip(farm, now) {
-		return 0, 0, nil, nil
+		return run, nil
 	}
 	conn, unlock, locked, err := p.lockFarm(ctx, farm)
 	if err != nil || !locked {
-		return 0, 0, nil, err
+		return run, err
 	}
 	defer unlock()
 	q := controldb.New(conn)
+	maxWindows := cmp.Or(p.MaxWindows, 120)
 	due, err := q.FarmWindowsDue(ctx, controldb.FarmWindowsDueParams{
-		FarmID: farm, Now: now, StartFrom: now.Add(-cmp.Or(p.CatchUp, time.Hour)), MaxWindows: int32(cmp.Or(p.MaxWindows, 120)),
+		FarmID: farm, Now: now, StartFrom: now.Add(-cmp.Or(p.CatchUp, time.Hour)), MaxWindows: int32(maxWindows),
 	})
-	if err != nil || len(due) == 0 {
-		return 0, 0, nil, err
+	if err != nil {
+		return run, err
+	}
+	run.caughtUp = len(due) < maxWindows
+	if len(due) > 1 {
+		// A catch-up: the fast path was away, maybe for longer than
+		// CatchUp.
+		p.setFill(farm, true)
+	}
+	if len(due) == 0 {
+		return run, nil
 	}
 	shards, err := q.FarmShards(ctx, farm)
 	if err != nil {
-		return 0, 0, nil, err
+		return run, err
 	}
 	// Due windows are in order; publish them day by day.
 	for len(due) > 0 {
@@ -307,24 +359,26 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (published int
 		for n < len(due) && due[n].Day.Equal(due[0].Day) {
 			n++
 		}
-		took, k, r, w, err := p.publishDay(ctx, conn, farm, shards, due[:n], now)
-		published += k
-		rows += r
+		took, k, r, w, err := p.publishDay(ctx, conn, farm, shards, due[:n], now, false)
+		run.published += k
+		run.rows += r
 		if w != nil {
-			watch = w
+			run.watch = w
 		}
 		if err != nil {
-			return published, rows, watch, err
+			run.caughtUp = false
+			return run, err
 		}
 		last := due[took-1]
 		p.setNextDue(farm, last.WindowEnd, time.Duration(last.WindowS)*time.Second, time.Duration(last.AllowedLatenessS)*time.Second, now)
 		if took < n {
 			// The run's budget: the rest is published by the next runs, in order.
+			run.caughtUp = false
 			break
 		}
 		due = due[n:]
 	}
-	return published, rows, watch, nil
+	return run, nil
 }
 
 // lockFarm takes the farm's publication lock (a session advisory lock on
@@ -363,10 +417,11 @@ func (p *Publisher) lockFarm(ctx context.Context, farm string) (conn *pgxpool.Co
 }
 
 // publishDay computes the first of the given windows of one farm-local day
-// that the run's budget allows (took: at least one) on every shard of the
-// farm, then publishes them in order. Nothing is published unless every
-// shard computed.
-func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time) (took, published int, rowsRead int64, watch *stallWatch, err error) {
+// (consecutive) that the run's budget allows (took: at least one) on every
+// shard of the farm, then publishes them in order. Nothing is published
+// unless every shard computed. fillIn: they are windows the fast path
+// skipped (fill.go): their marks stay, and no stall is judged.
+func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm string, shards []string, due []controldb.FarmWindowsDueRow, now time.Time, fillIn bool) (took, published int, rowsRead int64, watch *stallWatch, err error) {
 	q := controldb.New(conn)
 	day, err := q.FarmDayGet(ctx, controldb.FarmDayGetParams{ID: farm, Day: due[0].Day})
 	if err != nil {
@@ -407,7 +462,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, cmp.Or(p.ShardTimeout, DefaultShardTimeout))
 			defer cancel()
-			work, err := p.computeShard(sctx, g, rules, shard, turbines[i], first, last, windows, now)
+			work, err := p.computeShard(sctx, g, rules, shard, turbines[i], first, last, windows, !fillIn, now)
 			parts[i] = part{shard: shard, work: work, err: err}
 		}()
 	}
@@ -470,7 +525,7 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	// The watcher judges the latest window published (a run catching up
 	// judges only its last: the alert is about now), after the
 	// publication (stall.go).
-	if lastDue := due[len(due)-1]; len(out) > 0 && out[len(out)-1].WindowStart.Equal(lastDue.WindowStart) {
+	if lastDue := due[len(due)-1]; !fillIn && len(out) > 0 && out[len(out)-1].WindowStart.Equal(lastDue.WindowStart) {
 		watch = &stallWatch{farm: farm, start: lastDue.WindowStart, end: lastDue.WindowEnd, shards: shards, turbines: turbines, now: now}
 	}
 	return took, len(out), rowsRead, watch, nil
@@ -478,10 +533,11 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 
 // computeShard computes windows [first, last] of one day for every turbine
 // of the farm on one shard, absorbing the dirty marks of those windows
-// (the computation's snapshot holds the readings that wrote them), and
-// returns the shard's sums. The shard transaction commits here: its rows
-// are exact for its snapshot whether or not the publication follows.
-func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet.Rules, shard string, turbines []window.Turbine, first, last int, windows []int, now time.Time) (window.ShardWork, error) {
+// when claim is set (the computation's snapshot holds the readings that
+// wrote them), and returns the shard's sums. The shard transaction commits
+// here: its rows are exact for its snapshot whether or not the publication
+// follows.
+func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet.Rules, shard string, turbines []window.Turbine, first, last int, windows []int, claim bool, now time.Time) (window.ShardWork, error) {
 	pool := p.Shards.Pool(shard)
 	if pool == nil {
 		return window.ShardWork{}, fmt.Errorf("shard %q is not registered", shard)
@@ -494,10 +550,12 @@ func (p *Publisher) computeShard(ctx context.Context, g window.Grid, rules fleet
 		if err := sq.WindowLock(ctx, sharddb.WindowLockParams{FarmID: g.FarmID, Day: g.Day}); err != nil {
 			return err
 		}
-		from, _ := g.Bounds(first)
-		_, to := g.Bounds(last)
-		if _, err := sq.DirtyWindowClaimRange(ctx, sharddb.DirtyWindowClaimRangeParams{FarmID: g.FarmID, Day: g.Day, FromT: from, ToT: to, WindowS: int32(g.Window / time.Second)}); err != nil {
-			return err
+		if claim {
+			from, _ := g.Bounds(first)
+			_, to := g.Bounds(last)
+			if _, err := sq.DirtyWindowClaimRange(ctx, sharddb.DirtyWindowClaimRangeParams{FarmID: g.FarmID, Day: g.Day, FromT: from, ToT: to, WindowS: int32(g.Window / time.Second)}); err != nil {
+				return err
+			}
 		}
 		var err error
 		work, err = window.Compute(ctx, sq, g, turbines, rules, pairs, windows, false, now)

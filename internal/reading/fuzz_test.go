@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -121,6 +122,25 @@ var ndjsonSeeds = []struct{ name, data string }{
 		goodLine[:len(goodLine)-1] + `,"state":["RUN"]}`,
 		goodLine[:len(goodLine)-1] + `,"state":RUN}`,
 		goodLine[:len(goodLine)-1] + `,"state":"RUN","state":"STOP"}`,
+	}, "\n")},
+	{"keys-in-any-case", strings.Join([]string{
+		goodLine[:len(goodLine)-1] + `,"TURBINE_ID":"FA-2","AVAILABLE":false}`,
+		`{"Turbine_Id":"FA-2",` + goodLine[1:],
+		`{"STATE":"A","State":"B",` + goodLine[1:],
+		goodLine[:len(goodLine)-1] + `,"power_\u212aw":5}`,
+		goodLine[:len(goodLine)-1] + ",\"power_\u212aw\":5}",
+		goodLine[:len(goodLine)-1] + `,"state":"RUN","\u017ftate":"STOP"}`,
+		goodLine[:len(goodLine)-1] + ",\"wind_m\u017f\":5}",
+		`{"note":"x","NOTE":"y","Turb\u0131ne_id":"B","turbine-id":"C",` + goodLine[1:],
+		`{"TURBINE_ID":"FA-2","recorded_at":"2026-08-01T05:58:00Z","available":true,"power_kw":1,"wind_ms":2}`,
+		goodLine[:len(goodLine)-1] + `,"State":"FAULT"}`,
+		`{"reCeived_At":"2026-08-01T05:58:09Z",` + goodLine[1:],
+	}, "\n")},
+	{"states-c1", strings.Join([]string{
+		goodLine[:len(goodLine)-1] + `,"state":"RUN\u0085"}`,
+		goodLine[:len(goodLine)-1] + ",\"state\":\"RUN\u0085\"}",
+		goodLine[:len(goodLine)-1] + ",\"state\":\"RUN\xc2\"}",
+		goodLine[:len(goodLine)-1] + `,"state":"RUN\u00a0"}`,
 	}, "\n")},
 	{"bools", strings.Join([]string{
 		strings.Replace(goodLine, "true", `"YES"`, 1),
@@ -352,16 +372,19 @@ func checkRecord(t *testing.T, f Format, rec *Record) {
 		return
 	}
 	if key, dup := repeatedKey(rec.Raw); f == NDJSON && dup {
-		t.Fatalf("line %d: accepted with the key %q twice: %.80q", rec.Line, key, rec.Raw)
+		t.Fatalf("line %d: accepted with the key %q twice, or a field's name in another case: %.80q", rec.Line, key, rec.Raw)
 	}
 	r := rec.Reading
+	if theirs, ok := asEncodingJSON(rec.Raw); f == NDJSON && ok && !sameReading(r, theirs) {
+		t.Fatalf("line %d: read as %+v; encoding/json reads %+v: %.80q", rec.Line, r, theirs, rec.Raw)
+	}
 	if r.TurbineID == "" || r.RecordedAt.IsZero() {
 		t.Fatalf("line %d: good record without a turbine or time: %+v", rec.Line, r)
 	}
-	if !utf8.ValidString(r.TurbineID) || strings.ContainsFunc(r.TurbineID, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+	if !utf8.ValidString(r.TurbineID) || strings.ContainsFunc(r.TurbineID, unicode.IsControl) {
 		t.Fatalf("line %d: turbine id %q", rec.Line, r.TurbineID)
 	}
-	if len(r.State) > MaxState || !utf8.ValidString(r.State) || strings.ContainsFunc(r.State, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+	if len(r.State) > MaxState || !utf8.ValidString(r.State) || strings.ContainsFunc(r.State, unicode.IsControl) {
 		t.Fatalf("line %d: state %q", rec.Line, r.State)
 	}
 	if math.IsNaN(float64(r.PowerKW)) || math.IsInf(float64(r.PowerKW), 0) || math.IsNaN(float64(r.WindMS)) || math.IsInf(float64(r.WindMS), 0) {
@@ -387,7 +410,9 @@ func checkRecord(t *testing.T, f Format, rec *Record) {
 }
 
 // repeatedKey is a key that appears twice in the top level of a line
-// encoding/json reads as an object (keys compared unescaped), if any.
+// encoding/json reads as an object (keys compared unescaped), or a field's
+// name in another case (as strings.EqualFold compares them, which is how
+// encoding/json matches a key to a field), if any.
 func repeatedKey(raw []byte) (string, bool) {
 	if !json.Valid(raw) {
 		return "", false
@@ -403,6 +428,11 @@ func repeatedKey(raw []byte) (string, bool) {
 			return "", false
 		}
 		key := tok.(string)
+		for _, f := range Fields {
+			if key != f && strings.EqualFold(key, f) {
+				return key, true
+			}
+		}
 		if keys[key] {
 			return key, true
 		}
@@ -413,6 +443,42 @@ func repeatedKey(raw []byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// asEncodingJSON is the reading encoding/json finds in a line that is a
+// JSON object: the value it takes for each field (the last key it matches to
+// the field, exactly or in any case), read by setField as this reader reads
+// a value; ok is false when it finds none or one setField refuses.
+func asEncodingJSON(raw []byte) (Reading, bool) {
+	var v struct {
+		TurbineID  json.RawMessage `json:"turbine_id"`
+		RecordedAt json.RawMessage `json:"recorded_at"`
+		ReceivedAt json.RawMessage `json:"received_at"`
+		Available  json.RawMessage `json:"available"`
+		PowerKW    json.RawMessage `json:"power_kw"`
+		WindMS     json.RawMessage `json:"wind_ms"`
+		State      json.RawMessage `json:"state"`
+	}
+	if !json.Valid(raw) || json.Unmarshal(raw, &v) != nil {
+		return Reading{}, false
+	}
+	var r Reading
+	for i, val := range []json.RawMessage{v.TurbineID, v.RecordedAt, v.ReceivedAt, v.Available, v.PowerKW, v.WindMS, v.State} {
+		if val == nil || string(val) == "null" {
+			continue
+		}
+		if val[0] == '"' {
+			var s string
+			if json.Unmarshal(val, &s) != nil {
+				return Reading{}, false
+			}
+			val = []byte(s)
+		}
+		if setField(&r, Fields[i], val) != "" {
+			return Reading{}, false
+		}
+	}
+	return r, true
 }
 
 func sameReading(a, b Reading) bool {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -103,8 +105,11 @@ func (d *ndjsonDecoder) Next() (*Record, error) {
 // scanner: the ingest path decodes millions of lines and the reflection-based
 // encoding/json costs several times more per line. Unknown keys are ignored,
 // but a key may appear once (readers disagree on which value a repeated key
-// means; keys are compared as encoding/json decodes them, asDecoded), and every value outside a nested object or array must be JSON: a
-// string, true, false, null or a number in JSON's grammar (jsonNumber).
+// means; keys are compared as encoding/json decodes them, asDecoded), a
+// field's name is taken in lower case only (encoding/json takes it in any
+// case, foldedIndex: such a key is refused, not ignored), and every value
+// outside a nested object or array must be JSON: a string, true, false, null
+// or a number in JSON's grammar (jsonNumber).
 func parseObject(b []byte, r *Reading) string {
 	p := jsonScanner{b: b}
 	p.ws()
@@ -128,6 +133,11 @@ func parseObject(b []byte, r *Reading) string {
 			return "malformed JSON: key at byte " + strconv.Itoa(at) + ": " + why
 		}
 		idx := fieldIndex(key)
+		if idx < 0 {
+			if field := foldedIndex(key); field >= 0 {
+				return otherCase(key, at, field, keys.fields[field])
+			}
+		}
 		if keys.repeated(idx, key) {
 			return "duplicate key " + quote(key) + " at byte " + strconv.Itoa(at) + " (a key may appear once in a line)"
 		}
@@ -190,7 +200,9 @@ type keySet struct {
 }
 
 // repeated records key (idx is its fieldIndex) and reports whether the
-// object already had it.
+// object already had it. Unknown keys are compared as decoded (asDecoded),
+// not folded: every reader ignores them or, into a map, keeps "note" and
+// "NOTE" apart.
 func (k *keySet) repeated(idx int, key []byte) bool {
 	if idx >= 0 {
 		dup := k.fields[idx]
@@ -216,6 +228,68 @@ func (k *keySet) repeated(idx int, key []byte) bool {
 	}
 	k.many[string(key)] = struct{}{}
 	return false
+}
+
+// otherCase is the Problem of key at byte at, Fields[field] in another case
+// (foldedIndex): encoding/json reads it as that field, this reader would
+// not, so the line is refused — as a repeated key when the field came
+// before it (seen).
+func otherCase(key []byte, at, field int, seen bool) string {
+	name := strconv.Quote(Fields[field])
+	if seen {
+		return "duplicate key " + quote(key) + " at byte " + strconv.Itoa(at) + " (a key may appear once in a line, and " +
+			name + " in any case is one key to encoding/json)"
+	}
+	return "key " + quote(key) + " at byte " + strconv.Itoa(at) + " is " + name + " in another case (encoding/json reads it as " +
+		name + "; a field's name is written in lower case)"
+}
+
+// foldedIndex is the index in Fields of the field encoding/json decodes key
+// into when key is not its exact name: the one whose name equals key under
+// encoding/json's folding (foldName in encoding/json/fold.go: ASCII letters
+// upper-cased, any other character to the least of its Unicode simple-fold
+// orbit, so U+212A KELVIN SIGN is K and U+017F LONG S is S), or -1.
+func foldedIndex(key []byte) int {
+	var buf [len("received_at")]byte // the longest field name
+	folded := buf[:0]
+	for i := 0; i < len(key); {
+		c := key[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			i++
+		} else {
+			r, size := utf8.DecodeRune(key[i:])
+			if r = foldRune(r); r >= utf8.RuneSelf {
+				return -1 // every field name is ASCII
+			}
+			c = byte(r)
+			i += size
+		}
+		if len(folded) == len(buf) {
+			return -1
+		}
+		folded = append(folded, c)
+	}
+	for i, f := range Fields {
+		if len(f) == len(folded) && strings.EqualFold(f, string(folded)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// foldRune is the least rune of r's simple-fold orbit, as encoding/json
+// folds a key's non-ASCII characters.
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
 }
 
 // asDecoded is key as encoding/json decodes it: each byte that is not part of

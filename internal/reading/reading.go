@@ -162,16 +162,20 @@ func setField(r *Reading, field string, v []byte) string {
 	return msg
 }
 
-// isText says v is valid UTF-8 without ASCII control characters (NUL
-// included): no turbine id or state has them, and a NUL could not be stored.
+// isText says v is valid UTF-8 without control characters (C0 with NUL,
+// DEL, C1): no turbine id or state has them, a NUL could not be stored, and
+// the others would be printed raw wherever the state is shown.
 func isText(v []byte) bool {
 	ascii := true
-	for _, c := range v {
+	for i, c := range v {
 		if c < 0x20 || c == 0x7f {
 			return false
 		}
 		if c >= utf8.RuneSelf {
 			ascii = false
+			if c == 0xc2 && i+1 < len(v) && v[i+1] < 0xa0 {
+				return false // U+0080-U+009F, the C1 controls (or not UTF-8)
+			}
 		}
 	}
 	return ascii || utf8.Valid(v)

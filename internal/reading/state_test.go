@@ -10,7 +10,8 @@ import (
 // TestState: a reading's optional controller status code is read from
 // either format (absent, null, "" and an empty cell are none), written back
 // by both encoders, and refused, naming the field, when it is not a string,
-// too long or not text; the other lines of the input are read as before.
+// too long or not text (invalid UTF-8, a C0 or C1 control); the other lines
+// of the input are read as before.
 func TestState(t *testing.T) {
 	const (
 		ndHead  = `{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":true,"power_kw":1,"wind_ms":2`
@@ -65,6 +66,8 @@ func TestState(t *testing.T) {
 		{NDJSON, ndHead + `,"state":"RUN\u0000"}`, `state: "RUN\x00" has a control character or invalid UTF-8`},
 		{NDJSON, ndHead + `,"state":"RUN` + "\xff" + `"}`, `state: "RUN\xff" has a control character or invalid UTF-8`},
 		{NDJSON, ndHead + `,"state":"RUN\u007f"}`, `state: "RUN\x7f" has a control character or invalid UTF-8`},
+		{NDJSON, ndHead + `,"state":"RUN\u0085"}`, `state: "RUN\u0085" has a control character or invalid UTF-8`},
+		{NDJSON, ndHead + `,"state":"\u009bRUN"}`, `state: "\u009bRUN" has a control character or invalid UTF-8`},
 		{NDJSON, ndHead + `,"state":42}`, `state: "42"` + notString},
 		{NDJSON, ndHead + `,"state":true}`, `state: "true"` + notString},
 		{NDJSON, ndHead + `,"state":["RUN"]}`, `state: "[\"RUN\"]"` + notString},
@@ -73,6 +76,8 @@ func TestState(t *testing.T) {
 		{NDJSON, ndHead + `,"state":"RUN","state":"STOP"}`, `duplicate key "state" at byte `},
 		{CSV, csvRow + long, `state: "` + max + `"… is longer than 64 bytes`},
 		{CSV, csvRow + "RUN\x01", `state: "RUN\x01" has a control character or invalid UTF-8`},
+		// mid-cell: a cell is trimmed of Unicode spaces, and U+0085 is one
+		{CSV, csvRow + "RU\u0085N", `state: "RU\u0085N" has a control character or invalid UTF-8`},
 		{CSV, csvRow + `"RUN` + "\n", `malformed CSV in column 6 ("state")`},
 	} {
 		in := tc.line

@@ -11,7 +11,8 @@ import (
 // other lines of the input are read as before. strconv alone took 1_000,
 // 0x10, +1, .5, 1., 01 and hex floats as numbers, and a repeated key took
 // its last value (turbine_id twice: the reading was stored under the
-// second).
+// second), and a field's name in another case was ignored here but read as
+// the field by encoding/json (after the field, or instead of it).
 func TestStrictNDJSON(t *testing.T) {
 	const (
 		head = `{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":true,"wind_ms":2,"power_kw":`
@@ -47,6 +48,21 @@ func TestStrictNDJSON(t *testing.T) {
 		// encoding/json (each such byte U+FFFD), and so to this reader
 		{"{\"\xb8\":1," + good[1:len(good)-1] + ",\"\x84\":2}", `duplicate key "\x84" at byte 103`},
 		{"{\"\\ufffd\":1," + good[1:len(good)-1] + ",\"\xb8\":2}", `duplicate key "\xb8" at byte 108`},
+		// a field's name in another case is that field to encoding/json:
+		// after the field, a repeated key (the line said FA-1 available here
+		// and FA-2 unavailable there); alone, the field read there and not
+		// here (a state that sorts the slot, a received_at ingest would stamp)
+		{`{"turbine_id":"FA-1","recorded_at":"2026-08-01T00:00:00Z","available":true,"power_kw":1,"wind_ms":2,"TURBINE_ID":"FA-2","AVAILABLE":false}`,
+			`duplicate key "TURBINE_ID" at byte 100 (a key may appear once in a line, and "turbine_id" in any case is one key to encoding/json)`},
+		{`{"Turbine_Id":"B",` + good[1:], `key "Turbine_Id" at byte 1 is "turbine_id" in another case (encoding/json reads it as "turbine_id"; a field's name is written in lower case)`},
+		{`{"STATE":"A","State":"B",` + good[1:], `key "STATE" at byte 1 is "state" in another case`},
+		{good[:len(good)-1] + `,"State":"FAULT"}`, `key "State" at byte 97 is "state" in another case`},
+		{`{"reCeived_At":"2026-08-01T00:00:01Z",` + good[1:], `key "reCeived_At" at byte 1 is "received_at" in another case`},
+		// K and S fold with U+212A KELVIN SIGN and U+017F LONG S, escaped or not
+		{good[:len(good)-1] + `,"power_\u212aw":5}`, "duplicate key \"power_\u212aw\" at byte 97 (a key may appear once in a line, and \"power_kw\" in any case"},
+		{good[:len(good)-1] + ",\"power_\u212aw\":5}", "duplicate key \"power_\u212aw\" at byte 97"},
+		{good[:len(good)-1] + `,"state":"RUN","\u017ftate":"STOP"}`, "duplicate key \"\u017ftate\" at byte 111"},
+		{good[:len(good)-1] + ",\"\u017ftate\":\"STOP\"}", "key \"\u017ftate\" at byte 97 is \"state\" in another case"},
 		{`{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":yes,"power_kw":1,"wind_ms":2}`,
 			`available: "yes" is not a JSON value (a string needs quotes; true and false are lower case)`},
 		{`{"turbine_id":"A","recorded_at":"2026-08-01T00:00:00Z","available":TRUE,"power_kw":1,"wind_ms":2}`, `available: "TRUE" is not a JSON value`},
@@ -73,6 +89,10 @@ func TestStrictNDJSON(t *testing.T) {
 		{head + `"12.5"}`, 12.5},
 		{`{"x":[1_000,{"y":1}],"n":null,"b":false,"s":"0x10",` + good[1:], 1},
 		{"{\"\xb8\":1,\"\xb8\xb8\":2," + good[1:], 1}, // two keys, not one: "\ufffd" and "\ufffd\ufffd"
+		// Unknown keys that differ in case are two keys to every reader:
+		// ignored by both, kept apart in a map. Folding stops at the
+		// Unicode simple-fold orbit (U+0131 dotless i is no i) and at '-'.
+		{`{"note":"x","NOTE":"y","Turb\u0131ne_id":"B","turbine-id":"C",` + good[1:], 1},
 	} {
 		var r Reading
 		if got := parseObject([]byte(tc.line), &r); got != "" || r.PowerKW != tc.power {

@@ -11,12 +11,17 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/localday"
+	"github.com/galewatch/galewatch/internal/text"
 )
 
 // StatusIncomplete is a day that has ended and settled but has more slots
 // without a reading than its farm's threshold (completeness_alert_pm), and
 // no acceptance: information unavailable. A month with one is incomplete.
 const StatusIncomplete = "incomplete"
+
+// ErrInvalidNote is an acceptance refused for its note: blank, or not
+// operator text (text.Check). Its message says what is wrong and where.
+var ErrInvalidNote = errors.New("invalid note")
 
 // ErrNotIncomplete is an acceptance refused because the day is not
 // incomplete (final already, or provisional: the pipeline may still change
@@ -37,11 +42,15 @@ type Acceptance struct {
 // Accept records that an operator accepts farmID's day as it is, with
 // note (required: the why, kept with who and when). The day must be
 // incomplete as judged at now; the acceptance holds while no more of its
-// slots are missing than now. An unknown farm is ErrUnknownFarm; a day that
-// is not incomplete, ErrNotIncomplete.
+// slots are missing than now. A blank note or one that is not operator text
+// is ErrInvalidNote; an unknown farm, ErrUnknownFarm; a day that is not
+// incomplete, ErrNotIncomplete.
 func Accept(ctx context.Context, control controldb.DBTX, farmID string, day localday.Date, note string, now time.Time) (Acceptance, error) {
 	if strings.TrimSpace(note) == "" {
-		return Acceptance{}, fmt.Errorf("--note: say why the day is accepted as it is (it is kept with who and when)")
+		return Acceptance{}, fmt.Errorf("%w: --note: say why the day is accepted as it is (it is kept with who and when)", ErrInvalidNote)
+	}
+	if err := text.Check("--note", note); err != nil {
+		return Acceptance{}, fmt.Errorf("%w: %v", ErrInvalidNote, err)
 	}
 	r, err := controldb.New(control).FarmDayAccept(ctx, controldb.FarmDayAcceptParams{FarmID: farmID, Day: day.UTC(), Now: now, Note: note})
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/galewatch/galewatch/internal/text"
 )
 
 // Format is how a report is written.
@@ -58,14 +60,20 @@ func Write(w io.Writer, m Month, f Format) error {
 
 // WriteCSV writes the header and a record per day, then the total: the
 // same bytes as `psql --csv` on the report file (both quote a field only
-// when it holds a comma, a quote or a line break; NULL is an empty field).
+// when it holds a comma, a quote or a line break; NULL is an empty field),
+// except that a character operator text may not hold (a row from before the
+// rule) is written as its code point (text.Printable), never raw.
 func WriteCSV(w io.Writer, m Month) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(Columns); err != nil {
 		return err
 	}
 	for _, d := range append(append([]Day{}, m.Days...), m.Total) {
-		if err := cw.Write(csvRecord(m.FarmID, d)); err != nil {
+		record := csvRecord(m.FarmID, d)
+		for i := range record {
+			record[i] = text.Printable(record[i])
+		}
+		if err := cw.Write(record); err != nil {
 			return err
 		}
 	}
@@ -119,14 +127,15 @@ func timeText(t *time.Time) string {
 
 // WriteMarkdown writes a title with the month's status, the days that hold
 // it back, and a table of the days and the total (rates in percent, two
-// decimals).
+// decimals). Every text from the database goes through mdCell: a control
+// character in it is written as its code point, never raw.
 func WriteMarkdown(w io.Writer, m Month) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Availability of %s, %s: %s\n\n", m.FarmID, m.Month, m.Status)
+	fmt.Fprintf(&b, "# Availability of %s, %s: %s\n\n", mdCell(m.FarmID), mdCell(m.Month), mdCell(m.Status))
 	if len(m.HeldBack) > 0 {
 		fmt.Fprintf(&b, "Held back by %d %s:\n\n", len(m.HeldBack), plural(len(m.HeldBack), "day", "days"))
 		for _, h := range m.HeldBack {
-			fmt.Fprintf(&b, "- %s: %s\n", h.Day, mdCell(h.Reason))
+			fmt.Fprintf(&b, "- %s: %s\n", mdCell(h.Day), mdCell(h.Reason))
 		}
 		b.WriteString("\n")
 	}
@@ -142,10 +151,10 @@ func WriteMarkdown(w io.Writer, m Month) error {
 			pending = "yes"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			day, intText(d.Expected), intText(d.Received), intText(d.Available),
+			mdCell(day), intText(d.Expected), intText(d.Received), intText(d.Available),
 			percentText(d.Availability), percentText(d.Completeness), pctText(d.ContractualAvailabilityPct),
-			pctText(d.ProductionBasedAvailabilityPct), decimalText(d.LostMWh, 3), d.Path, timeText(d.ComputedAt),
-			pending, d.Status, mdCell(d.Why))
+			pctText(d.ProductionBasedAvailabilityPct), decimalText(d.LostMWh, 3), mdCell(d.Path), timeText(d.ComputedAt),
+			pending, mdCell(d.Status), mdCell(d.Why))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -166,10 +175,12 @@ func percentText(v *float64) string {
 	return strconv.FormatFloat(100**v, 'f', 2, 64) + " %"
 }
 
-// mdCell keeps a text inside one table cell or list item.
+// mdCell keeps a text inside one table cell or list item: a run of spaces,
+// tabs or line breaks is one space, and any other character operator text
+// may not hold is written as its code point (text.Printable).
 func mdCell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.Join(strings.Fields(s), " ")
+	return text.Printable(strings.Join(strings.Fields(s), " "))
 }
 
 func plural(n int, one, many string) string {

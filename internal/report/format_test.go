@@ -67,6 +67,46 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 }
 
+// TestWritersPrintNoControlCharacter: whatever a text from the database
+// holds (a row from before the operator-text rule), the CSV and Markdown
+// writers print each control, bidi or zero-width character as its code
+// point: an escape sequence in a note cleared the terminal of whoever
+// printed the report, and a bidi override scrambled the row.
+func TestWritersPrintNoControlCharacter(t *testing.T) {
+	m := sample()
+	note := "accepted by ops\u009b at 2026-08-03 09:00:00 UTC: logger\x1b[2J replaced\u202e; 3\u0085 hours\tof\r\nnothing\u200b"
+	m.Days[1].Why, m.Total.Why, m.HeldBack[0].Reason = note, note+": 2026-08-02", note
+	m.Days[0].Contract = "TSA\u2066 2026\x07"
+	for _, tc := range []struct {
+		f    Format
+		want []string
+	}{
+		{FormatCSV, []string{
+			",TSA\\u{2066} 2026\\u{7},",
+			",provisional,accepted by ops\\u{9B} at 2026-08-03 09:00:00 UTC: logger\\u{1B}[2J replaced\\u{202E}; 3\\u{85} hours\\u{9}of\\u{D}\\u{A}nothing\\u{200B},,",
+		}},
+		{FormatMarkdown, []string{
+			"- 2026-08-02: accepted by ops\\u{9B} at 2026-08-03 09:00:00 UTC: logger\\u{1B}[2J replaced\\u{202E}; 3 hours of nothing\\u{200B}\n",
+			"| provisional | accepted by ops\\u{9B} at 2026-08-03 09:00:00 UTC: logger\\u{1B}[2J replaced\\u{202E}; 3 hours of nothing\\u{200B}: 2026-08-02 |\n",
+		}},
+	} {
+		var b bytes.Buffer
+		if err := Write(&b, m, tc.f); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range b.String() {
+			if r != '\n' && (r < 0x20 || (0x7f <= r && r <= 0x9f) || strings.ContainsRune("\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff", r)) {
+				t.Errorf("%s: %U at byte %d:\n%s", tc.f, r, i, b.String())
+			}
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s:\n%s\nwant it to contain\n%s", tc.f, b.String(), want)
+			}
+		}
+	}
+}
+
 // TestWriteJSON: snake_case keys, nulls for what was not computed.
 func TestWriteJSON(t *testing.T) {
 	var b bytes.Buffer

@@ -465,6 +465,73 @@ func TestADayMissingAFifthOfItsReadingsIsIncompleteUntilAcceptedOrItsDataArrives
 	}
 }
 
+// TestAnAcceptanceNoteIsText: day accept refuses a note that would not
+// print as typed (an escape sequence, a C1 control, a bidi override, a
+// line break, 120 KB), naming the code point and its byte offset, and so
+// does the control database for a row written by hand; a note stored before
+// the rule reaches the CSV and Markdown reports with each such character
+// written as its code point, never raw. 3 October: N-001 silent 00:00-10:00,
+// 10 of 48 slots without a reading, incomplete.
+func TestAnAcceptanceNoteIsText(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	always := func(string, time.Time) bool { return true }
+	third := time.Date(2026, 10, 3, 0, 0, 0, 0, london)
+	b.readings(t, third, 10, 25, always, time.Time{}, "N-001")
+	b.readings(t, third, 0, 25, always, time.Time{}, "N-002")
+	b.RunJobs(t)
+	if d := b.month(t, "2026-10").Days[2]; d.Status != report.StatusIncomplete {
+		t.Fatalf("3 October %s (%s), want incomplete", d.Status, d.Why)
+	}
+	for _, c := range []struct{ note, says string }{
+		{"logger\x1b[2J replaced", "--note: U+001B at byte 6 is a control character (C0, DEL or C1)"},
+		{"logger replaced\u0085", "--note: U+0085 at byte 15 is a control character"},
+		{"logger \u202edecalper", "--note: U+202E at byte 7 is a bidi control"},
+		{"logger\u200b replaced", "--note: U+200B at byte 6 is a zero-width character"},
+		{"logger replaced\nnothing recorded", "--note: U+000A at byte 15 is a tab or line break (operator text is one line)"},
+		{strings.Repeat("x", 120<<10), "--note: 122880 bytes; at most 2000"},
+	} {
+		_, err := report.Accept(ctx, b.Env.Control, "north", localday.DateOf(third), c.note, b.Clock.Now())
+		if !errors.Is(err, report.ErrInvalidNote) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("accept with %.40q: %v, want ErrInvalidNote saying %s", c.note, err, c.says)
+		}
+	}
+	if n := testdb.Int(t, b.Env.Control, `SELECT count(*) FROM farm_day_acceptance`); n != 0 {
+		t.Fatalf("%d acceptances after the refusals, want 0", n)
+	}
+	const insert = `INSERT INTO farm_day_acceptance (farm_id, day, expected, received, note, accepted_by, accepted_at)
+		VALUES ('north', '2026-10-03', 48, 38, $1, $2, '2026-11-01 09:00:00+00')`
+	if _, err := b.Env.Control.Exec(ctx, insert, "logger\x1b[2J replaced", "ops"); err == nil || !strings.Contains(err.Error(), "farm_day_acceptance_text") {
+		t.Fatalf("INSERT INTO farm_day_acceptance with ESC in its note: %v; want refused by farm_day_acceptance_text", err)
+	}
+
+	// A row from before the rule (the constraint is NOT VALID: such rows stay).
+	testdb.Exec(t, b.Env.Control, `ALTER TABLE farm_day_acceptance DROP CONSTRAINT IF EXISTS farm_day_acceptance_text`)
+	testdb.Exec(t, b.Env.Control, insert, "logger\x1b[2J\x1b[31m replaced\u202e; 3\u0085 hours\tof\nnothing", "ops\u009b")
+	m := b.month(t, "2026-10")
+	const why = "accepted with 10 of 48 slots without a reading by ops\\u{9B} at 2026-11-01 09:00:00 UTC: logger\\u{1B}[2J\\u{1B}[31m replaced\\u{202E}; "
+	for _, c := range []struct {
+		f    report.Format
+		want string
+		n    int
+	}{
+		{report.FormatCSV, why + "3\\u{85} hours\\u{9}of\\u{A}nothing", 2}, // the day and the month
+		{report.FormatMarkdown, why + "3 hours of nothing", 2},
+	} {
+		var out strings.Builder
+		testdb.Must(t, report.Write(&out, m, c.f), "write %s", c.f)
+		for i, r := range out.String() {
+			if r != '\n' && (r < 0x20 || (0x7f <= r && r <= 0x9f) || r == 0x202e) {
+				t.Errorf("%s: %U at byte %d", c.f, r, i)
+			}
+		}
+		if n := strings.Count(out.String(), c.want); n != c.n {
+			t.Errorf("%s: the note %d times, want %d:\n%s", c.f, n, c.n, out.String())
+		}
+	}
+}
+
 // TestNoTurbinesInService: a day with no turbine in service has nothing
 // expected; it is final once ended, with no numbers, and says why, rather
 // than a bare "final" over empty cells. The month total counts the other

@@ -172,11 +172,11 @@ func TestReopenRecomputesExactlyTheListedDays(t *testing.T) {
 	// A turbine added from 1 August 12:00 would be in service on rolled-up
 	// 1 August: refused too.
 	withG3 := strings.Replace(glenFleet, "      - {id: G-2, shard: s1}\n", "      - {id: G-2, shard: s1}\n      - {id: G-3, shard: s1}\n", 1)
-	if _, err := applyAt(t, b, withG3, now, fleet.ApplyOptions{EffectiveFrom: from}); !errors.As(err, new(*fleet.ChangesClosedDaysError)) || !strings.Contains(err.Error(), "glen/2026-08-01") {
+	if _, err := applyAt(t, b, withG3, now, fleet.ApplyOptions{EffectiveFrom: &from}); !errors.As(err, new(*fleet.ChangesClosedDaysError)) || !strings.Contains(err.Error(), "glen/2026-08-01") {
 		t.Fatalf("adding G-3 from 1 August 12:00 without --reopen: %v, want refused naming glen/2026-08-01", err)
 	}
 
-	_, err := applyAt(t, b, faster, now, fleet.ApplyOptions{EffectiveFrom: from})
+	_, err := applyAt(t, b, faster, now, fleet.ApplyOptions{EffectiveFrom: &from})
 	var refused *fleet.ChangesClosedDaysError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "glen/2026-08-01") || strings.Contains(err.Error(), "2026-07-31") {
 		t.Fatalf("apply without --reopen: %v, want refused naming glen/2026-08-01 only", err)
@@ -188,7 +188,7 @@ func TestReopenRecomputesExactlyTheListedDays(t *testing.T) {
 		t.Fatalf("a refused apply set G-1's cadence to %d", c)
 	}
 
-	res, err := applyAt(t, b, faster, now, fleet.ApplyOptions{EffectiveFrom: from, Reopen: true})
+	res, err := applyAt(t, b, faster, now, fleet.ApplyOptions{EffectiveFrom: &from, Reopen: true})
 	testdb.Must(t, err, "apply --reopen")
 	if len(res.Reopened) != 1 || res.Reopened[0].String() != "glen/2026-08-01" {
 		t.Fatalf("reopened %v, want [glen/2026-08-01]", res.Reopened)

@@ -63,7 +63,8 @@ func TestTheEventsAPI(t *testing.T) {
 	}
 	for _, tc := range []struct{ body, want string }{
 		{`{"farm": "f", "from": "yesterday"`, "not the JSON expected"},
-		{strings.Replace(good, "storm Agnes", `storm\u0000Agnes`, 1), `invalid event: note: \"storm\\x00Agnes\" has a control character`},
+		{strings.Replace(good, "storm Agnes", `storm\u0000Agnes`, 1), `invalid event: note: U+0000 at byte 5 is a control character`},
+		{strings.Replace(good, "storm Agnes", `storm \u202eAgnes`, 1), `invalid event: note: U+202E at byte 6 is a bidi control`},
 		{strings.Replace(good, "force_majeure", "curtailment", 1), `category: \"curtailment\" is not one of`},
 		{strings.Replace(good, `"farm"`, `"farms"`, 1), "unknown field"},
 		{good + good, "more than one JSON value"},

@@ -128,8 +128,12 @@ type Day struct {
 	ReportDay
 	// Windows are the day's windows published so far, FinalWindows those
 	// with a final row, Revision the sum of their revisions
-	// (day_provenance).
+	// (day_provenance). WindowsDue is how many of the day's windows are
+	// past the watermark at the server's clock (all of them once the day
+	// has closed): a day not rolled up sums Windows of them, so fewer
+	// means its figure covers only part of it.
 	Windows      int   `json:"windows"`
+	WindowsDue   int   `json:"windows_due"`
 	FinalWindows int   `json:"final_windows"`
 	Revision     int64 `json:"revision"`
 	// Divergence is null until a final row of one of the day's windows has
@@ -167,7 +171,7 @@ func monthsOf(from, to localday.Date) []string {
 // rows with a source), and the reports of the months they fall in; marked
 // are the days with late readings waiting on a shard (Backlog.days).
 func (s *Server) days(ctx context.Context, f Farm, from, to localday.Date, marked []time.Time) ([]Day, []report.Month, error) {
-	extras, err := controldb.New(s.Control).FarmDayStatusExtras(ctx, controldb.FarmDayStatusExtrasParams{FarmID: f.ID, FromDay: from.UTC(), ToDay: to.UTC()})
+	extras, err := controldb.New(s.Control).FarmDayStatusExtras(ctx, controldb.FarmDayStatusExtrasParams{FarmID: f.ID, Now: s.Now(), FromDay: from.UTC(), ToDay: to.UTC()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("farm %s days %s..%s: %w", f.ID, from, to, err)
 	}
@@ -189,7 +193,7 @@ func (s *Server) days(ctx context.Context, f Farm, from, to localday.Date, marke
 			}
 			d := Day{ReportDay: rd}
 			if e, ok := byDay[rd.Day]; ok {
-				d.Windows, d.FinalWindows, d.Revision, d.CompletenessAlert = int(e.Windows), int(e.FinalWindows), e.Revision, e.CompletenessAlert
+				d.Windows, d.WindowsDue, d.FinalWindows, d.Revision, d.CompletenessAlert = int(e.Windows), int(e.WindowsDue), int(e.FinalWindows), e.Revision, e.CompletenessAlert
 				if e.Reconciled {
 					pm := e.ReceivedDivergencePm
 					if abs(e.AvailableDivergencePm) > abs(pm) {

@@ -198,6 +198,7 @@ type dayJSON struct {
 	Turbines            *int     `json:"turbines"`
 	RegisteredTurbines  *int     `json:"registered_turbines"`
 	Windows             int      `json:"windows"`
+	WindowsDue          int      `json:"windows_due"`
 	FinalWindows        int      `json:"final_windows"`
 	Revision            int64    `json:"revision"`
 	Pending             bool     `json:"pending"`

@@ -32,6 +32,10 @@ type Sender struct {
 	URL    string
 	Fleet  *Fleet
 	Client *http.Client
+	// ClientFor, when set, gives farm k (its index in Fleet.Farms) its own
+	// client: in the field each farm posts from its own gateway, and serve
+	// shares its body readers out per remote address.
+	ClientFor func(k int) *http.Client
 	// From and To bound the seconds sent: [From, To), whole minutes.
 	From, To time.Time
 	// RequestTimeout bounds one request (default 60 s); MaxInFlight the
@@ -84,6 +88,10 @@ func (s *Sender) Run(ctx context.Context) error {
 	for k := range s.Fleet.Farms {
 		farm := &s.Fleet.Farms[k]
 		offset := time.Duration(k) * time.Second / time.Duration(n)
+		client := s.Client
+		if s.ClientFor != nil {
+			client = s.ClientFor(k)
+		}
 		wg.Go(func() {
 			var bodies sync.WaitGroup
 			defer bodies.Wait()
@@ -104,7 +112,7 @@ func (s *Sender) Run(ctx context.Context) error {
 				delay := time.Since(due)
 				bodies.Go(func() {
 					defer func() { <-sem }()
-					s.deliver(ctx, farm, sec, delay, timeout)
+					s.deliver(ctx, client, farm, sec, delay, timeout)
 				})
 			}
 		})
@@ -114,7 +122,7 @@ func (s *Sender) Run(ctx context.Context) error {
 }
 
 // deliver sends farm's second sec until every line is acknowledged.
-func (s *Sender) deliver(ctx context.Context, farm *Farm, sec int64, delay, timeout time.Duration) {
+func (s *Sender) deliver(ctx context.Context, client *http.Client, farm *Farm, sec int64, delay, timeout time.Duration) {
 	var pending []int // turbine indexes not acknowledged yet
 	for i := 1; i <= farm.Turbines(); i++ {
 		if Reports(i, sec) {
@@ -136,7 +144,7 @@ func (s *Sender) deliver(ctx context.Context, farm *Farm, sec int64, delay, time
 			_ = enc.Encode(&r)
 		}
 		_ = enc.Flush()
-		status, sum, lat, hint, err := s.post(ctx, body.Bytes(), timeout)
+		status, sum, lat, hint, err := s.post(ctx, client, body.Bytes(), timeout)
 		acked, retryAfter, fatal := s.judge(pending, status, sum, err)
 		if hint > 0 {
 			retryAfter = hint
@@ -166,7 +174,7 @@ func (s *Sender) deliver(ctx context.Context, farm *Farm, sec int64, delay, time
 
 // post sends one body and returns the answer's status, summary, latency
 // and Retry-After.
-func (s *Sender) post(ctx context.Context, body []byte, timeout time.Duration) (int, *ingest.Summary, time.Duration, time.Duration, error) {
+func (s *Sender) post(ctx context.Context, client *http.Client, body []byte, timeout time.Duration) (int, *ingest.Summary, time.Duration, time.Duration, error) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, s.URL+"/v1/readings", bytes.NewReader(body))
@@ -175,7 +183,7 @@ func (s *Sender) post(ctx context.Context, body []byte, timeout time.Duration) (
 	}
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	start := time.Now()
-	resp, err := s.Client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, time.Since(start), 0, err
 	}

@@ -76,6 +76,20 @@ $$;
 
 COMMENT ON FUNCTION public.alert_count_truncated() IS 'Empties alert_count when alert is truncated.';
 
+-- Name: audit_trail_truncate_guard(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.audit_trail_truncate_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION '% is an audit trail: never truncated', TG_TABLE_NAME;
+END
+$$;
+
+-- Name: FUNCTION audit_trail_truncate_guard(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.audit_trail_truncate_guard() IS 'Refuses TRUNCATE of an audit trail (operator_event, farm_day_acceptance).';
+
 -- Name: availability_contract; Type: TABLE; Schema: public
 
 CREATE TABLE public.availability_contract (
@@ -191,6 +205,23 @@ $$;
 
 COMMENT ON FUNCTION public.contract_slots(p_slots integer[], p_contract bigint, OUT available bigint, OUT unavailable bigint, OUT excluded bigint) IS 'A category_slots array sorted by contract p_contract''s classes: slots available, unavailable (every category neither available nor excluded) and excluded. Contractual availability = available / (available + unavailable).';
 
+-- Name: farm_day_acceptance_guard(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.farm_day_acceptance_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'farm_day_acceptance % is never deleted: it records who accepted farm % day %, when and why', OLD.id, OLD.farm_id, OLD.day;
+    END IF;
+    RAISE EXCEPTION 'farm_day_acceptance % is never edited: it records who accepted farm % day %, when and why', OLD.id, OLD.farm_id, OLD.day;
+END
+$$;
+
+-- Name: FUNCTION farm_day_acceptance_guard(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.farm_day_acceptance_guard() IS 'Keeps farm_day_acceptance an audit trail: refuses a delete and an edit.';
+
 -- Name: farm_day_closes_at(text, date); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.farm_day_closes_at(p_farm text, p_day date) RETURNS timestamp with time zone
@@ -212,7 +243,7 @@ CREATE FUNCTION public.farm_day_reasons() RETURNS text[]
     AS $$
     SELECT ARRAY['not ended', 'no rollup', 'turbines missing', 'rolled up before the day closed',
                  'readings arrived after the rollup', 'shard not drained', 'recompute pending',
-                 'information unavailable']
+                 'recompute failed', 'information unavailable']
 $$;
 
 -- Name: FUNCTION farm_day_reasons(); Type: COMMENT; Schema: public
@@ -299,7 +330,7 @@ facts AS (
            r.*,
            r.turbines > 0 AS has_rows,
            w.requested_at, w.settling_at AS marked_at, w.settling_shards, u.undrained,
-           w.job_unfinished, w.pending,
+           w.job_unfinished, w.pending, rollup_day_failure(p_farm, p_day) AS failure,
            r.expected - r.received AS missing,
            -- information unavailable: more slots without a reading than
            -- the farm's threshold allows, per mille of expected
@@ -316,7 +347,7 @@ SELECT f.id, p_day, f.day_start, f.day_end, f.registered,
        f.computed_after_close,
        f.pending,
        CASE WHEN i0.held_back IS NULL THEN 'final'
-            WHEN i0.held_back = ARRAY[rs.reason[8]] THEN 'incomplete'
+            WHEN i0.held_back = ARRAY[rs.reason[9]] THEN 'incomplete'
             ELSE 'provisional' END,
        i0.held_back, n.notes,
        nullif(concat_ws('; ', i0.why, array_to_string(n.notes, '; ')), '')
@@ -347,16 +378,19 @@ CROSS JOIN LATERAL (
         -- (with rows, a request or settling mark is reason 5 already)
         (7, rs.reason[7], NULL::text,
             NOT f.open AND f.registered > 0 AND (f.job_unfinished OR f.requested_at IS NOT NULL OR f.marked_at IS NOT NULL)
-            AND NOT (f.has_rows AND (f.requested_at IS NOT NULL OR f.marked_at IS NOT NULL)))
+            AND NOT (f.has_rows AND (f.requested_at IS NOT NULL OR f.marked_at IS NOT NULL))),
+        -- the day's last recompute failed and none has succeeded since,
+        -- whether the day has ended or not: its error, named
+        (8, rs.reason[8], f.failure, f.failure IS NOT NULL)
     ) AS v(ord, reason, detail, applies)
     WHERE v.applies
 ) AS j
--- reason 8, when no other holds the day back (settled numbers, judged):
+-- reason 9, when no other holds the day back (settled numbers, judged):
 -- alone, it makes the day incomplete rather than provisional; an
 -- acceptance covers it while no more slots are missing than then
 LEFT JOIN LATERAL (
-    SELECT coalesce(j.held_back, ARRAY[rs.reason[8]]) AS held_back,
-           coalesce(j.why, rs.reason[8] || format(' (%s of %s slots without a reading, %s %%, over the farm''s %s ‰; '
+    SELECT coalesce(j.held_back, ARRAY[rs.reason[9]]) AS held_back,
+           coalesce(j.why, rs.reason[9] || format(' (%s of %s slots without a reading, %s %%, over the farm''s %s ‰; '
                                                 || 'until the readings arrive or the day is accepted: orchestrator day accept)',
                                                 to_char(f.missing, 'FM999,999,999,999,990'), to_char(f.expected, 'FM999,999,999,999,990'),
                                                 round(100.0 * f.missing / nullif(f.expected, 0), 2), f.unresolved_pm)) AS why
@@ -391,8 +425,14 @@ CREATE TABLE public.farm_version (
     apply_id bigint NOT NULL,
     contract_id bigint DEFAULT 1 NOT NULL,
     model_id bigint,
+    power_min_kw integer NOT NULL,
+    power_max_kw integer NOT NULL,
+    wind_max_ms integer NOT NULL,
     CONSTRAINT farm_version_cadence_seconds_check CHECK ((cadence_seconds > 0)),
     CONSTRAINT farm_version_check CHECK (((valid_to IS NULL) OR (valid_to > valid_from))),
+    CONSTRAINT farm_version_power_max_kw_check CHECK (((power_max_kw >= '-100000'::integer) AND (power_max_kw <= 100000))),
+    CONSTRAINT farm_version_power_min_kw_check CHECK (((power_min_kw >= '-100000'::integer) AND (power_min_kw <= 100000))),
+    CONSTRAINT farm_version_wind_max_ms_check CHECK (((wind_max_ms >= 1) AND (wind_max_ms <= 200))),
     CONSTRAINT farm_version_window_s_check CHECK ((window_s > 0))
 );
 
@@ -475,6 +515,18 @@ COMMENT ON COLUMN public.farm_version.contract_id IS 'The availability contract 
 -- Name: COLUMN farm_version.model_id; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_version.model_id IS 'The turbine model (turbine_model.id) of the farm''s turbines under this version; NULL: none given, so no potential energy.';
+
+-- Name: COLUMN farm_version.power_min_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.power_min_kw IS 'farm_rules.power_min_kw in force under this version.';
+
+-- Name: COLUMN farm_version.power_max_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.power_max_kw IS 'farm_rules.power_max_kw in force under this version.';
+
+-- Name: COLUMN farm_version.wind_max_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_version.wind_max_ms IS 'farm_rules.wind_max_ms in force under this version.';
 
 -- Name: farm_day_version(text, date); Type: FUNCTION; Schema: public
 
@@ -585,6 +637,38 @@ $$;
 -- Name: FUNCTION operator_event_guard(); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.operator_event_guard() IS 'Keeps operator_event an audit trail: refuses a delete, an edit, and a second void.';
+
+-- Name: operator_event_text(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.operator_event_text() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' AND NOT (operator_text_ok(NEW.note) AND operator_text_ok(NEW.entered_by)) THEN
+        RAISE EXCEPTION 'operator_event: note and entered_by must be operator text (operator_text_ok)'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NOT coalesce(operator_text_ok(NEW.voided_by) AND operator_text_ok(NEW.void_note), true) THEN
+        RAISE EXCEPTION 'operator_event %: voided_by and void_note must be operator text (operator_text_ok)', NEW.id
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+-- Name: FUNCTION operator_event_text(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.operator_event_text() IS 'Holds an operator_event''s words to operator_text_ok as they are written: the note and entered_by on insert, voided_by and void_note on a void.';
+
+-- Name: operator_text_ok(text); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.operator_text_ok(v text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ((octet_length(v) <= 2000) AND (v !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]'::text));
+
+-- Name: FUNCTION operator_text_ok(v text); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.operator_text_ok(v text) IS 'Whether v is operator text: at most 2,000 bytes without a C0 or C1 control (tab and line breaks included), DEL, bidi control (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069) or zero-width character (U+200B-U+200D, U+2060, U+FEFF). internal/text.Check is the same rule with the reason (TestSQLAgrees). docs/operator.md: Operator events.';
 
 -- Name: provenance_pending(text, date); Type: FUNCTION; Schema: public
 
@@ -858,6 +942,53 @@ $$;
 -- Name: FUNCTION river_state_unfinished(p_state text); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.river_state_unfinished(p_state text) IS 'A River job in this state will still run, or is running (jobs.UnfinishedStates).';
+
+-- Name: rollup_day_failure(text, date); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.rollup_day_failure(p_farm text, p_day date) RETURNS text
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN (
+        WITH job AS (
+            SELECT j.id, j.state::text AS state, j.max_attempts, j.args ->> 'shard' AS shard,
+                   j.finalized_at, j.errors[array_length(j.errors, 1)] AS error
+            FROM river_job j
+            -- the args containment: River's GIN index on args answers it
+            WHERE j.kind = 'rollup_day'
+              AND j.args @> jsonb_build_object('farm_id', p_farm, 'day', to_char(p_day, 'YYYY-MM-DD'))
+        ),
+        failed AS (
+            -- a job cancelled was refused or stopped on purpose, with its
+            -- reason: not a failure
+            SELECT f.id, f.state, f.max_attempts, f.shard, (f.error ->> 'at')::timestamptz AS at,
+                   (f.error ->> 'attempt')::integer AS attempt, f.error ->> 'error' AS error
+            FROM job f
+            WHERE f.state NOT IN ('completed', 'cancelled') AND f.error IS NOT NULL
+              -- recomputed since: a job of the shard completed after the
+              -- error, or a later job wrote rows of the day there
+              AND NOT EXISTS (SELECT 1 FROM job k
+                              WHERE k.state = 'completed' AND k.shard = f.shard
+                                AND k.finalized_at > (f.error ->> 'at')::timestamptz)
+              AND NOT EXISTS (SELECT 1 FROM turbine_day td
+                              WHERE td.farm_id = p_farm AND td.day = p_day AND td.shard_name = f.shard AND td.job_id > f.id)
+        )
+        SELECT format('rollup_day %s/%s on %s, job %s, attempt %s of %s at %s, %s: %s%s',
+                      p_farm, to_char(p_day, 'YYYY-MM-DD'), f.shard, f.id, f.attempt, f.max_attempts, utc_text(f.at),
+                      CASE f.state WHEN 'discarded' THEN 'no attempt left' WHEN 'running' THEN 'retrying' ELSE 'to be retried' END,
+                      CASE WHEN length(f.error) > 400 THEN left(f.error, 400) || '…' ELSE f.error END,
+                      (SELECT ', also failing on ' || string_agg(DISTINCT o.shard, ', ' ORDER BY o.shard)
+                       FROM failed o WHERE o.shard <> f.shard))
+        FROM failed f
+        ORDER BY f.at DESC, f.id DESC
+        LIMIT 1);
+END
+$$;
+
+-- Name: FUNCTION rollup_day_failure(p_farm text, p_day date); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.rollup_day_failure(p_farm text, p_day date) IS 'The last error of a rollup_day job of farm-day (p_farm, p_day) whose last attempt failed (not completed, not cancelled), unless the day was recomputed on its shard since (a job of the farm-day and shard completed after the error, or a later job wrote turbine_day rows of it there): which shard, job and attempt, when, whether River retries it, and River''s error (river_job.errors); NULL when none. farm_day_status holds the day back with it (recompute failed).';
 
 -- Name: rollup_day_unfinished(text, date); Type: FUNCTION; Schema: public
 
@@ -1417,6 +1548,9 @@ CREATE TABLE public.farm (
     allowed_lateness_s integer,
     divergence_alert_pm integer,
     completeness_alert_pm integer,
+    power_min_kw integer,
+    power_max_kw integer,
+    wind_max_ms integer,
     CONSTRAINT farm_allowed_lateness_s_check CHECK (((allowed_lateness_s >= 0) AND (allowed_lateness_s <= 86400))),
     CONSTRAINT farm_cadence_seconds_check CHECK ((cadence_seconds > 0)),
     CONSTRAINT farm_completeness_alert_pm_check CHECK (((completeness_alert_pm > 0) AND (completeness_alert_pm <= 1000))),
@@ -1426,6 +1560,9 @@ CREATE TABLE public.farm (
     CONSTRAINT farm_lane_threshold_ms_check CHECK ((lane_threshold_ms > 0)),
     CONSTRAINT farm_mark_margin_s_check CHECK ((mark_margin_s >= 30)),
     CONSTRAINT farm_max_age_days_check CHECK ((max_age_days > 0)),
+    CONSTRAINT farm_power_max_kw_check CHECK (((power_max_kw >= '-100000'::integer) AND (power_max_kw <= 100000))),
+    CONSTRAINT farm_power_min_kw_check CHECK (((power_min_kw >= '-100000'::integer) AND (power_min_kw <= 100000))),
+    CONSTRAINT farm_wind_max_ms_check CHECK (((wind_max_ms >= 1) AND (wind_max_ms <= 200))),
     CONSTRAINT farm_window_s_check CHECK ((window_s > 0))
 );
 
@@ -1492,6 +1629,18 @@ COMMENT ON COLUMN public.farm.divergence_alert_pm IS 'Override of fleet_rules.di
 -- Name: COLUMN farm.completeness_alert_pm; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm.completeness_alert_pm IS 'Override of fleet_rules.completeness_alert_pm; NULL = the fleet default.';
+
+-- Name: COLUMN farm.power_min_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.power_min_kw IS 'Override of fleet_rules.power_min_kw; NULL = the fleet default.';
+
+-- Name: COLUMN farm.power_max_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.power_max_kw IS 'Override of fleet_rules.power_max_kw; NULL = the fleet default.';
+
+-- Name: COLUMN farm.wind_max_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm.wind_max_ms IS 'Override of fleet_rules.wind_max_ms; NULL = the fleet default.';
 
 -- Name: turbine_day; Type: TABLE; Schema: public
 
@@ -1772,7 +1921,7 @@ CREATE TABLE public.farm_day_acceptance (
 
 -- Name: TABLE farm_day_acceptance; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.farm_day_acceptance IS 'Operators'' acceptances of incomplete farm-days (orchestrator day accept), never deleted: the audit trail. The latest of a day makes it final while no more of its slots are missing than when it was accepted (farm_day_status notes who, when and why). docs/report-user.md: Incomplete days.';
+COMMENT ON TABLE public.farm_day_acceptance IS 'Operators'' acceptances of incomplete farm-days (orchestrator day accept), never deleted, edited or truncated (farm_day_acceptance_guard, farm_day_acceptance_no_truncate): the audit trail. The latest of a day makes it final while no more of its slots are missing than when it was accepted (farm_day_status notes who, when and why). docs/report-user.md: Incomplete days.';
 
 -- Name: COLUMN farm_day_acceptance.id; Type: COMMENT; Schema: public
 
@@ -2060,7 +2209,10 @@ CREATE VIEW public.farm_history AS
     v.valid_to,
     a.fleet_hash,
     a.applied_by,
-    a.applied_at
+    a.applied_at,
+    v.power_min_kw,
+    v.power_max_kw,
+    v.wind_max_ms
    FROM (public.farm_version v
      JOIN public.fleet_apply a ON ((a.id = v.apply_id)));
 
@@ -2143,6 +2295,18 @@ COMMENT ON COLUMN public.farm_history.applied_by IS 'The database user who appli
 -- Name: COLUMN farm_history.applied_at; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_history.applied_at IS 'When the apply that wrote it committed.';
+
+-- Name: COLUMN farm_history.power_min_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.power_min_kw IS 'Least power_kw accepted at ingest, kW.';
+
+-- Name: COLUMN farm_history.power_max_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.power_max_kw IS 'Greatest power_kw accepted at ingest, kW.';
+
+-- Name: COLUMN farm_history.wind_max_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_history.wind_max_ms IS 'Greatest wind_ms accepted at ingest, m/s.';
 
 -- Name: farm_month; Type: VIEW; Schema: public
 
@@ -2298,6 +2462,9 @@ CREATE TABLE public.fleet_rules (
     completeness_alert_pm integer DEFAULT 10 NOT NULL,
     reject_rows_kept integer DEFAULT 1000 NOT NULL,
     reject_retention_days integer DEFAULT 30 NOT NULL,
+    power_min_kw integer DEFAULT '-1000'::integer NOT NULL,
+    power_max_kw integer DEFAULT 20000 NOT NULL,
+    wind_max_ms integer DEFAULT 100 NOT NULL,
     CONSTRAINT fleet_rules_allowed_lateness_s_check CHECK (((allowed_lateness_s >= 0) AND (allowed_lateness_s <= 86400))),
     CONSTRAINT fleet_rules_completeness_alert_pm_check CHECK (((completeness_alert_pm > 0) AND (completeness_alert_pm <= 1000))),
     CONSTRAINT fleet_rules_divergence_alert_pm_check CHECK ((divergence_alert_pm > 0)),
@@ -2307,8 +2474,12 @@ CREATE TABLE public.fleet_rules (
     CONSTRAINT fleet_rules_lane_threshold_ms_check CHECK ((lane_threshold_ms > 0)),
     CONSTRAINT fleet_rules_mark_margin_s_check CHECK ((mark_margin_s >= 30)),
     CONSTRAINT fleet_rules_max_age_days_check CHECK ((max_age_days > 0)),
+    CONSTRAINT fleet_rules_power_max_kw_check CHECK (((power_max_kw >= '-100000'::integer) AND (power_max_kw <= 100000))),
+    CONSTRAINT fleet_rules_power_min_kw_check CHECK (((power_min_kw >= '-100000'::integer) AND (power_min_kw <= 100000))),
+    CONSTRAINT fleet_rules_power_range_check CHECK ((power_min_kw < power_max_kw)),
     CONSTRAINT fleet_rules_reject_retention_days_check CHECK (((reject_retention_days > 0) AND (reject_retention_days <= 100000))),
     CONSTRAINT fleet_rules_reject_rows_kept_check CHECK (((reject_rows_kept >= 0) AND (reject_rows_kept <= 1000000))),
+    CONSTRAINT fleet_rules_wind_max_ms_check CHECK (((wind_max_ms >= 1) AND (wind_max_ms <= 200))),
     CONSTRAINT fleet_rules_window_s_check CHECK ((window_s > 0))
 );
 
@@ -2368,6 +2539,18 @@ COMMENT ON COLUMN public.fleet_rules.reject_rows_kept IS 'Refused lines of one b
 
 COMMENT ON COLUMN public.fleet_rules.reject_retention_days IS 'ingest_reject and ingest_reject_summary rows older than this many days (by rejected_at, the ingest clock) are deleted by the partitions job. Fleet-wide only.';
 
+-- Name: COLUMN fleet_rules.power_min_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.power_min_kw IS 'A reading whose power_kw is below this (kW) is refused at ingest (kind implausible). Between -100000 and 100000, below power_max_kw.';
+
+-- Name: COLUMN fleet_rules.power_max_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.power_max_kw IS 'A reading whose power_kw is above this (kW) is refused at ingest (kind implausible): a controller''s sentinel such as 3.0e38 never reaches a sum. At most 100000, the ceiling every energy sum is proved for.';
+
+-- Name: COLUMN fleet_rules.wind_max_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.fleet_rules.wind_max_ms IS 'A reading whose wind_ms is above this (m/s), or below 0, is refused at ingest (kind implausible). Between 1 and 200.';
+
 -- Name: farm_rules; Type: VIEW; Schema: public
 
 CREATE VIEW public.farm_rules AS
@@ -2380,7 +2563,10 @@ CREATE VIEW public.farm_rules AS
     COALESCE(f.mark_margin_s, r.mark_margin_s) AS mark_margin_s,
     COALESCE(f.allowed_lateness_s, r.allowed_lateness_s) AS allowed_lateness_s,
     COALESCE(f.divergence_alert_pm, r.divergence_alert_pm) AS divergence_alert_pm,
-    COALESCE(f.completeness_alert_pm, r.completeness_alert_pm) AS completeness_alert_pm
+    COALESCE(f.completeness_alert_pm, r.completeness_alert_pm) AS completeness_alert_pm,
+    COALESCE(f.power_min_kw, r.power_min_kw) AS power_min_kw,
+    COALESCE(f.power_max_kw, r.power_max_kw) AS power_max_kw,
+    COALESCE(f.wind_max_ms, r.wind_max_ms) AS wind_max_ms
    FROM (public.farm f
      CROSS JOIN public.fleet_rules r);
 
@@ -2427,6 +2613,18 @@ COMMENT ON COLUMN public.farm_rules.divergence_alert_pm IS 'Divergence alert thr
 -- Name: COLUMN farm_rules.completeness_alert_pm; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.farm_rules.completeness_alert_pm IS 'Completeness alert threshold in force, per mille short of expected.';
+
+-- Name: COLUMN farm_rules.power_min_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.power_min_kw IS 'Least power_kw accepted at ingest, kW.';
+
+-- Name: COLUMN farm_rules.power_max_kw; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.power_max_kw IS 'Greatest power_kw accepted at ingest, kW.';
+
+-- Name: COLUMN farm_rules.wind_max_ms; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.farm_rules.wind_max_ms IS 'Greatest wind_ms accepted at ingest, m/s (the least is 0).';
 
 -- Name: farm_window_part; Type: TABLE; Schema: public
 
@@ -2588,7 +2786,7 @@ COMMENT ON COLUMN public.ingest_reject.raw_length IS 'Length of the whole line i
 
 -- Name: COLUMN ingest_reject.kind; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.ingest_reject.kind IS 'The kind of reason (invalid, unknown_turbine, future, too_old, retention, out_of_service): what ingest_reject_summary counts by. NULL for rows refused before this column existed.';
+COMMENT ON COLUMN public.ingest_reject.kind IS 'The kind of reason (invalid, unknown_turbine, future, too_old, retention, out_of_service, implausible): what ingest_reject_summary counts by. NULL for rows refused before this column existed.';
 
 -- Name: ingest_reject_id_seq; Type: SEQUENCE; Schema: public
 
@@ -2693,7 +2891,7 @@ CREATE TABLE public.operator_event (
 
 -- Name: TABLE operator_event; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.operator_event IS 'Operator events: an interval of an availability category on a farm''s turbines, entered by a person (orchestrator event add, POST /api/v1/events). Never deleted or edited; a void (voided_*) takes it out of the counts and keeps it in the trail. docs/operator.md, "Operator events".';
+COMMENT ON TABLE public.operator_event IS 'Operator events: an interval of an availability category on a farm''s turbines, entered by a person (orchestrator event add, POST /api/v1/events). Never deleted, edited or truncated (operator_event_guard, operator_event_no_truncate); a void (voided_*) takes it out of the counts and keeps it in the trail. docs/operator.md, "Operator events".';
 
 -- Name: COLUMN operator_event.id; Type: COMMENT; Schema: public
 
@@ -3749,6 +3947,15 @@ ALTER TABLE ONLY public.dirty_mark_settling
 ALTER TABLE ONLY public.farm_day_acceptance
     ADD CONSTRAINT farm_day_acceptance_pkey PRIMARY KEY (id);
 
+-- Name: farm_day_acceptance farm_day_acceptance_text; Type: CHECK CONSTRAINT; Schema: public
+
+ALTER TABLE public.farm_day_acceptance
+    ADD CONSTRAINT farm_day_acceptance_text CHECK ((public.operator_text_ok(note) AND public.operator_text_ok(accepted_by))) NOT VALID;
+
+-- Name: CONSTRAINT farm_day_acceptance_text ON farm_day_acceptance; Type: COMMENT; Schema: public
+
+COMMENT ON CONSTRAINT farm_day_acceptance_text ON public.farm_day_acceptance IS 'The note and who accepted are operator text (operator_text_ok): the report prints them in why.';
+
 -- Name: farm farm_id_bounded; Type: CHECK CONSTRAINT; Schema: public
 
 ALTER TABLE public.farm
@@ -4040,9 +4247,55 @@ CREATE TRIGGER alert_count_inserted AFTER INSERT ON public.alert REFERENCING NEW
 
 CREATE TRIGGER alert_count_truncated AFTER TRUNCATE ON public.alert FOR EACH STATEMENT EXECUTE FUNCTION public.alert_count_truncated();
 
+-- Name: farm_day_acceptance farm_day_acceptance_guard; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER farm_day_acceptance_guard BEFORE DELETE OR UPDATE ON public.farm_day_acceptance FOR EACH ROW EXECUTE FUNCTION public.farm_day_acceptance_guard();
+
+ALTER TABLE public.farm_day_acceptance ENABLE ALWAYS TRIGGER farm_day_acceptance_guard;
+
+-- Name: TRIGGER farm_day_acceptance_guard ON farm_day_acceptance; Type: COMMENT; Schema: public
+
+COMMENT ON TRIGGER farm_day_acceptance_guard ON public.farm_day_acceptance IS 'Refuses a delete and an edit of an acceptance (farm_day_acceptance_guard).';
+
+-- Name: farm_day_acceptance farm_day_acceptance_no_truncate; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER farm_day_acceptance_no_truncate BEFORE TRUNCATE ON public.farm_day_acceptance FOR EACH STATEMENT EXECUTE FUNCTION public.audit_trail_truncate_guard();
+
+ALTER TABLE public.farm_day_acceptance ENABLE ALWAYS TRIGGER farm_day_acceptance_no_truncate;
+
+-- Name: TRIGGER farm_day_acceptance_no_truncate ON farm_day_acceptance; Type: COMMENT; Schema: public
+
+COMMENT ON TRIGGER farm_day_acceptance_no_truncate ON public.farm_day_acceptance IS 'Refuses TRUNCATE of the acceptances (audit_trail_truncate_guard).';
+
 -- Name: operator_event operator_event_guard; Type: TRIGGER; Schema: public
 
 CREATE TRIGGER operator_event_guard BEFORE DELETE OR UPDATE ON public.operator_event FOR EACH ROW EXECUTE FUNCTION public.operator_event_guard();
+
+ALTER TABLE public.operator_event ENABLE ALWAYS TRIGGER operator_event_guard;
+
+-- Name: TRIGGER operator_event_guard ON operator_event; Type: COMMENT; Schema: public
+
+COMMENT ON TRIGGER operator_event_guard ON public.operator_event IS 'Refuses a delete, an edit and a second void of an event (operator_event_guard).';
+
+-- Name: operator_event operator_event_no_truncate; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER operator_event_no_truncate BEFORE TRUNCATE ON public.operator_event FOR EACH STATEMENT EXECUTE FUNCTION public.audit_trail_truncate_guard();
+
+ALTER TABLE public.operator_event ENABLE ALWAYS TRIGGER operator_event_no_truncate;
+
+-- Name: TRIGGER operator_event_no_truncate ON operator_event; Type: COMMENT; Schema: public
+
+COMMENT ON TRIGGER operator_event_no_truncate ON public.operator_event IS 'Refuses TRUNCATE of the events (audit_trail_truncate_guard): a mistaken event is voided.';
+
+-- Name: operator_event operator_event_text; Type: TRIGGER; Schema: public
+
+CREATE TRIGGER operator_event_text BEFORE INSERT OR UPDATE ON public.operator_event FOR EACH ROW EXECUTE FUNCTION public.operator_event_text();
+
+ALTER TABLE public.operator_event ENABLE ALWAYS TRIGGER operator_event_text;
+
+-- Name: TRIGGER operator_event_text ON operator_event; Type: COMMENT; Schema: public
+
+COMMENT ON TRIGGER operator_event_text ON public.operator_event IS 'Refuses an event or a void whose words are not operator text (operator_event_text).';
 
 -- Name: turbine_day turbine_day_closed_at; Type: TRIGGER; Schema: public
 
@@ -4272,6 +4525,11 @@ REVOKE ALL ON FUNCTION public.river_job_rescue_abandoned(p_now timestamp with ti
 
 REVOKE ALL ON FUNCTION public.river_job_unfinished(p_job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.river_job_unfinished(p_job_id bigint) TO galewatch_reporting;
+
+-- Name: FUNCTION rollup_day_failure(p_farm text, p_day date); Type: ACL; Schema: public
+
+REVOKE ALL ON FUNCTION public.rollup_day_failure(p_farm text, p_day date) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.rollup_day_failure(p_farm text, p_day date) TO galewatch_reporting;
 
 -- Name: FUNCTION rollup_day_unfinished(p_farm text, p_day date); Type: ACL; Schema: public
 

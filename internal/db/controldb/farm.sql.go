@@ -13,6 +13,7 @@ import (
 const farmDayGet = `-- name: FarmDayGet :one
 SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days,
        v.window_s, v.mark_margin_s, v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       v.power_min_kw, v.power_max_kw, v.wind_max_ms,
        farm_day_start(v.farm_id, $1::date)::timestamptz     AS day_start,
        local_day_start(v.timezone, $1::date + 1)::timestamptz AS day_end,
        -- the day's availability contract, as the window statement takes it
@@ -63,6 +64,9 @@ type FarmDayGetRow struct {
 	AllowedLatenessS    int32
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
+	PowerMinKw          int32
+	PowerMaxKw          int32
+	WindMaxMs           int32
 	DayStart            time.Time
 	DayEnd              time.Time
 	ContractID          int64
@@ -103,6 +107,9 @@ func (q *Queries) FarmDayGet(ctx context.Context, arg FarmDayGetParams) (FarmDay
 		&i.AllowedLatenessS,
 		&i.DivergenceAlertPm,
 		&i.CompletenessAlertPm,
+		&i.PowerMinKw,
+		&i.PowerMaxKw,
+		&i.WindMaxMs,
 		&i.DayStart,
 		&i.DayEnd,
 		&i.ContractID,
@@ -312,7 +319,7 @@ func (q *Queries) FarmRetention(ctx context.Context, arg FarmRetentionParams) ([
 }
 
 const farmRulesList = `-- name: FarmRulesList :many
-SELECT farm_rules.farm_id, farm_rules.lane_threshold_ms, farm_rules.early_tolerance_ms, farm_rules.future_limit_s, farm_rules.max_age_days, farm_rules.window_s, farm_rules.mark_margin_s, farm_rules.allowed_lateness_s, farm_rules.divergence_alert_pm, farm_rules.completeness_alert_pm
+SELECT farm_rules.farm_id, farm_rules.lane_threshold_ms, farm_rules.early_tolerance_ms, farm_rules.future_limit_s, farm_rules.max_age_days, farm_rules.window_s, farm_rules.mark_margin_s, farm_rules.allowed_lateness_s, farm_rules.divergence_alert_pm, farm_rules.completeness_alert_pm, farm_rules.power_min_kw, farm_rules.power_max_kw, farm_rules.wind_max_ms
 FROM farm_rules
 ORDER BY farm_id
 `
@@ -342,6 +349,9 @@ func (q *Queries) FarmRulesList(ctx context.Context) ([]FarmRulesListRow, error)
 			&i.FarmRule.AllowedLatenessS,
 			&i.FarmRule.DivergenceAlertPm,
 			&i.FarmRule.CompletenessAlertPm,
+			&i.FarmRule.PowerMinKw,
+			&i.FarmRule.PowerMaxKw,
+			&i.FarmRule.WindMaxMs,
 		); err != nil {
 			return nil, err
 		}
@@ -447,11 +457,12 @@ const farmUpsert = `-- name: FarmUpsert :exec
 
 INSERT INTO farm (id, name, timezone, cadence_seconds,
                   lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
-                  allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
+                  allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, power_min_kw, power_max_kw, wind_max_ms)
 VALUES ($1, $2, $3, $4,
         $5, $6, $7,
         $8, $9, $10,
-        $11, $12, $13)
+        $11, $12, $13,
+        $14, $15, $16)
 ON CONFLICT (id) DO UPDATE
 SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUDED.cadence_seconds,
     lane_threshold_ms = EXCLUDED.lane_threshold_ms, early_tolerance_ms = EXCLUDED.early_tolerance_ms,
@@ -459,13 +470,16 @@ SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUD
     window_s = EXCLUDED.window_s, mark_margin_s = EXCLUDED.mark_margin_s,
     allowed_lateness_s = EXCLUDED.allowed_lateness_s, divergence_alert_pm = EXCLUDED.divergence_alert_pm,
     completeness_alert_pm = EXCLUDED.completeness_alert_pm,
+    power_min_kw = EXCLUDED.power_min_kw, power_max_kw = EXCLUDED.power_max_kw, wind_max_ms = EXCLUDED.wind_max_ms,
     updated_at = now()
 WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, farm.early_tolerance_ms,
        farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s,
-       farm.allowed_lateness_s, farm.divergence_alert_pm, farm.completeness_alert_pm)
+       farm.allowed_lateness_s, farm.divergence_alert_pm, farm.completeness_alert_pm,
+       farm.power_min_kw, farm.power_max_kw, farm.wind_max_ms)
       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds, EXCLUDED.lane_threshold_ms,
        EXCLUDED.early_tolerance_ms, EXCLUDED.future_limit_s, EXCLUDED.max_age_days, EXCLUDED.window_s,
-       EXCLUDED.mark_margin_s, EXCLUDED.allowed_lateness_s, EXCLUDED.divergence_alert_pm, EXCLUDED.completeness_alert_pm)
+       EXCLUDED.mark_margin_s, EXCLUDED.allowed_lateness_s, EXCLUDED.divergence_alert_pm, EXCLUDED.completeness_alert_pm,
+       EXCLUDED.power_min_kw, EXCLUDED.power_max_kw, EXCLUDED.wind_max_ms)
 `
 
 type FarmUpsertParams struct {
@@ -482,6 +496,9 @@ type FarmUpsertParams struct {
 	AllowedLatenessS    *int32
 	DivergenceAlertPm   *int32
 	CompletenessAlertPm *int32
+	PowerMinKw          *int32
+	PowerMaxKw          *int32
+	WindMaxMs           *int32
 }
 
 // farm, and the farm_rules view (each farm's rules in force: fleet_rules with its overrides).
@@ -500,6 +517,9 @@ func (q *Queries) FarmUpsert(ctx context.Context, arg FarmUpsertParams) error {
 		arg.AllowedLatenessS,
 		arg.DivergenceAlertPm,
 		arg.CompletenessAlertPm,
+		arg.PowerMinKw,
+		arg.PowerMaxKw,
+		arg.WindMaxMs,
 	)
 	return err
 }

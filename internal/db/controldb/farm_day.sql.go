@@ -138,16 +138,16 @@ func (q *Queries) FarmDayList(ctx context.Context, arg FarmDayListParams) ([]Far
 const farmDayStatusExtras = `-- name: FarmDayStatusExtras :many
 WITH dp AS (
     SELECT farm_id, day, first_window_start, last_window_end, windows, final_windows, path, expected, received, available, computed_at, complete_through, revision, pending FROM day_provenance
-    WHERE farm_id = $1::text AND day BETWEEN $2::date AND $3::date
+    WHERE farm_id = $1::text AND day BETWEEN $3::date AND $4::date
 ), rc AS (
     SELECT farm_id, scope, period_start, day, fast_expected, fast_received, fast_available, final_expected, final_received, final_available, windows, final_revision, measured_at, received_divergence_pm, available_divergence_pm FROM reconciliation_pm
-    WHERE farm_id = $1::text AND scope = 'day' AND day BETWEEN $2::date AND $3::date
+    WHERE farm_id = $1::text AND scope = 'day' AND day BETWEEN $3::date AND $4::date
 ), al AS (
     SELECT a.day,
            bool_or(a.kind = 'divergence' AND a.scope = 'day') AS divergence_alert,
            bool_or(a.kind = 'completeness') AS completeness_alert
     FROM alert a
-    WHERE a.farm_id = $1::text AND a.day BETWEEN $2::date AND $3::date
+    WHERE a.farm_id = $1::text AND a.day BETWEEN $3::date AND $4::date
     GROUP BY a.day
 ), d AS (
     SELECT coalesce(dp.day, rc.day) AS day, dp.windows, dp.final_windows, dp.revision,
@@ -157,6 +157,7 @@ WITH dp AS (
 )
 SELECT coalesce(d.day, al.day)::date AS day,
        coalesce(d.windows, 0)::integer AS windows,
+       due.windows_due::integer AS windows_due,
        coalesce(d.final_windows, 0)::integer AS final_windows,
        coalesce(d.revision, 0)::bigint AS revision,
        (d.rc_farm IS NOT NULL)::boolean AS reconciled,
@@ -171,11 +172,24 @@ SELECT coalesce(d.day, al.day)::date AS day,
        coalesce(al.divergence_alert, false)::boolean AS divergence_alert,
        coalesce(al.completeness_alert, false)::boolean AS completeness_alert
 FROM d FULL JOIN al ON al.day = d.day
+CROSS JOIN LATERAL (
+    -- the day's grid under the version governing it (as the window engine
+    -- cuts it): window i is past the watermark once min(its end, the
+    -- day's end) + the allowed lateness has passed
+    SELECT CASE WHEN g.mark >= g.day_end THEN ceil(extract(epoch FROM g.day_end - g.day_start) / g.window_s)
+                WHEN g.mark <= g.day_start THEN 0
+                ELSE floor(extract(epoch FROM g.mark - g.day_start) / g.window_s) END AS windows_due
+    FROM (SELECT farm_day_start($1::text, v.day) AS day_start, farm_day_start($1::text, v.day + 1) AS day_end,
+                 (v.version).window_s AS window_s,
+                 $2::timestamptz - (v.version).allowed_lateness_s * interval '1 second' AS mark
+          FROM (SELECT coalesce(d.day, al.day)::date AS day, farm_day_version($1::text, coalesce(d.day, al.day)::date) AS version) AS v) AS g
+) AS due
 ORDER BY 1
 `
 
 type FarmDayStatusExtrasParams struct {
 	FarmID  string
+	Now     time.Time
 	FromDay time.Time
 	ToDay   time.Time
 }
@@ -183,6 +197,7 @@ type FarmDayStatusExtrasParams struct {
 type FarmDayStatusExtrasRow struct {
 	Day                   time.Time
 	Windows               int32
+	WindowsDue            int32
 	FinalWindows          int32
 	Revision              int64
 	Reconciled            bool
@@ -203,10 +218,18 @@ type FarmDayStatusExtrasRow struct {
 // one home of a day's counts, rates, provenance and final/provisional
 // rule): its windows as published (day_provenance: how many, how many
 // final, the sum of their revisions), its fast-vs-final divergence as last
-// measured (reconciliation_pm) and the alerts raised for it. One row per
-// day of [@from_day, @to_day] that has any of them.
+// measured (reconciliation_pm) and the alerts raised for it; and how many
+// of the day's windows are past the watermark at @now (windows_due: all
+// of a day once it has closed), so that a day summed from its windows
+// says which part of it the sum covers. One row per day of [@from_day,
+// @to_day] that has any of them.
 func (q *Queries) FarmDayStatusExtras(ctx context.Context, arg FarmDayStatusExtrasParams) ([]FarmDayStatusExtrasRow, error) {
-	rows, err := q.db.Query(ctx, farmDayStatusExtras, arg.FarmID, arg.FromDay, arg.ToDay)
+	rows, err := q.db.Query(ctx, farmDayStatusExtras,
+		arg.FarmID,
+		arg.Now,
+		arg.FromDay,
+		arg.ToDay,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +240,7 @@ func (q *Queries) FarmDayStatusExtras(ctx context.Context, arg FarmDayStatusExtr
 		if err := rows.Scan(
 			&i.Day,
 			&i.Windows,
+			&i.WindowsDue,
 			&i.FinalWindows,
 			&i.Revision,
 			&i.Reconciled,

@@ -43,11 +43,14 @@ SET lane_threshold_ms = $1, early_tolerance_ms = $2,
     window_s = $5, mark_margin_s = $6,
     allowed_lateness_s = $7, divergence_alert_pm = $8,
     completeness_alert_pm = $9,
-    reject_rows_kept = $10, reject_retention_days = $11, updated_at = now()
+    power_min_kw = $10, power_max_kw = $11, wind_max_ms = $12,
+    reject_rows_kept = $13, reject_retention_days = $14, updated_at = now()
 WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
-       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, reject_rows_kept, reject_retention_days)
+       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, power_min_kw, power_max_kw, wind_max_ms,
+       reject_rows_kept, reject_retention_days)
       IS DISTINCT FROM ($1, $2, $3, $4, $5, $6,
-       $7, $8, $9, $10, $11)
+       $7, $8, $9, $10, $11, $12,
+       $13, $14)
 `
 
 type FleetRulesPutParams struct {
@@ -60,6 +63,9 @@ type FleetRulesPutParams struct {
 	AllowedLatenessS    int32
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
+	PowerMinKw          int32
+	PowerMaxKw          int32
+	WindMaxMs           int32
 	RejectRowsKept      int32
 	RejectRetentionDays int32
 }
@@ -78,6 +84,9 @@ func (q *Queries) FleetRulesPut(ctx context.Context, arg FleetRulesPutParams) er
 		arg.AllowedLatenessS,
 		arg.DivergenceAlertPm,
 		arg.CompletenessAlertPm,
+		arg.PowerMinKw,
+		arg.PowerMaxKw,
+		arg.WindMaxMs,
 		arg.RejectRowsKept,
 		arg.RejectRetentionDays,
 	)

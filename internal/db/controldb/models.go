@@ -176,6 +176,12 @@ type Farm struct {
 	DivergenceAlertPm *int32
 	// Override of fleet_rules.completeness_alert_pm; NULL = the fleet default.
 	CompletenessAlertPm *int32
+	// Override of fleet_rules.power_min_kw; NULL = the fleet default.
+	PowerMinKw *int32
+	// Override of fleet_rules.power_max_kw; NULL = the fleet default.
+	PowerMaxKw *int32
+	// Override of fleet_rules.wind_max_ms; NULL = the fleet default.
+	WindMaxMs *int32
 }
 
 // Per farm and farm-local day with turbine_day rows: the sums and the rates computed from them at read time, and whether the day is final now (farm_day_status, the rule the monthly report uses). Filter on farm_id and day: each row asks River and the drain about its day.
@@ -232,7 +238,7 @@ type FarmDay struct {
 	Why string
 }
 
-// Operators' acceptances of incomplete farm-days (orchestrator day accept), never deleted: the audit trail. The latest of a day makes it final while no more of its slots are missing than when it was accepted (farm_day_status notes who, when and why). docs/report-user.md: Incomplete days.
+// Operators' acceptances of incomplete farm-days (orchestrator day accept), never deleted, edited or truncated (farm_day_acceptance_guard, farm_day_acceptance_no_truncate): the audit trail. The latest of a day makes it final while no more of its slots are missing than when it was accepted (farm_day_status notes who, when and why). docs/report-user.md: Incomplete days.
 type FarmDayAcceptance struct {
 	// Identity.
 	ID int64
@@ -310,46 +316,32 @@ type FarmFreshness struct {
 	BehindS float64
 }
 
-// What the registry said about each farm over time: one row per version, in force over [valid_from, valid_to) (valid_to NULL = now), from first_day; who applied which fleet file.
 type FarmHistory struct {
-	// The farm.
-	FarmID string
-	// Display name.
-	Name string
-	// IANA zone of the days the version governs.
-	Timezone string
-	// Default cadence of the farm's turbine entries.
-	CadenceSeconds int32
-	// Window grid of its days, s.
-	WindowS int32
-	// Backfill lane / turbine_day.late threshold, ms.
-	LaneThresholdMs int32
-	// turbine_day.early tolerance, ms.
-	EarlyToleranceMs int32
-	// Future limit at ingest, s.
-	FutureLimitS int32
-	// Maximum age at ingest, days.
-	MaxAgeDays int32
-	// Margin of the dirty-mark rule, s.
-	MarkMarginS int32
-	// Allowed lateness of the fast path, s.
-	AllowedLatenessS int32
-	// Divergence alert threshold, per mille.
-	DivergenceAlertPm int32
-	// Completeness alert threshold, per mille.
+	FarmID              string
+	Name                string
+	Timezone            string
+	CadenceSeconds      int32
+	WindowS             int32
+	LaneThresholdMs     int32
+	EarlyToleranceMs    int32
+	FutureLimitS        int32
+	MaxAgeDays          int32
+	MarkMarginS         int32
+	AllowedLatenessS    int32
+	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
-	// The first farm-local day the version governs.
-	FirstDay time.Time
-	// Start of first_day (midnight in the previous version's zone); -infinity for the version made from the registry before it kept history.
-	ValidFrom time.Time
-	// Where the next version starts; NULL = in force now.
-	ValidTo *time.Time
-	// sha256 of the fleet file that wrote the version.
-	FleetHash string
-	// The database user who applied it.
-	AppliedBy string
-	// When the apply that wrote it committed.
-	AppliedAt time.Time
+	FirstDay            time.Time
+	ValidFrom           time.Time
+	ValidTo             *time.Time
+	FleetHash           string
+	AppliedBy           string
+	AppliedAt           time.Time
+	// Least power_kw accepted at ingest, kW.
+	PowerMinKw int32
+	// Greatest power_kw accepted at ingest, kW.
+	PowerMaxKw int32
+	// Greatest wind_ms accepted at ingest, m/s.
+	WindMaxMs int32
 }
 
 // Per farm and calendar month in the farm's zone with rolled-up days: sums of farm_day and rates computed at read time, and the month's status as the monthly report judges it now.
@@ -399,19 +391,22 @@ type FarmMonth struct {
 }
 
 type FarmRule struct {
-	FarmID           string
-	LaneThresholdMs  int32
-	EarlyToleranceMs int32
-	FutureLimitS     int32
-	MaxAgeDays       int32
-	WindowS          int32
-	MarkMarginS      int32
-	// Allowed lateness of the fast path in force, s.
-	AllowedLatenessS int32
-	// Divergence alert threshold in force, per mille.
-	DivergenceAlertPm int32
-	// Completeness alert threshold in force, per mille short of expected.
+	FarmID              string
+	LaneThresholdMs     int32
+	EarlyToleranceMs    int32
+	FutureLimitS        int32
+	MaxAgeDays          int32
+	WindowS             int32
+	MarkMarginS         int32
+	AllowedLatenessS    int32
+	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
+	// Least power_kw accepted at ingest, kW.
+	PowerMinKw int32
+	// Greatest power_kw accepted at ingest, kW.
+	PowerMaxKw int32
+	// Greatest wind_ms accepted at ingest, m/s (the least is 0).
+	WindMaxMs int32
 }
 
 // Versions of a farm's calendar and rules in force (the fleet file's rules over the fleet defaults, resolved): day first_day onward until the next version's first_day. A day ends at midnight in its version's zone and starts where the day before ended (farm_day_start).
@@ -454,6 +449,12 @@ type FarmVersion struct {
 	ContractID int64
 	// The turbine model (turbine_model.id) of the farm's turbines under this version; NULL: none given, so no potential energy.
 	ModelID *int64
+	// farm_rules.power_min_kw in force under this version.
+	PowerMinKw int32
+	// farm_rules.power_max_kw in force under this version.
+	PowerMaxKw int32
+	// farm_rules.wind_max_ms in force under this version.
+	WindMaxMs int32
 }
 
 // A farm's counts per event-time window, by path: fast (published once at the watermark) and final (corrected by late readings, rewritten with a new revision). Sum of every turbine of the farm on every shard.
@@ -560,6 +561,12 @@ type FleetRule struct {
 	RejectRowsKept int32
 	// ingest_reject and ingest_reject_summary rows older than this many days (by rejected_at, the ingest clock) are deleted by the partitions job. Fleet-wide only.
 	RejectRetentionDays int32
+	// A reading whose power_kw is below this (kW) is refused at ingest (kind implausible). Between -100000 and 100000, below power_max_kw.
+	PowerMinKw int32
+	// A reading whose power_kw is above this (kW) is refused at ingest (kind implausible): a controller's sentinel such as 3.0e38 never reaches a sum. At most 100000, the ceiling every energy sum is proved for.
+	PowerMaxKw int32
+	// A reading whose wind_ms is above this (m/s), or below 0, is refused at ingest (kind implausible). Between 1 and 200.
+	WindMaxMs int32
 }
 
 // Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.
@@ -582,7 +589,7 @@ type IngestReject struct {
 	RawBytes []byte
 	// Length of the whole line in bytes (raw keeps at most 4 KiB of it). NULL for rows rejected before this column existed.
 	RawLength *int32
-	// The kind of reason (invalid, unknown_turbine, future, too_old, retention, out_of_service): what ingest_reject_summary counts by. NULL for rows refused before this column existed.
+	// The kind of reason (invalid, unknown_turbine, future, too_old, retention, out_of_service, implausible): what ingest_reject_summary counts by. NULL for rows refused before this column existed.
 	Kind *string
 }
 
@@ -608,7 +615,7 @@ type IngestRejectSummary struct {
 	RejectedAt time.Time
 }
 
-// Operator events: an interval of an availability category on a farm's turbines, entered by a person (orchestrator event add, POST /api/v1/events). Never deleted or edited; a void (voided_*) takes it out of the counts and keeps it in the trail. docs/operator.md, "Operator events".
+// Operator events: an interval of an availability category on a farm's turbines, entered by a person (orchestrator event add, POST /api/v1/events). Never deleted, edited or truncated (operator_event_guard, operator_event_no_truncate); a void (voided_*) takes it out of the counts and keeps it in the trail. docs/operator.md, "Operator events".
 type OperatorEvent struct {
 	// The event's number (event void ID).
 	ID int64

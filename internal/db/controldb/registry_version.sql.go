@@ -218,7 +218,7 @@ func (q *Queries) FarmVersionClose(ctx context.Context, arg FarmVersionClosePara
 const farmVersionCurrent = `-- name: FarmVersionCurrent :many
 SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever, greatest(v.first_day, '1900-01-01'::date)::date AS first_day, v.name, v.timezone, v.cadence_seconds,
        v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days, v.window_s, v.mark_margin_s,
-       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm, v.power_min_kw, v.power_max_kw, v.wind_max_ms,
        (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash,
        coalesce((SELECT m.hash FROM turbine_model m WHERE m.id = v.model_id), '')::text AS model_hash
 FROM farm_version v
@@ -242,6 +242,9 @@ type FarmVersionCurrentRow struct {
 	AllowedLatenessS    int32
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
+	PowerMinKw          int32
+	PowerMaxKw          int32
+	WindMaxMs           int32
 	ContractHash        string
 	ModelHash           string
 }
@@ -273,6 +276,9 @@ func (q *Queries) FarmVersionCurrent(ctx context.Context) ([]FarmVersionCurrentR
 			&i.AllowedLatenessS,
 			&i.DivergenceAlertPm,
 			&i.CompletenessAlertPm,
+			&i.PowerMinKw,
+			&i.PowerMaxKw,
+			&i.WindMaxMs,
 			&i.ContractHash,
 			&i.ModelHash,
 		); err != nil {
@@ -312,16 +318,18 @@ func (q *Queries) FarmVersionDeleteDay(ctx context.Context, arg FarmVersionDelet
 const farmVersionInsert = `-- name: FarmVersionInsert :exec
 INSERT INTO farm_version (farm_id, first_day, valid_from, valid_to, name, timezone, cadence_seconds,
                           lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s,
-                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id, contract_id, model_id)
+                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm,
+                          power_min_kw, power_max_kw, wind_max_ms, apply_id, contract_id, model_id)
 VALUES ($1,
         CASE WHEN $2::boolean THEN '-infinity'::date ELSE $3::date END,
         CASE WHEN $2::boolean THEN '-infinity'::timestamptz ELSE farm_day_start($1, $3::date) END,
         NULL, $4, $5::text, $6,
         $7, $8, $9, $10, $11, $12,
-        $13, $14, $15, $16,
+        $13, $14, $15,
+        $16, $17, $18, $19,
         -- ContractEnsure has written it
-        (SELECT k.id FROM availability_contract k WHERE k.hash = $17::text),
-        (SELECT m.id FROM turbine_model m WHERE m.hash = $18::text))
+        (SELECT k.id FROM availability_contract k WHERE k.hash = $20::text),
+        (SELECT m.id FROM turbine_model m WHERE m.hash = $21::text))
 `
 
 type FarmVersionInsertParams struct {
@@ -340,6 +348,9 @@ type FarmVersionInsertParams struct {
 	AllowedLatenessS    int32
 	DivergenceAlertPm   int32
 	CompletenessAlertPm int32
+	PowerMinKw          int32
+	PowerMaxKw          int32
+	WindMaxMs           int32
 	ApplyID             int64
 	ContractHash        string
 	ModelHash           string
@@ -362,6 +373,9 @@ func (q *Queries) FarmVersionInsert(ctx context.Context, arg FarmVersionInsertPa
 		arg.AllowedLatenessS,
 		arg.DivergenceAlertPm,
 		arg.CompletenessAlertPm,
+		arg.PowerMinKw,
+		arg.PowerMaxKw,
+		arg.WindMaxMs,
 		arg.ApplyID,
 		arg.ContractHash,
 		arg.ModelHash,

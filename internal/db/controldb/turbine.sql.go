@@ -172,7 +172,7 @@ func (q *Queries) TurbineRollupList(ctx context.Context, arg TurbineRollupListPa
 
 const turbineRoutes = `-- name: TurbineRoutes :many
 SELECT t.id, t.farm_id, t.shard_name, t.cadence_seconds, t.commissioned_at, t.decommissioned_at,
-       f.timezone, r.farm_id, r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s, r.allowed_lateness_s, r.divergence_alert_pm, r.completeness_alert_pm
+       f.timezone, r.farm_id, r.lane_threshold_ms, r.early_tolerance_ms, r.future_limit_s, r.max_age_days, r.window_s, r.mark_margin_s, r.allowed_lateness_s, r.divergence_alert_pm, r.completeness_alert_pm, r.power_min_kw, r.power_max_kw, r.wind_max_ms
 FROM turbine t
 JOIN farm f ON f.id = t.farm_id
 JOIN farm_rules r ON r.farm_id = t.farm_id
@@ -219,6 +219,9 @@ func (q *Queries) TurbineRoutes(ctx context.Context) ([]TurbineRoutesRow, error)
 			&i.FarmRule.AllowedLatenessS,
 			&i.FarmRule.DivergenceAlertPm,
 			&i.FarmRule.CompletenessAlertPm,
+			&i.FarmRule.PowerMinKw,
+			&i.FarmRule.PowerMaxKw,
+			&i.FarmRule.WindMaxMs,
 		); err != nil {
 			return nil, err
 		}

@@ -545,10 +545,11 @@ WITH run AS (
                            -- energy over the slot (kW × s / 3.6 = Wh); power drawn
                            -- while idle is no production
                            -- in whole milliwatt-hours, as float8: every sum
-                           -- below is of integers under 2^53, so exact, and a
-                           -- window's energy does not depend on the order its
-                           -- readings are added in (a bigint sum, exact too,
-                           -- costs twice as much a reading)
+                           -- below is of integers under 2^53 (the farm's
+                           -- power bounds: docs/dba.md, "Bounded sums"), so
+                           -- exact, and a window's energy does not depend on
+                           -- the order its readings are added in (a bigint
+                           -- sum, exact too, costs twice as much a reading)
                            round(greatest(rd.power_kw, 0) * s.c / 3.6 * 1000) AS actual_wh,
                            round(curve_kw(rd.wind_ms, $23::float8[]) * s.c / 3.6 * 1000) AS potential_wh
                     FROM readings rd
@@ -571,13 +572,17 @@ WITH run AS (
     -- the window's one or two categories (key % 16 = availability_category.id),
     -- how many of its readings have k2's key, and each category's energy
     -- rounded to Wh once (four roundings a window, not one per category):
-    -- k2's is (weighted - k1 × sum) / (k2 - k1), k1's the rest
+    -- k2's is (weighted - k1 × sum) / (k2 - k1), k1's the rest. Only for a
+    -- window of one reading a slot: at most one reading per slot bounds
+    -- these sums (docs/dba.md, "Bounded sums"), where readings repeated in
+    -- a slot are not bounded by anything; such a window is recounted slot
+    -- by slot below, and its per-reading sums are left unused, not cast.
     CROSS JOIN LATERAL (SELECT b.k1 % 16 AS c1, b.k2 % 16 AS c2,
                                CASE WHEN b.k2 > b.k1 THEN (b.sk - b.k1 * b.n) / (b.k2 - b.k1) ELSE 0 END AS n2,
-                               round(coalesce(b.sa - CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS a1,
-                               round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS a2,
-                               round(coalesce(b.sp - CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS p1,
-                               round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint AS p2) AS v
+                               CASE WHEN b.repeated = 0 THEN round(coalesce(b.sa - CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS a1,
+                               CASE WHEN b.repeated = 0 THEN round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS a2,
+                               CASE WHEN b.repeated = 0 THEN round(coalesce(b.sp - CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS p1,
+                               CASE WHEN b.repeated = 0 THEN round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS p2) AS v
     -- slots per category (availability_category.id 1..13) of the slots with
     -- a reading (those without are information unavailable, added in ins)
     CROSS JOIN LATERAL (SELECT ARRAY[CASE WHEN v.c1 = 1 THEN b.n - v.n2 WHEN v.c2 = 1 THEN v.n2 ELSE 0 END,

@@ -3,11 +3,12 @@
 -- name: FarmUpsert :exec
 INSERT INTO farm (id, name, timezone, cadence_seconds,
                   lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
-                  allowed_lateness_s, divergence_alert_pm, completeness_alert_pm)
+                  allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, power_min_kw, power_max_kw, wind_max_ms)
 VALUES (@id, @name, @timezone, @cadence_seconds,
         sqlc.narg(lane_threshold_ms), sqlc.narg(early_tolerance_ms), sqlc.narg(future_limit_s),
         sqlc.narg(max_age_days), sqlc.narg(window_s), sqlc.narg(mark_margin_s),
-        sqlc.narg(allowed_lateness_s), sqlc.narg(divergence_alert_pm), sqlc.narg(completeness_alert_pm))
+        sqlc.narg(allowed_lateness_s), sqlc.narg(divergence_alert_pm), sqlc.narg(completeness_alert_pm),
+        sqlc.narg(power_min_kw), sqlc.narg(power_max_kw), sqlc.narg(wind_max_ms))
 ON CONFLICT (id) DO UPDATE
 SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUDED.cadence_seconds,
     lane_threshold_ms = EXCLUDED.lane_threshold_ms, early_tolerance_ms = EXCLUDED.early_tolerance_ms,
@@ -15,13 +16,16 @@ SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, cadence_seconds = EXCLUD
     window_s = EXCLUDED.window_s, mark_margin_s = EXCLUDED.mark_margin_s,
     allowed_lateness_s = EXCLUDED.allowed_lateness_s, divergence_alert_pm = EXCLUDED.divergence_alert_pm,
     completeness_alert_pm = EXCLUDED.completeness_alert_pm,
+    power_min_kw = EXCLUDED.power_min_kw, power_max_kw = EXCLUDED.power_max_kw, wind_max_ms = EXCLUDED.wind_max_ms,
     updated_at = now()
 WHERE (farm.name, farm.timezone, farm.cadence_seconds, farm.lane_threshold_ms, farm.early_tolerance_ms,
        farm.future_limit_s, farm.max_age_days, farm.window_s, farm.mark_margin_s,
-       farm.allowed_lateness_s, farm.divergence_alert_pm, farm.completeness_alert_pm)
+       farm.allowed_lateness_s, farm.divergence_alert_pm, farm.completeness_alert_pm,
+       farm.power_min_kw, farm.power_max_kw, farm.wind_max_ms)
       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.timezone, EXCLUDED.cadence_seconds, EXCLUDED.lane_threshold_ms,
        EXCLUDED.early_tolerance_ms, EXCLUDED.future_limit_s, EXCLUDED.max_age_days, EXCLUDED.window_s,
-       EXCLUDED.mark_margin_s, EXCLUDED.allowed_lateness_s, EXCLUDED.divergence_alert_pm, EXCLUDED.completeness_alert_pm);
+       EXCLUDED.mark_margin_s, EXCLUDED.allowed_lateness_s, EXCLUDED.divergence_alert_pm, EXCLUDED.completeness_alert_pm,
+       EXCLUDED.power_min_kw, EXCLUDED.power_max_kw, EXCLUDED.wind_max_ms);
 
 -- name: FarmList :many
 SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
@@ -36,6 +40,7 @@ SELECT id, name, timezone, cadence_seconds FROM farm ORDER BY id;
 -- name: FarmDayGet :one
 SELECT v.farm_id AS id, v.timezone, v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days,
        v.window_s, v.mark_margin_s, v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       v.power_min_kw, v.power_max_kw, v.wind_max_ms,
        farm_day_start(v.farm_id, sqlc.arg(day)::date)::timestamptz     AS day_start,
        local_day_start(v.timezone, sqlc.arg(day)::date + 1)::timestamptz AS day_end,
        -- the day's availability contract, as the window statement takes it

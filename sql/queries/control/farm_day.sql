@@ -13,8 +13,11 @@ ORDER BY farm_id, day;
 -- one home of a day's counts, rates, provenance and final/provisional
 -- rule): its windows as published (day_provenance: how many, how many
 -- final, the sum of their revisions), its fast-vs-final divergence as last
--- measured (reconciliation_pm) and the alerts raised for it. One row per
--- day of [@from_day, @to_day] that has any of them.
+-- measured (reconciliation_pm) and the alerts raised for it; and how many
+-- of the day's windows are past the watermark at @now (windows_due: all
+-- of a day once it has closed), so that a day summed from its windows
+-- says which part of it the sum covers. One row per day of [@from_day,
+-- @to_day] that has any of them.
 -- name: FarmDayStatusExtras :many
 WITH dp AS (
     SELECT * FROM day_provenance
@@ -37,6 +40,7 @@ WITH dp AS (
 )
 SELECT coalesce(d.day, al.day)::date AS day,
        coalesce(d.windows, 0)::integer AS windows,
+       due.windows_due::integer AS windows_due,
        coalesce(d.final_windows, 0)::integer AS final_windows,
        coalesce(d.revision, 0)::bigint AS revision,
        (d.rc_farm IS NOT NULL)::boolean AS reconciled,
@@ -51,6 +55,18 @@ SELECT coalesce(d.day, al.day)::date AS day,
        coalesce(al.divergence_alert, false)::boolean AS divergence_alert,
        coalesce(al.completeness_alert, false)::boolean AS completeness_alert
 FROM d FULL JOIN al ON al.day = d.day
+CROSS JOIN LATERAL (
+    -- the day's grid under the version governing it (as the window engine
+    -- cuts it): window i is past the watermark once min(its end, the
+    -- day's end) + the allowed lateness has passed
+    SELECT CASE WHEN g.mark >= g.day_end THEN ceil(extract(epoch FROM g.day_end - g.day_start) / g.window_s)
+                WHEN g.mark <= g.day_start THEN 0
+                ELSE floor(extract(epoch FROM g.mark - g.day_start) / g.window_s) END AS windows_due
+    FROM (SELECT farm_day_start(sqlc.arg(farm_id)::text, v.day) AS day_start, farm_day_start(sqlc.arg(farm_id)::text, v.day + 1) AS day_end,
+                 (v.version).window_s AS window_s,
+                 sqlc.arg(now)::timestamptz - (v.version).allowed_lateness_s * interval '1 second' AS mark
+          FROM (SELECT coalesce(d.day, al.day)::date AS day, farm_day_version(sqlc.arg(farm_id)::text, coalesce(d.day, al.day)::date) AS version) AS v) AS g
+) AS due
 ORDER BY 1;
 
 -- FarmDayAccept records an operator's acceptance of an incomplete

@@ -52,9 +52,64 @@ WHERE w.window_start >= cur.from_t
 ORDER BY w.window_start
 LIMIT sqlc.arg(max_windows)::integer;
 
+-- FarmWindowsGap lists the windows of the farm's today (the farm-local day
+-- of its watermark, @now less the allowed lateness) that the fast path
+-- skipped: after the farm's first fast window and before its latest, with
+-- neither a fast nor a final row (the fast path was away for longer than
+-- its catch-up and restarted an hour back), in order, at most
+-- @max_windows, cut as FarmWindowsDue cuts them. The fast path fills them
+-- in behind its live windows, so today's sum counts every window of today
+-- up to the watermark. A farm whose first fast window is today is filled
+-- from that window on. A day with a row of another grid (the window rule
+-- changed today) gets nothing: a window of the new grid could lie inside
+-- one of the old, and the day's close re-cuts it. The farm's rows are read
+-- by key over today only (TestFillReadsOnlyToday).
+-- name: FarmWindowsGap :many
+WITH f AS (
+    SELECT f.id, f.timezone, r.window_s, r.allowed_lateness_s,
+           ((sqlc.arg(now)::timestamptz - r.allowed_lateness_s * interval '1 second') AT TIME ZONE f.timezone)::date AS day
+    FROM farm f JOIN farm_rules r ON r.farm_id = f.id
+    WHERE f.id = sqlc.arg(farm_id)
+), d AS (
+    SELECT f.*, local_day_start(f.timezone, f.day) AS day_start, local_day_start(f.timezone, f.day + 1) AS day_end
+    FROM f
+), span AS (
+    -- the fast path's record, as scalars read through the key: its first
+    -- window and its latest (NULL, and nothing to fill, before its first)
+    SELECT (SELECT fw.window_start FROM farm_window fw WHERE fw.farm_id = sqlc.arg(farm_id) AND fw.path = 'fast'
+            ORDER BY fw.window_start LIMIT 1) AS first_start,
+           (SELECT fw.window_start FROM farm_window fw WHERE fw.farm_id = sqlc.arg(farm_id) AND fw.path = 'fast'
+            ORDER BY fw.window_start DESC LIMIT 1) AS last_start
+), today AS (
+    -- today's rows of either path, one range of the key (scalar bounds)
+    SELECT fw.window_start, fw.window_end
+    FROM farm_window fw
+    WHERE fw.farm_id = sqlc.arg(farm_id)
+      AND fw.window_start >= (SELECT d.day_start FROM d) AND fw.window_start < (SELECT d.day_end FROM d)
+), w AS (
+    SELECT d.day, d.day_start, d.day_end, d.window_s, d.allowed_lateness_s,
+           d.day_start + i * d.window_s * interval '1 second' AS window_start,
+           least(d.day_start + (i + 1) * d.window_s * interval '1 second', d.day_end) AS window_end
+    FROM d, generate_series(0, ceil(extract(epoch FROM d.day_end - d.day_start) / d.window_s)::integer - 1) AS i
+    WHERE NOT EXISTS (SELECT 1 FROM today t
+                      WHERE t.window_end <> least(t.window_start + d.window_s * interval '1 second', d.day_end)
+                         OR extract(epoch FROM t.window_start - d.day_start)::bigint % d.window_s <> 0)
+)
+SELECT w.day::date AS day, w.day_start::timestamptz AS day_start, w.day_end::timestamptz AS day_end,
+       w.window_start::timestamptz AS window_start, w.window_end::timestamptz AS window_end,
+       w.window_s::integer AS window_s, w.allowed_lateness_s::integer AS allowed_lateness_s
+FROM w, span
+WHERE w.window_start > span.first_start AND w.window_start < span.last_start
+  AND w.window_end + w.allowed_lateness_s * interval '1 second' <= sqlc.arg(now)::timestamptz
+  AND NOT EXISTS (SELECT 1 FROM today t WHERE t.window_start = w.window_start)
+ORDER BY w.window_start
+LIMIT sqlc.arg(max_windows)::integer;
+
 -- FarmWindowFastPublish publishes a window's fast row: the sum of its
 -- parts, as they are now, once. A second publication of the same window
--- (another process, a restart) changes nothing and returns no row.
+-- (another process, a restart) changes nothing and returns no row; nor
+-- does a window with a final row (a correction of a skipped window the
+-- fill-in was computing: FarmWindowsGap).
 -- name: FarmWindowFastPublish :many
 INSERT INTO farm_window (farm_id, window_start, path, window_end, day, expected, received, available, late,
                          readings, computed_at, complete_through, revision, job_id)
@@ -64,6 +119,8 @@ SELECT p.farm_id, p.window_start, 'fast', max(p.window_end), max(p.day),
        sqlc.arg(published_at)::timestamptz - sqlc.arg(allowed_lateness_s)::integer * interval '1 second', 0, sqlc.narg(job_id)::bigint
 FROM farm_window_part p
 WHERE p.farm_id = sqlc.arg(farm_id) AND p.window_start = sqlc.arg(window_start)
+  AND NOT EXISTS (SELECT 1 FROM farm_window fw
+                  WHERE fw.farm_id = sqlc.arg(farm_id) AND fw.window_start = sqlc.arg(window_start) AND fw.path = 'final')
 GROUP BY p.farm_id, p.window_start
 ON CONFLICT (farm_id, window_start, path) DO NOTHING
 RETURNING window_start, expected, received, available;

@@ -9,11 +9,14 @@ SET lane_threshold_ms = @lane_threshold_ms, early_tolerance_ms = @early_toleranc
     window_s = @window_s, mark_margin_s = @mark_margin_s,
     allowed_lateness_s = @allowed_lateness_s, divergence_alert_pm = @divergence_alert_pm,
     completeness_alert_pm = @completeness_alert_pm,
+    power_min_kw = @power_min_kw, power_max_kw = @power_max_kw, wind_max_ms = @wind_max_ms,
     reject_rows_kept = @reject_rows_kept, reject_retention_days = @reject_retention_days, updated_at = now()
 WHERE (lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s, mark_margin_s,
-       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, reject_rows_kept, reject_retention_days)
+       allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, power_min_kw, power_max_kw, wind_max_ms,
+       reject_rows_kept, reject_retention_days)
       IS DISTINCT FROM (@lane_threshold_ms, @early_tolerance_ms, @future_limit_s, @max_age_days, @window_s, @mark_margin_s,
-       @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm, @reject_rows_kept, @reject_retention_days);
+       @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm, @power_min_kw, @power_max_kw, @wind_max_ms,
+       @reject_rows_kept, @reject_retention_days);
 
 -- FleetRulesRejects is what ingest keeps of refused lines, and for how long
 -- (fleet_rules, from the fleet file's rules:).

@@ -13,7 +13,7 @@ RETURNING id;
 -- name: FarmVersionCurrent :many
 SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever, greatest(v.first_day, '1900-01-01'::date)::date AS first_day, v.name, v.timezone, v.cadence_seconds,
        v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days, v.window_s, v.mark_margin_s,
-       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm,
+       v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm, v.power_min_kw, v.power_max_kw, v.wind_max_ms,
        (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash,
        coalesce((SELECT m.hash FROM turbine_model m WHERE m.id = v.model_id), '')::text AS model_hash
 FROM farm_version v
@@ -39,13 +39,15 @@ WHERE v.farm_id = @farm_id::text AND NOT @since_ever::boolean
 -- name: FarmVersionInsert :exec
 INSERT INTO farm_version (farm_id, first_day, valid_from, valid_to, name, timezone, cadence_seconds,
                           lane_threshold_ms, early_tolerance_ms, future_limit_s, max_age_days, window_s,
-                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm, apply_id, contract_id, model_id)
+                          mark_margin_s, allowed_lateness_s, divergence_alert_pm, completeness_alert_pm,
+                          power_min_kw, power_max_kw, wind_max_ms, apply_id, contract_id, model_id)
 VALUES (@farm_id,
         CASE WHEN @since_ever::boolean THEN '-infinity'::date ELSE @first_day::date END,
         CASE WHEN @since_ever::boolean THEN '-infinity'::timestamptz ELSE farm_day_start(@farm_id, @first_day::date) END,
         NULL, @name, @timezone::text, @cadence_seconds,
         @lane_threshold_ms, @early_tolerance_ms, @future_limit_s, @max_age_days, @window_s, @mark_margin_s,
-        @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm, @apply_id,
+        @allowed_lateness_s, @divergence_alert_pm, @completeness_alert_pm,
+        @power_min_kw, @power_max_kw, @wind_max_ms, @apply_id,
         -- ContractEnsure has written it
         (SELECT k.id FROM availability_contract k WHERE k.hash = @contract_hash::text),
         (SELECT m.id FROM turbine_model m WHERE m.hash = @model_hash::text));
