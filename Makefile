@@ -31,12 +31,19 @@ generate: ## Regenerate internal/db from sql/ with the pinned sqlc
 	$(GO) tool sqlc generate
 
 .PHONY: verify
-verify: deps ## Fail if generated code or the schema dumps are stale, design.md's rule table cites a missing name, go.mod is untidy or code is unformatted
+# promtool checks the alerting rules when installed (make deps fetches it as
+# root); REQUIRE_PROMTOOL=1 (CI) fails without it instead of skipping.
+PROMTOOL ?= promtool
+verify: deps ## Fail if generated code or the schema dumps are stale, design.md's rule table cites a missing name, go.mod is untidy, code is unformatted or the alerting rules fail promtool
 	$(GO) tool sqlc diff
 	$(GO) run ./internal/schema/dump -check
-	$(GO) test -count=1 ./docs
+	$(GO) test -count=1 ./docs ./alerts
 	$(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@if command -v $(PROMTOOL) >/dev/null 2>&1; then \
+		$(PROMTOOL) check rules alerts/galewatch.rules.yml && $(PROMTOOL) test rules alerts/galewatch.rules.test.yml; \
+	elif [ -n "$(REQUIRE_PROMTOOL)" ]; then echo "promtool not found and REQUIRE_PROMTOOL is set: run make deps as root, or put promtool on PATH"; exit 1; \
+	else echo "promtool not found: alerting rules not checked (make deps as root fetches it)"; fi
 
 .PHONY: schema
 schema: deps ## Write sql/schema/control.sql and shard.sql: the schema the migrations leave (pg_dump of freshly migrated databases)

@@ -64,6 +64,9 @@ func ConfigFromEnv() Config {
 type Main struct {
 	Config Config
 	Now    func() time.Time
+	// MoveGrace, when set, replaces move.DefaultGrace, a move's wait from
+	// its switch to its fence (tests: a few seconds).
+	MoveGrace time.Duration
 
 	controlDSN  string
 	control     *pgxpool.Pool

@@ -48,8 +48,13 @@ farms:
   - {id: short, timezone: UTC, rules: {max_age: 3d}, turbines: [{id: S-1, shard: s1}]}
 `)
 	now := time.Date(2026, 8, 10, 12, 0, 0, 0, time.UTC)
-	rollup := func(args ...string) error {
-		return runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, append([]string{"rollup"}, args...)...)
+	// Through captureStdout: what a parallel test prints must not land in
+	// another's capture.
+	rollup := func(args ...string) (err error) {
+		captureStdout(t, func() {
+			err = runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, append([]string{"rollup"}, args...)...)
+		})
+		return err
 	}
 	jobs := func() int64 {
 		return testdb.Int(t, env.Control, `SELECT count(*) FROM river_job WHERE kind = 'rollup_day'`)

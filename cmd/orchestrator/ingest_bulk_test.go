@@ -30,6 +30,7 @@ func (b *batchCounter) Batch(lane ingest.Lane, accepted, duplicate, failed int64
 }
 func (b *batchCounter) Rejected(ingest.RejectReason, int64) {}
 func (b *batchCounter) RejectsLost(int64)                   {}
+func (b *batchCounter) Body(ingest.BodyOutcome)             {}
 func (b *batchCounter) Early(int64)                         {}
 
 // TestIngestCommandWritesBulkBatches: `orchestrator ingest FILE` writes a

@@ -22,8 +22,11 @@ func TestIngestExitStatus(t *testing.T) {
 	fleetFile := filepath.Join(dir, "fleet.yaml")
 	testdb.Must(t, os.WriteFile(fleetFile, []byte(fmt.Sprintf(rulesFleet, "60s")), 0o644), "write fleet")
 	now := time.Date(2026, 8, 5, 9, 0, 0, 0, time.UTC)
-	run := func(args ...string) error {
-		return runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, args...)
+	// Through captureStdout: what a parallel test prints must not land in
+	// another's capture.
+	run := func(args ...string) (err error) {
+		captureStdout(t, func() { err = runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, args...) })
+		return err
 	}
 	testdb.Must(t, run("fleet", "apply", "--effective-from", testFleetSince, fleetFile), "fleet apply")
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/report"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -105,3 +109,61 @@ farms:
     turbines:
       - {prefix: KS-, from: 1, to: 2, shard: s4}
 `
+
+// TestRollupWaitLeavesAReadDayFinal: every hour of north's 10 September
+// (both turbines, 48 of 48 slots) ingested two days later, so that the
+// ingest marks the day on s1; `rollup --wait` alone then leaves it final:
+// it drains the marks the day waits on before it returns. Before, the day
+// stayed provisional ("shard not drained (marked on s1 …)") until a
+// `work --until-idle`.
+func TestRollupWaitLeavesAReadDayFinal(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, reportFleet)
+	now := time.Date(2026, 9, 12, 9, 30, 0, 0, time.UTC)
+	run := func(args ...string) (stdout, out string) {
+		t.Helper()
+		m := &Main{Config: testConfig(env), Now: func() time.Time { return now }}
+		defer m.Close()
+		cmd := m.Command()
+		cmd.SetArgs(args)
+		var buf bytes.Buffer
+		cmd.SetOut(&buf)
+		ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
+		defer cancel()
+		var err error
+		stdout = captureStdout(t, func() { err = cmd.ExecuteContext(ctx) })
+		testdb.Must(t, err, "orchestrator %s", strings.Join(args, " "))
+		return stdout, buf.String()
+	}
+	london, err := time.LoadLocation("Europe/London")
+	testdb.Must(t, err, "zone")
+	var day strings.Builder
+	for h := range 24 {
+		at := time.Date(2026, 9, 10, h, 0, 5, 0, london)
+		for _, id := range []string{"N-001", "N-002"} {
+			fmt.Fprintf(&day, `{"turbine_id":%q,"recorded_at":%q,"received_at":%q,"available":true,"power_kw":1,"wind_ms":5}`+"\n",
+				id, at.UTC().Format(time.RFC3339), now.Format(time.RFC3339))
+		}
+	}
+	file := filepath.Join(t.TempDir(), "day.ndjson")
+	testdb.Must(t, os.WriteFile(file, []byte(day.String()), 0o600), "write")
+	run("ingest", file)
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM dirty_mark_announced WHERE farm_id = 'north' AND day = '2026-09-10'`); n == 0 {
+		t.Fatalf("the ingest announced no mark of north's 10 September: nothing for rollup --wait to drain")
+	}
+
+	printed, _ := run("rollup", "--farm", "north", "--from", "2026-09-10", "--wait")
+	_, js := run("report", "monthly", "--farm", "north", "--month", "2026-09", "--format", "json")
+	var m report.Month
+	testdb.Must(t, json.Unmarshal([]byte(js), &m), "decode the report")
+	if len(m.Days) != 30 {
+		t.Fatalf("report: %d days, want 30", len(m.Days))
+	}
+	if d := m.Days[9]; d.Status != report.StatusFinal || d.Pending || d.Received == nil || *d.Received != 48 {
+		t.Fatalf("10 September after rollup --wait: %s (%s), pending %v; want final with 48 received\nrollup --wait printed:\n%s",
+			d.Status, d.Why, d.Pending, printed)
+	}
+	if !strings.Contains(printed, "north            2026-09-10        2           48           48           48") || strings.Contains(printed, "still pending") {
+		t.Fatalf("rollup --wait printed:\n%s\nwant the day's row, 48 of 48, and nothing still pending", printed)
+	}
+}

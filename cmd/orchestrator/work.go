@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,6 +22,7 @@ import (
 	"github.com/galewatch/galewatch/internal/move"
 	"github.com/galewatch/galewatch/internal/publish"
 	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/text"
 )
 
 // River builds the River client with every worker (not started).
@@ -44,7 +46,7 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 		Partitions: func(ctx context.Context) error {
 			return m.maintainPartitions(ctx, shards)
 		},
-		Mover: &move.Mover{Control: control, Shards: shards, Now: m.Now, Recompute: jobs.RecomputeAfterMove(nil)},
+		Mover: &move.Mover{Control: control, Shards: shards, Now: m.Now, Grace: m.MoveGrace, Recompute: jobs.RecomputeAfterMove(nil)},
 	})
 }
 
@@ -70,7 +72,9 @@ func (m *Main) workCommand() *cobra.Command {
 		Short: "Run River workers (rollups, dirty-mark drain, nightly schedule) until interrupted",
 		Long: "Any number of `work`/`serve` processes may run against one control database; River shares the jobs.\n" +
 			"--until-idle (cron-style use) enqueues a drain and every farm's rollup of its previous local day,\n" +
-			"then exits once no job is available or running and no dirty mark waits.",
+			"then exits once nothing is left to do now: no job available or running, none due within a minute\n" +
+			"(a move in its grace, a snoozed job, a retry), no dirty mark waiting on a shard that answers.\n" +
+			"A job due later (one failing again and again) is left, and named on a line starting \"left for later:\".",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			if _, err := m.Migrate(ctx); err != nil {
@@ -99,17 +103,51 @@ func (m *Main) workCommand() *cobra.Command {
 			if err := jobs.EnqueueStartup(ctx, m.control, client, m.Now()); err != nil {
 				return err
 			}
-			if err := jobs.WaitIdle(ctx, client, m.control, m.shards); err != nil {
+			left, err := jobs.WaitIdleFor(ctx, client, m.control, m.shards, nil)
+			if err != nil {
 				return err
 			}
 			stop()
 			activity.Stop()
-			return m.printActivity(ctx, activity)
+			if err := m.printActivity(ctx, activity); err != nil {
+				return err
+			}
+			printLeft(left)
+			return nil
 		},
 	}
 	jobFlags(cmd, &cfg)
-	cmd.Flags().BoolVar(&untilIdle, "until-idle", false, "exit when no job is available or running and no dirty mark waits")
+	cmd.Flags().BoolVar(&untilIdle, "until-idle", false, "exit when nothing is left to do now: no job available, running or due within a minute, no dirty mark waiting")
 	return cmd
+}
+
+// printLeft names the jobs a wait for idle left because they are due
+// later than jobs.IdleHorizon, and what runs them.
+func printLeft(left jobs.Left) {
+	if len(left.Jobs) == 0 {
+		return
+	}
+	n := fmt.Sprint(len(left.Jobs))
+	if left.More {
+		n = "more than " + n
+	}
+	first := left.Jobs[0]
+	failed := ""
+	if k := len(first.Errors); k > 0 {
+		failed = fmt.Sprintf(", attempt %d failed: %s", first.Errors[k-1].Attempt, oneLine(first.Errors[k-1].Error))
+	}
+	fmt.Printf("left for later: %s job(s) due more than %s from now, the first %s job %d at %s (%s%s); "+
+		"a running serve or work runs them, or run `orchestrator work --until-idle` after that\n",
+		n, jobs.IdleHorizon, first.Kind, first.ID, first.ScheduledAt.UTC().Format(time.DateTime+" MST"), first.State, failed)
+}
+
+// oneLine is a stored error as one printable line of at most 300 bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(text.Printable(s)), " ")
+	if len(s) > 300 {
+		s = strings.ToValidUTF8(s[:300], "") + "…"
+	}
+	return s
 }
 
 // printActivity says what `work --until-idle` did: the jobs it ran, and
@@ -152,7 +190,7 @@ func (m *Main) rollupCommand() *cobra.Command {
 	cfg := jobs.DefaultConfig()
 	cmd := &cobra.Command{
 		Use:   "rollup (--farm F | --all) --from DATE --to DATE [--wait]",
-		Short: "Enqueue rollups of farm-days (every shard of each farm); --wait works them and prints the result",
+		Short: "Enqueue rollups of farm-days (every shard of each farm); --wait drains their marks, works them and prints the days",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			if (farm == "") == !all {
@@ -188,25 +226,18 @@ func (m *Main) rollupCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ids, err := jobs.EnqueueFarmDays(ctx, m.control, client, farms, d0, d1, rollup.ReasonManual, jobs.PriorityManual)
-			if err != nil {
-				return err
+			if wait {
+				return m.rollupWait(ctx, client, farms, d0, d1)
 			}
-			fmt.Printf("enqueued %d rollup_day job(s) for %d farm(s), %s to %s\n", len(ids), len(farms), d0.Format(time.DateOnly), d1.Format(time.DateOnly))
-			if !wait {
-				return nil
-			}
-			if err := m.workJobs(ctx, client, ids); err != nil {
-				return err
-			}
-			return m.printFarmDays(ctx, farms, d0, d1)
+			_, err = m.enqueueRollups(ctx, client, farms, d0, d1)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&farm, "farm", "", "farm id")
 	cmd.Flags().BoolVar(&all, "all", false, "every farm")
 	cmd.Flags().StringVar(&from, "from", "", "first farm-local day (YYYY-MM-DD)")
 	cmd.Flags().StringVar(&to, "to", "", "last farm-local day (default: --from); the days must be within each farm's max_age (400 days by default) and not after today")
-	cmd.Flags().BoolVar(&wait, "wait", false, "work the jobs here (alongside any serve/work process) and wait until they finish, then print what was written")
+	cmd.Flags().BoolVar(&wait, "wait", false, "drain the marks the days wait on, work the jobs here (alongside any serve/work process) and wait until the days are as final as their data allows, then print what was written")
 	cmd.Flags().IntVar(&cfg.WorkersPerShard, "workers-per-shard", cfg.WorkersPerShard, "concurrent rollups per shard")
 	return cmd
 }
@@ -232,17 +263,92 @@ func (m *Main) checkRollupRange(ctx context.Context, farms []string, d0, d1 time
 	return nil
 }
 
-// workJobs works the queues here (beside any serve/work process, which may
-// take some of the jobs) until every job in ids is finalized, showing
-// progress, and fails when a job gave up.
-func (m *Main) workJobs(ctx context.Context, client *river.Client[pgx.Tx], ids []int64) error {
+func (m *Main) enqueueRollups(ctx context.Context, client *river.Client[pgx.Tx], farms []string, d0, d1 time.Time) ([]int64, error) {
+	ids, err := jobs.EnqueueFarmDays(ctx, m.control, client, farms, d0, d1, rollup.ReasonManual, jobs.PriorityManual)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("enqueued %d rollup_day job(s) for %d farm(s), %s to %s\n", len(ids), len(farms), d0.Format(time.DateOnly), d1.Format(time.DateOnly))
+	return ids, nil
+}
+
+// rollupWait is `rollup --wait`: it works the queues here (beside any
+// serve/work process, which may take some of the jobs) until the days are
+// as final as their data allows, then prints them. First an immediate
+// drain, so that the marks the days wait on become requests the rollups
+// claim (after the rollups, each mark would cost a second recompute); then
+// the rollups; then whatever the days still wait on (marks made meanwhile,
+// a request's job), as `work --until-idle` does. Days still pending then
+// wait on a job due later or a shard that does not answer: it names them
+// and the command that finishes them.
+func (m *Main) rollupWait(ctx context.Context, client *river.Client[pgx.Tx], farms []string, d0, d1 time.Time) error {
 	stop, err := jobs.Start(ctx, m.control, client, nil)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	drain, err := client.Insert(ctx, jobs.DrainDirtyArgs{Immediate: true}, nil)
+	if err != nil {
+		return err
+	}
+	if gaveUp, err := waitJobs(ctx, client, "drain", []int64{drain.Job.ID}); err != nil {
+		return err
+	} else if gaveUp > 0 {
+		fmt.Fprintln(os.Stderr, "orchestrator: the drain gave up; the days it did not drain stay pending (below)")
+	}
+	ids, err := m.enqueueRollups(ctx, client, farms, d0, d1)
+	if err != nil {
+		return err
+	}
+	gaveUp, err := waitJobs(ctx, client, "rollup", ids)
+	if err != nil {
+		return err
+	}
+	if gaveUp > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d rollup job(s) gave up", gaveUp)}
+	}
+	var pending []string
+	settled := func(ctx context.Context) (bool, error) {
+		rows, err := rollup.FarmDays(ctx, m.control, farms, d0, d1)
+		if err != nil {
+			return false, err
+		}
+		pending = pending[:0]
+		for _, r := range rows {
+			if r.Pending {
+				pending = append(pending, r.FarmID+" "+r.Day.Format(time.DateOnly))
+			}
+		}
+		return len(pending) == 0, nil
+	}
+	left, err := jobs.WaitIdleFor(ctx, client, m.control, m.shards, settled)
+	if err != nil {
+		return err
+	}
+	if err := m.printFarmDays(ctx, farms, d0, d1); err != nil {
+		return err
+	}
+	if _, err := settled(ctx); err != nil || len(pending) == 0 {
+		return err
+	}
+	printLeft(left)
+	more := ""
+	if len(pending) > 5 {
+		more = fmt.Sprintf(" and %d more", len(pending)-5)
+		pending = pending[:5]
+	}
+	fmt.Printf("still pending (their numbers may still change): %s%s; they wait on a job due later or a shard that does not answer: "+
+		"`orchestrator work --until-idle` finishes them once it is due or answers (`orchestrator report monthly` says what each waits on)\n",
+		strings.Join(pending, ", "), more)
+	return nil
+}
+
+// waitJobs waits until every job in ids is finalized, whichever process
+// works them, showing progress as what, and returns how many gave up
+// (each named on standard error).
+func waitJobs(ctx context.Context, client *river.Client[pgx.Tx], what string, ids []int64) (int, error) {
 	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(os.Stderr),
-		progressbar.OptionSetDescription("rollup"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		progressbar.OptionSetDescription(what), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	tty := isTerminal(os.Stderr)
 	lastLine := time.Time{}
 	gaveUp, err := jobs.Wait(ctx, client, ids, 250*time.Millisecond, func(p jobs.WaitProgress) {
@@ -253,7 +359,7 @@ func (m *Main) workJobs(ctx context.Context, client *river.Client[pgx.Tx], ids [
 			_ = bar.Set(p.Done)
 		case p.Done == p.Total || time.Since(lastLine) >= 5*time.Second:
 			lastLine = time.Now()
-			fmt.Fprintf(os.Stderr, "rollup: %d/%d job(s) finished\n", p.Done, p.Total)
+			fmt.Fprintf(os.Stderr, "%s: %d/%d job(s) finished\n", what, p.Done, p.Total)
 		}
 	})
 	if tty {
@@ -262,13 +368,7 @@ func (m *Main) workJobs(ctx context.Context, client *river.Client[pgx.Tx], ids [
 	for _, g := range gaveUp {
 		fmt.Fprintf(os.Stderr, "orchestrator: job %d gave up: %s\n", g.Job.ID, g.Reason)
 	}
-	if err != nil {
-		return err
-	}
-	if len(gaveUp) > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d rollup job(s) gave up", len(gaveUp))}
-	}
-	return nil
+	return len(gaveUp), err
 }
 
 func (m *Main) printFarmDays(ctx context.Context, farms []string, d0, d1 time.Time) error {

@@ -108,6 +108,10 @@ const DefaultAdmitWait = 5 * time.Second
 var errFull = errors.New("ingest pipeline is full: retry later")
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every body answered is counted once (metrics); one not ingested to
+	// its end failed.
+	outcome := BodyFailed
+	defer func() { h.in.cfg.Observer.Body(outcome) }()
 	addr := addressKey(r.RemoteAddr)
 	if !h.hold(addr) {
 		h.refuse(w, fmt.Sprintf("%d bodies from your address are already being read or written, its share of the ingest pipeline: retry later", h.perAddress))
@@ -188,6 +192,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.full(w)
 		return
 	}
+	outcome = bodyOutcome(sum, err)
 	code := http.StatusOK
 	switch {
 	case err == nil:

@@ -17,6 +17,38 @@ type Observer interface {
 	// Early: n valid rows were ahead of their received_at by more than the
 	// farm's early tolerance (counted when read, as the summary's early).
 	Early(n int64)
+	// Body: POST /v1/readings answered a body, with outcome.
+	Body(outcome BodyOutcome)
+}
+
+// BodyOutcome is how an HTTP body ended, as the ingest command's exit
+// status says it of a file: every line stored, some refused, or not all
+// stored.
+type BodyOutcome string
+
+// The outcomes of a body.
+const (
+	// BodyStored: every line was stored or already stored (200).
+	BodyStored BodyOutcome = "stored"
+	// BodyWithRejects: some lines were refused, every valid one stored (200).
+	BodyWithRejects BodyOutcome = "with_rejects"
+	// BodyFailed: not every valid line was stored (lines failed, or the body
+	// was turned away or cut before it was read whole): the sender re-sends.
+	BodyFailed BodyOutcome = "failed"
+)
+
+// BodyOutcomes lists every BodyOutcome.
+var BodyOutcomes = []BodyOutcome{BodyStored, BodyWithRejects, BodyFailed}
+
+// bodyOutcome is the outcome of a body whose ingest ended with sum and err.
+func bodyOutcome(sum Summary, err error) BodyOutcome {
+	switch {
+	case err != nil || sum.Failed > 0:
+		return BodyFailed
+	case sum.Rejected > 0:
+		return BodyWithRejects
+	}
+	return BodyStored
 }
 
 // RejectReason is the kind of reason a line was refused for: a small fixed
@@ -53,3 +85,4 @@ func (noObserver) Batch(Lane, int64, int64, int64) {}
 func (noObserver) Rejected(RejectReason, int64)    {}
 func (noObserver) RejectsLost(int64)               {}
 func (noObserver) Early(int64)                     {}
+func (noObserver) Body(BodyOutcome)                {}

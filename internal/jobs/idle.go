@@ -120,28 +120,60 @@ func clone(m map[string]int) map[string]int {
 	return out
 }
 
-// WaitIdle returns once nothing is left to do: no job available or
-// running, no orphaned rollup request, no dirty mark on any reachable
-// shard. Jobs scheduled for later (a dirtied day's recompute after the day
-// ends) are not work for now. When marks wait it inserts an immediate
-// drain (the periodic one is the elected leader's, and lets bursts settle).
-// It wakes on the client's job events, or every half second.
+// IdleHorizon is how far ahead a job scheduled to run counts as work for
+// now: WaitIdle waits for it. It covers a move in its grace (15 s between
+// the switch and the fence), a snoozed job and the first retries of a job
+// that failed (River's backoff: 1 s, then 16 s). A job due later (one that
+// failed again and again: the backoff grows to hours) is left for a later
+// run and reported (Left), so a failing job cannot hold `work --until-idle`.
+const IdleHorizon = time.Minute
+
+// leftListed bounds the jobs Left lists.
+const leftListed = 100
+
+// Left is what WaitIdle left when nothing else was due: the jobs snoozed or
+// waiting to retry beyond IdleHorizon, soonest first (at most 100), and
+// whether there are more.
+type Left struct {
+	Jobs []*rivertype.JobRow
+	More bool
+}
+
+// WaitIdle returns once nothing is left to do now: no job available or
+// running, none scheduled to run within IdleHorizon, no orphaned rollup
+// request, no dirty mark on any reachable shard.
 func WaitIdle(ctx context.Context, client *river.Client[pgx.Tx], control *pgxpool.Pool, shards *fleet.Shards) error {
+	_, err := WaitIdleFor(ctx, client, control, shards, nil)
+	return err
+}
+
+// WaitIdleFor is WaitIdle returning the jobs it left for later, and
+// returning early once reached (when not nil) says what its caller waits
+// for holds. When marks wait it inserts an immediate drain (the periodic
+// one is the elected leader's, and lets bursts settle). It wakes on the
+// client's job events, or every half second.
+func WaitIdleFor(ctx context.Context, client *river.Client[pgx.Tx], control *pgxpool.Pool, shards *fleet.Shards, reached func(context.Context) (bool, error)) (Left, error) {
 	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
 	defer cancel()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		if reached != nil {
+			ok, err := reached(ctx)
+			if err != nil || ok {
+				return Left{}, err
+			}
+		}
 		busy, err := busy(ctx, client, control, shards)
 		if err != nil {
-			return err
+			return Left{}, err
 		}
 		if !busy {
-			return nil
+			return leftForLater(ctx, client)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return Left{}, ctx.Err()
 		case <-events:
 		case <-tick.C:
 		}
@@ -155,6 +187,17 @@ func busy(ctx context.Context, client *river.Client[pgx.Tx], control *pgxpool.Po
 		return false, err
 	}
 	if len(res.Jobs) > 0 {
+		return true, nil
+	}
+	// River stamps scheduled_at on its own clock, the system's (not the
+	// process's, which a test may set).
+	next, err := client.JobList(ctx, river.NewJobListParams().
+		States(rivertype.JobStateScheduled, rivertype.JobStateRetryable).
+		OrderBy(river.JobListOrderByScheduledAt, river.SortOrderAsc).First(1))
+	if err != nil {
+		return false, err
+	}
+	if len(next.Jobs) > 0 && next.Jobs[0].ScheduledAt.Before(time.Now().Add(IdleHorizon)) {
 		return true, nil
 	}
 	// Requests whose job was cancelled or discarded: a drain re-enqueues them.
@@ -176,4 +219,19 @@ func busy(ctx context.Context, client *river.Client[pgx.Tx], control *pgxpool.Po
 	}
 	_, err = client.Insert(ctx, DrainDirtyArgs{Immediate: true}, nil)
 	return true, err
+}
+
+// leftForLater lists the jobs snoozed or waiting to retry, soonest first.
+func leftForLater(ctx context.Context, client *river.Client[pgx.Tx]) (Left, error) {
+	res, err := client.JobList(ctx, river.NewJobListParams().
+		States(rivertype.JobStateScheduled, rivertype.JobStateRetryable).
+		OrderBy(river.JobListOrderByScheduledAt, river.SortOrderAsc).First(leftListed+1))
+	if err != nil {
+		return Left{}, err
+	}
+	left := Left{Jobs: res.Jobs}
+	if len(left.Jobs) > leftListed {
+		left.Jobs, left.More = left.Jobs[:leftListed], true
+	}
+	return left, nil
 }

@@ -43,6 +43,7 @@ type Metrics struct {
 	ingestRows    *prometheus.CounterVec
 	ingestRejects *prometheus.CounterVec
 	ingestEarly   prometheus.Counter
+	ingestBodies  *prometheus.CounterVec
 	jobRuns       *prometheus.CounterVec
 	jobDuration   *prometheus.HistogramVec
 
@@ -74,6 +75,10 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, now func() time.Time, time
 			Name: "galewatch_ingest_early_rows_total",
 			Help: "Valid rows whose recorded_at was ahead of received_at by more than the farm's early_tolerance (a fast clock).",
 		}),
+		ingestBodies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "galewatch_ingest_bodies_total",
+			Help: "Bodies POST /v1/readings answered, by outcome: stored (every line stored or already stored), with_rejects (some lines refused, every valid one stored), failed (not every valid line stored: lines failed, or the body was turned away or cut before it was read whole).",
+		}, []string{"outcome"}),
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "galewatch_job_runs_total",
 			Help: "River job runs worked by this process, by kind, shard (its rollup queue; empty for the other queues) and outcome (completed, failed, cancelled, snoozed).",
@@ -84,7 +89,7 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, now func() time.Time, time
 			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900},
 		}, []string{"kind", "shard"}),
 	}
-	// Every lane/outcome and reason exists from the start, at 0.
+	// Every lane/outcome, reason and body outcome exists from the start, at 0.
 	for _, lane := range []string{ingest.Live.String(), ingest.Backfill.String()} {
 		for _, outcome := range []string{"accepted", "duplicate", "failed"} {
 			m.ingestRows.WithLabelValues(lane, outcome)
@@ -95,12 +100,15 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, now func() time.Time, time
 	for _, r := range ingest.RejectReasons {
 		m.ingestRejects.WithLabelValues(string(r))
 	}
+	for _, o := range ingest.BodyOutcomes {
+		m.ingestBodies.WithLabelValues(string(o))
+	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	m.gauges = collector{control: control, shards: shards, now: now, timeout: timeout, log: slog.Default()}
 	m.scrapes = make(chan struct{}, maxScrapes)
-	m.reg.MustRegister(m.ingestRows, m.ingestRejects, m.ingestEarly, m.jobRuns, m.jobDuration,
+	m.reg.MustRegister(m.ingestRows, m.ingestRejects, m.ingestEarly, m.ingestBodies, m.jobRuns, m.jobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -152,6 +160,10 @@ func (o ingestObserver) RejectsLost(n int64) {
 }
 
 func (o ingestObserver) Early(n int64) { o.m.ingestEarly.Add(float64(n)) }
+
+func (o ingestObserver) Body(outcome ingest.BodyOutcome) {
+	o.m.ingestBodies.WithLabelValues(string(outcome)).Inc()
+}
 
 type jobObserver struct{ m *Metrics }
 

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -460,4 +461,63 @@ func TestMetricsBehindTheToken(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics with the token: %d, want 200", resp.StatusCode)
 	}
+}
+
+// TestBodiesCountedByOutcome posts four bodies to the real server's
+// POST /v1/readings over HTTP and scrapes /metrics from the same server:
+// a body stored whole, a body with two refused lines beside its stored
+// ones (the ingest command would exit 3 for it), a body repeating the
+// first (already stored: stored), and a body in a type the endpoint does
+// not take (nothing read: failed). Each counts once under its outcome:
+// stored 2, with_rejects 1, failed 1.
+func TestBodiesCountedByOutcome(t *testing.T) {
+	t.Parallel()
+	env := testdb.New(t, `
+shards: [{name: s1}]
+farms:
+  - {id: f, timezone: UTC, turbines: [{id: T-1, shard: s1}]}
+`)
+	clock := pipelinetest.NewClock(noon)
+	m := metrics.New(env.Control, env.Shards, clock.Now, 0)
+	p := pipelinetest.New(t, env, pipelinetest.Options{Now: clock.Now, NoStart: true,
+		Ingest: func(c *ingest.Config) { c.Observer = m.Ingest() }})
+	srv := server.New(env.Control, env.Shards, server.DefaultConfig())
+	srv.MountIngest(p.In, 1<<20, 2)
+	srv.MountMetrics(m.Handler())
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+
+	post := func(contentType, body string) (int, ingest.Summary) {
+		t.Helper()
+		resp, err := http.Post(ts.URL+"/v1/readings", contentType, strings.NewReader(body))
+		testdb.Must(t, err, "POST /v1/readings")
+		defer resp.Body.Close()
+		var sum ingest.Summary
+		testdb.Must(t, json.NewDecoder(resp.Body).Decode(&sum), "decode the summary")
+		return resp.StatusCode, sum
+	}
+	var clean strings.Builder
+	for i := range 3 {
+		at := noon.Add(-time.Minute + time.Duration(2*i)*time.Second)
+		clean.WriteString(ndjson("T-1", at, at.Add(time.Second)))
+	}
+	if code, sum := post("application/x-ndjson", clean.String()); code != 200 || sum.Accepted != 3 || sum.Rejected != 0 {
+		t.Fatalf("clean body: %d %+v, want 200 and 3 accepted", code, sum)
+	}
+	withRejects := ndjson("T-1", noon.Add(-10*time.Second), noon) + ndjson("T-9", noon, noon) + "{not json\n"
+	if code, sum := post("application/x-ndjson", withRejects); code != 200 || sum.Accepted != 1 || sum.Rejected != 2 {
+		t.Fatalf("body with rejects: %d %+v, want 200, 1 accepted and 2 rejected", code, sum)
+	}
+	if code, sum := post("application/x-ndjson", clean.String()); code != 200 || sum.Duplicate != 3 {
+		t.Fatalf("the clean body again: %d %+v, want 200 and 3 duplicates", code, sum)
+	}
+	if code, _ := post("text/plain", clean.String()); code != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain body: %d, want 415", code)
+	}
+	expect(t, scrape(t, ts.URL+"/metrics"), map[string]float64{
+		`galewatch_ingest_bodies_total{outcome="stored"}`:             2,
+		`galewatch_ingest_bodies_total{outcome="with_rejects"}`:       1,
+		`galewatch_ingest_bodies_total{outcome="failed"}`:             1,
+		`galewatch_ingest_rows_total{lane="none",outcome="rejected"}`: 2,
+	})
 }
