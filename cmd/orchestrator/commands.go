@@ -156,23 +156,28 @@ func (m *Main) migrateCommand() *cobra.Command {
 
 func (m *Main) fleetCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "fleet", Short: "Fleet registry: shards, farms, turbines, and what it said when"}
-	var asJSON, reopen, repoint bool
+	var asJSON, reopen, repoint, retireMissing, dryRun bool
 	var effective string
 	apply := &cobra.Command{
-		Use:   "apply FILE.yaml [--effective-from INSTANT] [--reopen] [--repoint-shards]",
-		Short: "Validate a fleet file and write it into the registry as new versions from an instant (idempotent)",
-		Long: "Writes what changed as new versions from --effective-from (default now; never in the future, nor\n" +
-			"before 1900: the zero instant is refused, not taken for now): a turbine's cadence or service\n" +
-			"interval from that instant, a farm's zone and rules from the farm-local day holding it. A turbine or\n" +
-			"farm new to the registry is in service from it unless its entry gives commissioned_at. A change\n" +
-			"that would alter a farm-day already rolled up is refused (exit 2, nothing changed, the days listed)\n" +
-			"unless --reopen, which applies it and queues those days for recompute.\n" +
+		Use:   "apply FILE.yaml [--dry-run] [--effective-from INSTANT] [--reopen] [--retire-missing] [--repoint-shards]",
+		Short: "Validate a fleet file, print its plan, and write it into the registry as new versions from an instant (idempotent)",
+		Long: "Prints the plan — the farms and turbines added, changed, moved and retired, each with the rolled-up\n" +
+			"days it changes — and writes it as new versions from --effective-from (default now; never in the\n" +
+			"future, nor before 1900: the zero instant is refused, not taken for now): a turbine's cadence or\n" +
+			"service interval from that instant, a farm's zone and rules from the farm-local day holding it. A\n" +
+			"turbine or farm new to the registry is in service from it unless its entry gives commissioned_at.\n" +
+			"--dry-run prints the plan and changes nothing (no row, no job, no shard database); it exits as the apply\n" +
+			"would: 2 when the apply would be refused.\n" +
+			"Refused (exit 2, nothing changed): a farm or turbine in service that the file does not name would be\n" +
+			"retired, unless --retire-missing (retiring one on purpose: give it decommissioned_at in the file);\n" +
+			"a change would alter a farm-day already rolled up, unless --reopen, which applies it and queues\n" +
+			"those days for recompute.\n" +
 			"A turbine given another shard is moved there online (a move_turbine job; fleet moves shows it).\n" +
 			"A known shard's dsn naming another server or database is refused unless --repoint-shards: an apply\n" +
 			"copies no shard's data.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts := fleet.ApplyOptions{Reopen: reopen, RepointShards: repoint, OnMoves: m.queueMoves}
+			opts := fleet.ApplyOptions{Reopen: reopen, RetireMissing: retireMissing, RepointShards: repoint, OnMoves: m.queueMoves}
 			// Whether it was given is the flag's own: a parsed zero time is
 			// an instant (refused), never "unset".
 			if c.Flags().Changed("effective-from") {
@@ -189,6 +194,9 @@ func (m *Main) fleetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if dryRun {
+				return m.fleetDryRun(c.Context(), args[0], plan, opts, asJSON)
+			}
 			prov, err := m.provisionWith(c.Context(), plan, args[0], opts)
 			if err != nil {
 				return err
@@ -203,25 +211,10 @@ func (m *Main) fleetCommand() *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(os.Stdout).Encode(res)
 			}
-			fmt.Printf("fleet %s applied from %s: %d shards, %d farms, %d turbines in service (%d retired, %d newly; %d new)\n",
-				args[0], res.EffectiveFrom.UTC().Format(time.RFC3339), res.Shards, res.Farms, res.Turbines, res.Retired, res.NewlyRetired, res.New)
-			if res.New > 0 {
-				fmt.Printf("new turbines are in service from %s unless the file gives commissioned_at\n", res.EffectiveFrom.UTC().Format(time.RFC3339))
-			}
-			for i, ch := range res.Changes {
-				if i == 50 {
-					fmt.Printf("… and %d more changes (orchestrator fleet history lists every version)\n", len(res.Changes)-50)
-					break
-				}
-				affects := "no rolled-up day changes"
-				if len(ch.Days) > 0 {
-					affects = fmt.Sprintf("reopens %d rolled-up day(s)", len(ch.Days))
-				}
-				fmt.Printf("%s: %s\n", ch.What, affects)
-			}
-			for _, c := range res.RuleChanges {
-				fmt.Printf("farm %s: rules changed: %s. %s\n", c.FarmID, strings.Join(c.From.Changes(c.To), ", "), c.Consequence())
-			}
+			// The plan, as --dry-run printed it; then what only the apply knows.
+			fmt.Print(res.PlanText())
+			fmt.Printf("applied: %d shards, %d farms, %d turbines in the file, %d retired from it (%d by this apply)\n",
+				res.Shards, res.Farms, res.Turbines, res.Retired, res.NewlyRetired)
 			for _, mv := range res.Moves {
 				fmt.Printf("turbine %s: shard %s → %s: move %d queued; its readings are copied while they keep arriving, then ingest switches (a running serve or work does it; orchestrator fleet moves shows how far)\n",
 					mv.TurbineID, mv.From, mv.To, mv.ID)
@@ -231,17 +224,16 @@ func (m *Main) fleetCommand() *cobra.Command {
 					mv.TurbineID, mv.From, mv.To, mv.ID)
 			}
 			if len(res.Reopened) > 0 {
-				fmt.Printf("reopened %d farm-day(s) for recompute (%d rollup_day job(s) queued):\n", len(res.Reopened), len(jobs))
-				for _, d := range res.Reopened {
-					fmt.Printf("  %s\n", d)
-				}
+				fmt.Printf("reopened %d farm-day(s) for recompute (%d rollup_day job(s) queued; a running serve or work runs them)\n", len(res.Reopened), len(jobs))
 			}
 			return nil
 		},
 	}
 	apply.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	apply.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing; exit 2 if the apply would be refused")
 	apply.Flags().StringVar(&effective, "effective-from", "", "instant the new versions start (RFC 3339, 1900 or later; default now)")
 	apply.Flags().BoolVar(&reopen, "reopen", false, "apply even if it changes farm-days already rolled up, and queue them for recompute")
+	apply.Flags().BoolVar(&retireMissing, "retire-missing", false, "retire the farms and turbines in service that the file does not name (without it such an apply is refused)")
 	apply.Flags().BoolVar(&repoint, "repoint-shards", false, "apply even if a known shard's dsn now names another server or database (you copied its database there; serve and work stopped)")
 	cmd.AddCommand(apply, m.fleetHistoryCommand(), m.fleetMovesCommand())
 	return cmd

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +17,7 @@ import (
 	"github.com/galewatch/galewatch/internal/jobs"
 	"github.com/galewatch/galewatch/internal/move"
 	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/schema"
 )
 
 // reopen queues the recompute of farm-days a fleet apply changed.
@@ -122,4 +126,53 @@ func (m *Main) fleetMovesCommand() *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many moves")
 	cmd.Flags().Int64SliceVar(&resume, "resume", nil, "queue a job for these moves (ids) if none works them")
 	return cmd
+}
+
+// fleetDryRun prints the plan of applying plan with opts, changing
+// nothing: no migration, no shard database, no row, no job. It fails as
+// the apply would (exit 2 when refused), after the plan.
+func (m *Main) fleetDryRun(ctx context.Context, source string, plan *fleet.Plan, opts fleet.ApplyOptions, asJSON bool) error {
+	reg, err := m.Registry(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := schema.ControlVersion(ctx, reg.Pool)
+	if err != nil {
+		return err
+	}
+	if len(v.Missing) > 0 {
+		return fmt.Errorf("the control database lacks %d of this build's migrations: a dry run changes nothing, so it cannot plan against it; "+
+			"run `orchestrator migrate` first (or apply without --dry-run)", len(v.Missing))
+	}
+	res, refused := reg.DryRun(ctx, source, plan, opts)
+	if res.Source == "" {
+		return refused // the file or its checks failed: no plan
+	}
+	if asJSON {
+		if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Print(res.PlanText())
+	}
+	if refused != nil {
+		// The plan above lists what the refusal would: say why, briefly.
+		var reasons []string
+		var missing *fleet.RetiresMissingError
+		if errors.As(refused, &missing) {
+			reasons = append(reasons, fmt.Sprintf("it would retire %d turbine(s) in service that the file does not name (under retired: above; --retire-missing retires them)", missing.Count()))
+		}
+		var closed *fleet.ChangesClosedDaysError
+		if errors.As(refused, &closed) {
+			reasons = append(reasons, fmt.Sprintf("it would change %d rolled-up farm-day(s) (listed above; --reopen recomputes them)", len(res.Reopened)))
+		}
+		if len(reasons) == 0 {
+			return fmt.Errorf("dry run, nothing was changed: %w", refused)
+		}
+		return &exitError{code: 2, err: fmt.Errorf("dry run, nothing was changed; the apply would be refused: %s", strings.Join(reasons, "; "))}
+	}
+	if !asJSON {
+		fmt.Println("dry run: nothing was changed (the same command without --dry-run applies this plan)")
+	}
+	return nil
 }

@@ -107,7 +107,7 @@ func TestRunOnEmbeddedDefault(t *testing.T) {
 	var firstURL string
 	for round := 1; round <= 2; round++ {
 		out := run("fleet", "apply", demo)
-		if !strings.Contains(out, "4 shards, 21 farms, 1240 turbines in service") {
+		if !strings.Contains(out, "4 shards, 21 farms, 1240 turbines in the file") {
 			t.Fatalf("round %d: fleet apply printed %q", round, out)
 		}
 		status := run("db", "status")

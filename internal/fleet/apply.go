@@ -17,8 +17,11 @@ import (
 	"github.com/galewatch/galewatch/internal/schema"
 )
 
-// ApplyResult counts what the registry holds after an apply.
+// ApplyResult is what an apply changed (PlanText lists it) and what the
+// registry holds after it.
 type ApplyResult struct {
+	// Source names the file applied.
+	Source   string
 	Shards   int64
 	Farms    int64
 	Turbines int64
@@ -32,16 +35,21 @@ type ApplyResult struct {
 	RuleChanges []RuleChange
 	// EffectiveFrom is the instant the apply's versions start.
 	EffectiveFrom time.Time
-	// Changes are the registry edits the apply made (new turbines and farms
-	// counted in New, not listed), each with the rolled-up days it changes.
+	// Changes are the farms and turbines the apply adds, changes and
+	// retires, each with the rolled-up days it changes.
 	Changes []Change
+	// NewShards are the shards the registry did not know; FleetChanges the
+	// fleet-wide settings that change (reject rules, a shard repointed).
+	NewShards    []string
+	FleetChanges []string
 	// New is how many turbines the registry did not know.
 	New int
 	// Reopened is every rolled-up farm-day the apply changed (--reopen),
 	// to recompute.
 	Reopened []FarmDay
 	// Moves are the turbine moves between shards the apply started
-	// (turbine_move), each to be worked by a move_turbine job.
+	// (turbine_move), each to be worked by a move_turbine job (a dry run's
+	// have no id).
 	Moves []Move
 	// Resumed are moves under way, to the shard the file gives, that had
 	// no job working them (cancelled, discarded, deleted): the apply
@@ -117,33 +125,31 @@ func (r *Registry) Apply(ctx context.Context, source string, plan *Plan) (ApplyR
 
 // ApplyWith is Apply from opts.EffectiveFrom: new versions of every changed
 // fact from then, refused (with nothing changed) when they would change a
-// farm-day already rolled up, unless opts.Reopen.
+// farm-day already rolled up, unless opts.Reopen, or retire a farm or
+// turbine in service that the file does not name, unless
+// opts.RetireMissing.
 func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opts ApplyOptions) (ApplyResult, error) {
-	now := r.now()
-	at := now
-	if opts.EffectiveFrom != nil {
-		at = *opts.EffectiveFrom
-		if err := CheckEffectiveFrom(at); err != nil {
-			return ApplyResult{}, &ValidationError{Source: source, Problems: []string{err.Error()}}
-		}
-	}
-	opts.EffectiveFrom = &at
-	if at.After(now) {
-		return ApplyResult{}, &ValidationError{Source: source, Problems: []string{fmt.Sprintf(
-			"--effective-from %s is in the future (now %s); apply the file at that time",
-			at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))}}
-	}
-	q := controldb.New(r.Pool)
-	if err := r.check(ctx, q, source, plan); err != nil {
+	at, err := r.effectiveFrom(source, opts.EffectiveFrom)
+	if err != nil {
 		return ApplyResult{}, err
 	}
-	if !opts.RepointShards {
-		problems, err := r.repointed(ctx, q, plan)
+	opts.EffectiveFrom = &at
+	if err := r.preflight(ctx, source, plan, opts); err != nil {
+		return ApplyResult{}, err
+	}
+	// Before any shard database is created: the transaction decides again
+	// under the lock.
+	if !opts.RetireMissing {
+		placements, err := controldb.New(r.Pool).TurbinePlacements(ctx)
 		if err != nil {
 			return ApplyResult{}, err
 		}
-		if len(problems) > 0 {
-			return ApplyResult{}, &ValidationError{Source: source, Problems: problems}
+		if missing := missingOf(source, at, placements, plan); missing != nil {
+			// Refused: with the rolled-up days it would change too, if any.
+			if _, err := r.dryRun(ctx, source, plan, opts); err != nil {
+				return ApplyResult{}, err
+			}
+			return ApplyResult{}, missing
 		}
 	}
 	for _, s := range plan.Shards {
@@ -161,8 +167,8 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 		}
 	}
 
-	res := ApplyResult{EffectiveFrom: at}
-	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+	var res ApplyResult
+	err = pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 		qtx := controldb.New(tx)
 		// One apply at a time: each decides its versions from the last.
 		if err := qtx.AdvisoryXactLockKey(ctx, ApplyLock); err != nil {
@@ -170,30 +176,18 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 		}
 		// A shard change is a move (internal/move): the apply records it and
 		// its job switches the turbine's shard once the readings are copied,
-		// so the registry keeps the current shard until then. Read under the
-		// lock the switch takes too: an apply never writes back the shard a
-		// move has just switched away from.
-		plan, moves, underway, err := r.movesOf(ctx, qtx, plan)
+		// so the registry keeps the current shard until then. Decided under
+		// the lock the switch takes too: an apply never writes back the
+		// shard a move has just switched away from.
+		d, err := r.decide(ctx, qtx, source, plan, opts)
 		if err != nil {
 			return err
 		}
-		vp, err := r.planVersions(ctx, qtx, plan, opts)
-		if err != nil {
+		if err := d.refusal(opts); err != nil {
 			return err
 		}
-		if len(vp.refused) > 0 {
-			return &ValidationError{Source: source, Problems: vp.refused}
-		}
-		reopened := vp.reopened()
-		if len(reopened) > 0 && !opts.Reopen {
-			return &ChangesClosedDaysError{Changes: vp.changes}
-		}
-		res.Changes, res.Reopened = vp.changes, reopened
-		res.New = vp.added
-		before, err := farmRules(ctx, qtx)
-		if err != nil {
-			return err
-		}
+		res = d.res
+		plan, vp := d.plan, d.vp
 		if err := qtx.FleetRulesPut(ctx, plan.Rules.fleetParams(plan.Rejects)); err != nil {
 			return fmt.Errorf("fleet rules: %w", err)
 		}
@@ -208,15 +202,6 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 			f.Rules.overrideParams(&p)
 			if err := qtx.FarmUpsert(ctx, p); err != nil {
 				return fmt.Errorf("farm %s: %w", f.ID, err)
-			}
-		}
-		after, err := farmRules(ctx, qtx)
-		if err != nil {
-			return err
-		}
-		for _, f := range plan.Farms {
-			if old, ok := before[f.ID]; ok && old != after[f.ID] {
-				res.RuleChanges = append(res.RuleChanges, RuleChange{FarmID: f.ID, From: old, To: after[f.ID]})
 			}
 		}
 		params := make([]controldb.TurbineUpsertParams, len(plan.Turbines))
@@ -242,11 +227,11 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 			return err
 		}
 		res.NewlyRetired = retired
-		applyID, err := vp.write(ctx, qtx, plan.Hash, reopened, len(moves) > 0)
+		applyID, err := vp.write(ctx, qtx, plan.Hash, res.Reopened, len(d.moves) > 0)
 		if err != nil {
 			return err
 		}
-		if res.Moves, err = startMoves(ctx, qtx, moves, applyID, r.now()); err != nil {
+		if res.Moves, err = startMoves(ctx, qtx, d.moves, applyID, r.now()); err != nil {
 			return err
 		}
 		if opts.OnMoves != nil && len(res.Moves) > 0 {
@@ -254,8 +239,8 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 				return fmt.Errorf("queue the moves: %w", err)
 			}
 		}
-		if opts.OnMoves != nil && len(underway) > 0 {
-			if res.Resumed, err = opts.OnMoves(ctx, tx, underway); err != nil {
+		if opts.OnMoves != nil && len(d.underway) > 0 {
+			if res.Resumed, err = opts.OnMoves(ctx, tx, d.underway); err != nil {
 				return fmt.Errorf("queue the moves under way: %w", err)
 			}
 		}
@@ -266,7 +251,53 @@ func (r *Registry) ApplyWith(ctx context.Context, source string, plan *Plan, opt
 		res.Shards, res.Farms, res.Turbines, res.Retired = counts.Shards, counts.Farms, counts.Turbines, counts.Retired
 		return nil
 	})
-	return res, err
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	return res, nil
+}
+
+// effectiveFrom is the instant an apply's versions start: given's, else the
+// registry's clock; refused before MinEffectiveFrom or in the future.
+func (r *Registry) effectiveFrom(source string, given *time.Time) (time.Time, error) {
+	now := r.now()
+	at := now
+	if given != nil {
+		at = *given
+		if err := CheckEffectiveFrom(at); err != nil {
+			return at, &ValidationError{Source: source, Problems: []string{err.Error()}}
+		}
+	}
+	if at.After(now) {
+		return at, &ValidationError{Source: source, Problems: []string{fmt.Sprintf(
+			"--effective-from %s is in the future (now %s); apply the file at that time",
+			at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))}}
+	}
+	return at, nil
+}
+
+// preflight is what an apply checks before it creates anything: the file
+// against the database (check), and shards it would repoint.
+func (r *Registry) preflight(ctx context.Context, source string, plan *Plan, opts ApplyOptions) error {
+	q := controldb.New(r.Pool)
+	if err := r.check(ctx, q, source, plan); err != nil {
+		return err
+	}
+	if opts.RepointShards {
+		return nil
+	}
+	moved, err := r.repointed(ctx, q, plan)
+	if err != nil {
+		return err
+	}
+	if len(moved) > 0 {
+		v := &ValidationError{Source: source}
+		for _, m := range moved {
+			v.Problems = append(v.Problems, m.problem())
+		}
+		return v
+	}
+	return nil
 }
 
 // farmRules reads the rules in force per farm.
@@ -416,9 +447,11 @@ func nullable(s string) *string {
 }
 
 // IsValidation reports whether err is a fleet-file problem, or an apply
-// refused for the days it would change (exit code 2).
+// refused for the days it would change or what it would retire (exit
+// code 2).
 func IsValidation(err error) bool {
 	var v *ValidationError
 	var c *ChangesClosedDaysError
-	return errors.As(err, &v) || errors.As(err, &c)
+	var m *RetiresMissingError
+	return errors.As(err, &v) || errors.As(err, &c) || errors.As(err, &m)
 }

@@ -121,12 +121,22 @@ func TestApplyIsIdempotentAndRetiresRemovedTurbines(t *testing.T) {
 		t.Fatalf("re-apply touched %d turbine rows, want 0", before-after)
 	}
 
-	// Kilmore Sands loses KS-009 and KS-010: they are retired, not deleted.
+	// Kilmore Sands loses KS-009 and KS-010: refused without RetireMissing
+	// (nothing changed: 22 in service); with it they are retired, not
+	// deleted.
 	smaller := strings.Replace(testdb.SmallFleet, "{prefix: KS-, from: 1, to: 10,", "{prefix: KS-, from: 1, to: 8,", 1)
 	plan, err = fleet.Parse("smaller", strings.NewReader(smaller))
 	testdb.Must(t, err, "parse")
 	env.Registry.Now = func() time.Time { return time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC) }
-	res, err = env.Registry.Apply(ctx, "smaller", plan)
+	_, err = env.Registry.Apply(ctx, "smaller", plan)
+	var missing *fleet.RetiresMissingError
+	if !errors.As(err, &missing) || len(missing.Farms) != 0 || len(missing.Turbines) != 2 || missing.Turbines[1] != (fleet.MissingTurbine{ID: "KS-010", FarmID: "kilmore-sands"}) {
+		t.Fatalf("apply smaller: %v, want a refusal naming KS-009 and KS-010", err)
+	}
+	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE in_fleet_file AND decommissioned_at IS NULL`); n != 22 {
+		t.Fatalf("%d turbines in service after the refused apply, want 22", n)
+	}
+	res, err = env.Registry.ApplyWith(ctx, "smaller", plan, fleet.ApplyOptions{RetireMissing: true})
 	testdb.Must(t, err, "apply smaller")
 	if res.Turbines != 20 || res.Retired != 2 || res.NewlyRetired != 2 {
 		t.Fatalf("apply smaller: %+v, want 20 in service, 2 retired", res)

@@ -141,7 +141,8 @@ func TestRegistryHoldsTheSameLimits(t *testing.T) {
 	unnamed := "n" + farm[1:]
 	plan, err := fleet.Parse("unnamed", strings.NewReader("shards: [{name: s1}]\nfarms:\n  - {id: "+unnamed+", timezone: UTC, turbines: [{id: T-1, shard: s1}]}\n"))
 	testdb.Must(t, err, "parse")
-	_, err = env.Registry.Apply(ctx, "unnamed", plan)
+	// The rows written above are not in the file: retired.
+	_, err = env.Registry.ApplyWith(ctx, "unnamed", plan, fleet.ApplyOptions{RetireMissing: true})
 	testdb.Must(t, err, "apply a farm of the longest id and no name")
 	if n := testdb.Int(t, env.Control, `SELECT count(*) FROM farm WHERE id = $1 AND name = $1`, unnamed); n != 1 {
 		t.Fatalf("farm %s: %d rows named by their id, want 1", unnamed, n)
@@ -168,7 +169,7 @@ func TestApplyRetiresATurbineFromBeforeTheLimits(t *testing.T) {
 	testdb.Exec(t, env.Control, `ALTER TABLE turbine ADD CONSTRAINT turbine_id_bounded `+def)
 	plan, err := fleet.Parse("again", strings.NewReader(yaml))
 	testdb.Must(t, err, "parse")
-	res, err := env.Registry.Apply(ctx, "again", plan)
+	res, err := env.Registry.ApplyWith(ctx, "again", plan, fleet.ApplyOptions{RetireMissing: true})
 	testdb.Must(t, err, "apply the file that no longer names the long turbine")
 	if res.NewlyRetired != 1 || testdb.Int(t, env.Control, `SELECT count(*) FROM turbine WHERE id = $1 AND NOT in_fleet_file`, long) != 1 {
 		t.Fatalf("apply: %+v, want the long turbine retired", res)

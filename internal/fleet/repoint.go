@@ -10,13 +10,21 @@ import (
 	"github.com/galewatch/galewatch/internal/db/controldb"
 )
 
+// repoint is a shard of the plan that the registry knows on another
+// server or database.
+type repoint struct {
+	index    int // in plan.Shards
+	name     string
+	from, to string // serverOf, before and after
+}
+
 // repointed lists the plan's shards that the registry already knows on
 // another server or database: an apply copies no shard's data, so every
 // process started after it would write and read that shard's turbines
 // where their readings are not (while a running serve keeps the old
 // connection). ApplyOptions.RepointShards allows it, for a database the
 // DBA has copied there.
-func (r *Registry) repointed(ctx context.Context, q *controldb.Queries, plan *Plan) ([]string, error) {
+func (r *Registry) repointed(ctx context.Context, q *controldb.Queries, plan *Plan) ([]repoint, error) {
 	known, err := q.ShardList(ctx)
 	if err != nil {
 		return nil, err
@@ -29,7 +37,7 @@ func (r *Registry) repointed(ctx context.Context, q *controldb.Queries, plan *Pl
 		}
 		was[s.Name] = r.serverOf(dsn, s.Database)
 	}
-	var problems []string
+	var out []repoint
 	for i, s := range plan.Shards {
 		old, ok := was[s.Name]
 		if !ok {
@@ -40,12 +48,17 @@ func (r *Registry) repointed(ctx context.Context, q *controldb.Queries, plan *Pl
 			return nil, err
 		}
 		if now := r.serverOf(s.DSN, db); now != old {
-			problems = append(problems, fmt.Sprintf("shards[%d] (%s): would move from %s to %s; an apply copies no data, so the shard's turbines would be "+
-				"written and read where their readings are not (give the dsn it was applied with; or copy the database there yourself, "+
-				"stop serve and work, and apply with --repoint-shards)", i, s.Name, old, now))
+			out = append(out, repoint{index: i, name: s.Name, from: old, to: now})
 		}
 	}
-	return problems, nil
+	return out, nil
+}
+
+// problem is the refusal of a repoint without RepointShards.
+func (p repoint) problem() string {
+	return fmt.Sprintf("shards[%d] (%s): would move from %s to %s; an apply copies no data, so the shard's turbines would be "+
+		"written and read where their readings are not (give the dsn it was applied with; or copy the database there yourself, "+
+		"stop serve and work, and apply with --repoint-shards)", p.index, p.name, p.from, p.to)
 }
 
 // serverOf names where a shard's database is, without user or password:

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,6 +28,12 @@ type ApplyOptions struct {
 	// listed (ApplyResult.Reopened) for recompute. Without it such an apply
 	// is refused and changes nothing.
 	Reopen bool
+	// RetireMissing lets the apply retire the farms and turbines in
+	// service that the file does not name (out of service from the
+	// effective instant, their history kept). Without it such an apply is
+	// refused (RetiresMissingError) and changes nothing; a turbine given
+	// decommissioned_at in the file is retired either way.
+	RetireMissing bool
 	// RepointShards lets the apply change the server or database of a
 	// shard the registry knows (the DBA has copied its database there);
 	// without it such an apply is refused and changes nothing.
@@ -49,8 +56,14 @@ func (d FarmDay) String() string { return d.FarmID + "/" + d.Day.String() }
 // Change is one edit an apply makes to the registry, and the rolled-up
 // days it changes.
 type Change struct {
-	What string
-	Days []FarmDay
+	Kind ChangeKind
+	// Farm is the farm changed, or the turbine's; Turbine is empty for a
+	// change of the farm itself.
+	Farm, Turbine string
+	// Omitted: retired because the file no longer names it.
+	Omitted bool
+	What    string
+	Days    []FarmDay
 }
 
 // versionPlan is what an apply writes beside the current rows: the new
@@ -100,7 +113,13 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 	if err != nil {
 		return nil, err
 	}
+	// A new turbine without commissioned_at is in service from start.
+	start := vp.at
+	if !r.Since.IsZero() {
+		start = r.Since
+	}
 	zones := map[string]*time.Location{}
+	var added map[string]string
 	for _, f := range plan.Farms {
 		loc, err := time.LoadLocation(f.Timezone)
 		if err != nil {
@@ -126,6 +145,14 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			// intervals say which of them count).
 			params.SinceEver = true
 			vp.farms = append(vp.farms, params)
+			if added == nil {
+				added = newFarms(plan, current, start)
+			}
+			what := "farm " + f.ID + ": new, no turbines"
+			if a, ok := added[f.ID]; ok {
+				what = "farm " + f.ID + ": new, " + a
+			}
+			vp.changes = append(vp.changes, Change{Kind: Added, Farm: f.ID, What: what})
 			continue
 		}
 		was := farmFacts{name: cur.Name, zone: cur.Timezone, cadence: cur.CadenceSeconds, rules: RulesFromRow(controldb.FarmRule{
@@ -158,7 +185,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		// A name is no count's definition, nor the farm's default cadence
 		// (each turbine's version carries the cadence it counts by).
 		if was.zone == next.zone && was.rules == next.rules && was.contract == next.contract && was.model == next.model {
-			vp.changes = append(vp.changes, Change{What: what})
+			vp.changes = append(vp.changes, Change{Kind: Changed, Farm: f.ID, What: what})
 			continue
 		}
 		// The days the new version governs change; no day before them does.
@@ -166,7 +193,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		if err != nil {
 			return nil, err
 		}
-		vp.changes = append(vp.changes, Change{What: what, Days: days})
+		vp.changes = append(vp.changes, Change{Kind: Changed, Farm: f.ID, What: what, Days: days})
 	}
 
 	turbines, err := q.TurbineVersionCurrent(ctx)
@@ -195,11 +222,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		cur, ok := known[t.ID]
 		if !ok {
 			if v.CommissionedAt == nil {
-				at := vp.at
-				if !r.Since.IsZero() {
-					at = r.Since
-				}
-				v.CommissionedAt = &at
+				v.CommissionedAt = &start
 			}
 			v.SinceEver = true
 			vp.commissioned[t.ID] = v.CommissionedAt
@@ -210,9 +233,8 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			if err != nil {
 				return nil, err
 			}
-			if len(days) > 0 {
-				vp.changes = append(vp.changes, Change{What: fmt.Sprintf("turbine %s: new, in service from %s", t.ID, stamp(v.CommissionedAt)), Days: days})
-			}
+			vp.changes = append(vp.changes, Change{Kind: Added, Farm: t.FarmID, Turbine: t.ID,
+				What: fmt.Sprintf("turbine %s: new on shard %s, in service from %s", t.ID, t.Shard, stamp(v.CommissionedAt)), Days: days})
 			continue
 		}
 		if v.CommissionedAt == nil {
@@ -275,7 +297,14 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			continue
 		}
 		vp.turbines = append(vp.turbines, v)
-		vp.changes = append(vp.changes, Change{What: fmt.Sprintf("turbine %s: %s from %s", t.ID, strings.Join(diffs, ", "), v.ValidFrom.UTC().Format(time.RFC3339)), Days: dedupe(days)})
+		// Given decommissioned_at in the file, a turbine in service is
+		// retired on purpose.
+		kind := Changed
+		if cur.InFleetFile && cur.DecommissionedAt == nil && v.DecommissionedAt != nil {
+			kind = Retired
+		}
+		vp.changes = append(vp.changes, Change{Kind: kind, Farm: t.FarmID, Turbine: t.ID,
+			What: fmt.Sprintf("turbine %s: %s from %s", t.ID, strings.Join(diffs, ", "), v.ValidFrom.UTC().Format(time.RFC3339)), Days: dedupe(days)})
 	}
 	// Turbines the file no longer names are retired at the effective
 	// instant (their history is kept).
@@ -303,9 +332,59 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			v.ValidFrom = cur.ValidFrom
 		}
 		vp.turbines = append(vp.turbines, v)
-		vp.changes = append(vp.changes, Change{What: fmt.Sprintf("turbine %s: no longer in the file, out of service from %s", cur.TurbineID, stamp(v.DecommissionedAt)), Days: days})
+		vp.changes = append(vp.changes, Change{Kind: Retired, Omitted: true, Farm: cur.FarmID, Turbine: cur.TurbineID,
+			What: fmt.Sprintf("turbine %s: no longer in the file, out of service from %s", cur.TurbineID, stamp(v.DecommissionedAt)), Days: days})
 	}
 	return vp, nil
+}
+
+// newFarms says, per farm of the plan the registry does not know, what the
+// plan lists of it: its turbines, their shards and service start (start
+// where the file gives no commissioned_at).
+func newFarms(plan *Plan, current map[string]controldb.FarmVersionCurrentRow, start time.Time) map[string]string {
+	type farm struct {
+		n          int
+		shards     []string
+		first, end time.Time
+	}
+	farms := map[string]*farm{}
+	for _, t := range plan.Turbines {
+		if _, known := current[t.FarmID]; known {
+			continue
+		}
+		f := farms[t.FarmID]
+		if f == nil {
+			f = &farm{}
+			farms[t.FarmID] = f
+		}
+		from := start
+		if t.CommissionedAt != nil {
+			from = *t.CommissionedAt
+		}
+		if f.n == 0 || from.Before(f.first) {
+			f.first = from
+		}
+		if f.n == 0 || from.After(f.end) {
+			f.end = from
+		}
+		f.n++
+		if !slices.Contains(f.shards, t.Shard) {
+			f.shards = append(f.shards, t.Shard)
+		}
+	}
+	out := make(map[string]string, len(farms))
+	for id, f := range farms {
+		since := "in service from " + stamp(&f.first)
+		if !f.end.Equal(f.first) {
+			since = fmt.Sprintf("in service from %s at the earliest, %s at the latest (commissioned_at)", stamp(&f.first), stamp(&f.end))
+		}
+		word := "shard"
+		if len(f.shards) > 1 {
+			word = "shards"
+		}
+		out[id] = fmt.Sprintf("%s on %s %s, %s", count(f.n, "turbine"), word, strings.Join(f.shards, ", "), since)
+	}
+	return out
 }
 
 // reopened is every rolled-up farm-day the plan changes.
@@ -400,7 +479,7 @@ func (f farmFacts) diff(g farmFacts) []string {
 		out = append(out, fmt.Sprintf("cadence %d s → %d s", f.cadence, g.cadence))
 	}
 	if f.rules != g.rules {
-		out = append(out, fmt.Sprintf("rules (%s) → (%s)", f.rules, g.rules))
+		out = append(out, "rules: "+strings.Join(f.rules.Changes(g.rules), ", "))
 	}
 	if f.model != g.model {
 		out = append(out, fmt.Sprintf("model %s → %s", shortHash(f.model), shortHash(g.model)))

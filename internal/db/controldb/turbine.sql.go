@@ -43,17 +43,21 @@ func (q *Queries) TurbineFarmShards(ctx context.Context) ([]TurbineFarmShardsRow
 }
 
 const turbinePlacements = `-- name: TurbinePlacements :many
-SELECT id, farm_id, shard_name FROM turbine
+SELECT id, farm_id, shard_name, in_fleet_file, decommissioned_at FROM turbine ORDER BY id
 `
 
 type TurbinePlacementsRow struct {
-	ID        string
-	FarmID    string
-	ShardName string
+	ID               string
+	FarmID           string
+	ShardName        string
+	InFleetFile      bool
+	DecommissionedAt *time.Time
 }
 
 // TurbinePlacements is where each registered turbine's history lives: its
-// farm (which may not change) and its shard (changed by a move only).
+// farm (which may not change) and its shard (changed by a move only); and
+// whether the fleet file names it still and when its service ends (what
+// an apply leaving it out would retire).
 func (q *Queries) TurbinePlacements(ctx context.Context) ([]TurbinePlacementsRow, error) {
 	rows, err := q.db.Query(ctx, turbinePlacements)
 	if err != nil {
@@ -63,7 +67,13 @@ func (q *Queries) TurbinePlacements(ctx context.Context) ([]TurbinePlacementsRow
 	var items []TurbinePlacementsRow
 	for rows.Next() {
 		var i TurbinePlacementsRow
-		if err := rows.Scan(&i.ID, &i.FarmID, &i.ShardName); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.FarmID,
+			&i.ShardName,
+			&i.InFleetFile,
+			&i.DecommissionedAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -24,9 +24,11 @@ SET in_fleet_file = false,
 WHERE in_fleet_file AND NOT (id = ANY (@keep_ids::text[]));
 
 -- TurbinePlacements is where each registered turbine's history lives: its
--- farm (which may not change) and its shard (changed by a move only).
+-- farm (which may not change) and its shard (changed by a move only); and
+-- whether the fleet file names it still and when its service ends (what
+-- an apply leaving it out would retire).
 -- name: TurbinePlacements :many
-SELECT id, farm_id, shard_name FROM turbine;
+SELECT id, farm_id, shard_name, in_fleet_file, decommissioned_at FROM turbine ORDER BY id;
 
 -- TurbineRoutes is everything ingest needs to route and validate a reading,
 -- the farm's rules in force included.
