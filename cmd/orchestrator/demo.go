@@ -13,6 +13,7 @@ import (
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/localday"
+	"github.com/galewatch/galewatch/internal/server"
 )
 
 // demoOptions are serve's --demo flags (`make run`).
@@ -79,6 +80,18 @@ func (m *Main) newDemo(ctx context.Context, o *demoOptions, in *ingest.Ingestor)
 		return nil, err
 	}
 	return &storyteller{demo: d, done: make(chan struct{})}, nil
+}
+
+// note is what the status page says of the demo (nil without one).
+func (s *storyteller) note() *server.Demo {
+	if s == nil {
+		return nil
+	}
+	n := &server.Demo{FeedFrom: s.demo.FeedFrom()}
+	if st := s.demo.Story(); st != nil {
+		n.Farm, n.Day = st.Farm, st.Day
+	}
+	return n
 }
 
 // storyteller runs the demo once serve listens; a nil one does nothing.

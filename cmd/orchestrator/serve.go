@@ -86,6 +86,7 @@ func (m *Main) serveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			srv.Demo = story.note()
 			defer story.wait(ctx) // it stops with ctx, before the pipeline it feeds
 			return server.ListenAndServe(ctx, srvCfg, srv, func(a net.Addr) {
 				fmt.Printf("serving on http://%s (status page: /, API: /api/v1/farms, healthz: /healthz, readyz: /readyz, metrics: /metrics, ingest: POST /v1/readings, jobs: /riverui/)\n", a)

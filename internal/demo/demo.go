@@ -228,8 +228,9 @@ func (d *Demo) backfill(story *Story) error {
 		return fmt.Errorf("demo: back-fill %s from %s: %w", story.Farm, story.Day, err)
 	}
 	d.out.say("%s: in service from %s (its story day) — the registry had it from this fleet's first apply; back-filled as a DBA would\n"+
-		"  (fleet apply with commissioned_at; %d rolled-up day(s) reopened). The demo sends nothing for it between that day and now, so a\n"+
-		"  day of that gap that gets rolled up (the nightly rollup of yesterday) reads 0 received",
+		"  (fleet apply with commissioned_at; %d rolled-up day(s) reopened). The demo sends nothing for it between that day and the live\n"+
+		"  feed, so a day of that gap that gets rolled up (serve's rollup of yesterday) reads no reading at all, and its month counts it\n"+
+		"  against the farm, as it would a dead link; the status page says so above its fleet table",
 		story.Farm, start.UTC().Format(time.RFC3339), len(res.Reopened))
 	// Retention's horizon comes back with the next periodic reload.
 	routes, err := ingest.LoadRoutes(ctx, d.control, d.start, 0)
@@ -251,6 +252,16 @@ func (d *Demo) Feed() *Feed { return d.feed }
 
 // Start is when the demo's clock started it.
 func (d *Demo) Start() time.Time { return d.start }
+
+// FeedFrom is when the live feed feeds every farm (zero with NoFeed,
+// Feed.Since): a farm's windows that end by then have no reading from the
+// demo (but the story's day), later ones all of theirs.
+func (d *Demo) FeedFrom() time.Time {
+	if d.feed == nil {
+		return time.Time{}
+	}
+	return d.feed.Since()
+}
 
 // Run tells the story until ctx ends: the live feed and its reports in the
 // background, the story's phases on the clock. It returns nil when ctx
@@ -329,8 +340,12 @@ func (d *Demo) runReports(ctx context.Context) {
 		}
 		d.out.say("%s", line)
 		if tile, err := provenance.Tile(ctx, d.control, simulate.ArdnaveFarm); err == nil {
-			d.out.say("  %s tile: window %s-%s %s, %s available, %s received (complete through %s)",
-				simulate.ArdnaveFarm, hm(tile.Start), hm(tile.End), tile.Path, pct(tile.Availability()), pct(tile.Completeness()), hms(tile.CompleteThrough))
+			before := ""
+			if from := d.FeedFrom(); !tile.End.After(from) {
+				before = fmt.Sprintf("; before the live feed, from %s: not a measure of the farm", hms(from))
+			}
+			d.out.say("  %s tile: window %s-%s %s, %s available, %s received (complete through %s%s)",
+				simulate.ArdnaveFarm, hm(tile.Start), hm(tile.End), tile.Path, pct(tile.Availability()), pct(tile.Completeness()), hms(tile.CompleteThrough), before)
 		}
 		prev = cur
 	}

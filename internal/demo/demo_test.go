@@ -4,16 +4,28 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/galewatch/galewatch/internal/demo"
+	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/report"
+	"github.com/galewatch/galewatch/internal/rollup"
+	"github.com/galewatch/galewatch/internal/server"
 	"github.com/galewatch/galewatch/internal/simulate"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
@@ -45,18 +57,65 @@ farms:
       - {prefix: KS-, from: 1, to: 14, shard: s3}
 `
 
+// contractFleet is storyFleet with fleet/demo.yaml's contract and power
+// curve for Ardnave Point.
+const contractFleet = `
+shards: [{name: s1}, {name: s2}, {name: s3}]
+models:
+  - name: GW-3.6
+    curve: [[3, 0], [3.5, 33.6], [4, 78.3], [4.5, 135.7], [5, 207.4], [5.5, 295], [6, 400], [6.5, 524.1],
+            [7, 668.8], [7.5, 835.7], [8, 1026.5], [8.5, 1242.6], [9, 1485.7], [9.5, 1757.4], [10, 2059.3],
+            [10.5, 2392.9], [11, 2759.8], [11.5, 3161.6], [12, 3600], [24.99, 3600]]
+farms:
+  - id: ardnave-point
+    name: Ardnave Point
+    timezone: Europe/London
+    cadence_seconds: 60
+    rules: {window: 5m}
+    model: GW-3.6
+    contract: {name: Ardnave TSA, warranty_pct: 97, cut_in_ms: 3, cut_out_ms: 25, excluded: [out_of_environmental_spec]}
+    turbines:
+      - {prefix: AP-, from: 1, to: 100, shard: s1}
+      - {prefix: AP-, from: 101, to: 200, shard: s2}
+      - {prefix: AP-, from: 201, to: 300, shard: s3}
+  - id: kilmore-sands
+    name: Kilmore Sands
+    timezone: Europe/Dublin
+    turbines:
+      - {prefix: KS-, from: 1, to: 14, shard: s3}
+`
+
+// makeRunFleet is contractFleet as `make run` leaves it: Ardnave Point in
+// service from the fleet's apply at from (so the demo back-fills it from
+// its Saturday); Kilmore Sands, in service long before, has the days
+// before the demo without a reading, as on a second `make run`.
+func makeRunFleet(t *testing.T, from time.Time) *testdb.Env {
+	t.Helper()
+	env := testdb.New(t, contractFleet)
+	plan := *env.Plan
+	plan.Turbines = slices.Clone(plan.Turbines)
+	for i := range plan.Turbines {
+		if plan.Turbines[i].FarmID == simulate.ArdnaveFarm {
+			plan.Turbines[i].CommissionedAt = &from
+		}
+	}
+	_, err := env.Registry.ApplyWith(context.Background(), "test: make run's apply", &plan, fleet.ApplyOptions{})
+	testdb.Must(t, err, "apply Ardnave Point from %s", from)
+	return env
+}
+
 // speed: one wall second is this many seconds on the demo's clock.
 const speed = 10
 
 // pipeline is what `serve` runs, on a test database, on clock: the ingest
 // pipeline and a River client with every worker and the periodic jobs
 // (fast path and drain), their periods scaled to the clock. The nightly
-// rollups are left out: the story's day is never "yesterday"
-// (DefaultSaturday), and their run at start (every farm's yesterday)
-// would only add work.
-func startPipeline(t *testing.T, fleetYAML string, clock *demo.ScaledClock) *pipelinetest.Pipeline {
+// rollups are left out (the story's day is never "yesterday",
+// DefaultSaturday); a test rolls up yesterday itself, as serve does at
+// start.
+func startPipeline(t *testing.T, env *testdb.Env, clock *demo.ScaledClock) *pipelinetest.Pipeline {
 	t.Helper()
-	return pipelinetest.New(t, testdb.New(t, fleetYAML), pipelinetest.Options{Now: clock.Now,
+	return pipelinetest.New(t, env, pipelinetest.Options{Now: clock.Now,
 		// A live batch waits for more readings this long on the ingest
 		// clock: scaled, or every batch would be a few readings.
 		Ingest: func(c *ingest.Config) { c.FlushInterval *= speed },
@@ -88,24 +147,39 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestStoryOnTheClock plays `make run` on a test database at 20× the wall
-// clock: the live feed from the first minute, the Ardnave Saturday on the
-// most recent Saturday before yesterday, its day phase at once and its
-// replay two minutes later. Nothing but the demo and the pipeline's own
-// jobs runs: the farm-day reads 75.85 % after the day phase and 98.67 %,
-// final, after the replay; the live feed's windows are published at the
-// count its simulated time allows.
+// TestStoryOnTheClock plays `make run` on a test database at 10× the wall
+// clock: the live feed from the window in progress, the Ardnave Saturday on
+// the most recent Saturday before yesterday (the farm back-filled from it),
+// its day phase at once and its replay two minutes later, and serve's
+// rollup of every farm's yesterday at start. Nothing but the demo and the
+// pipeline's own jobs runs: the farm-day reads 75.85 % after the day phase
+// and 98.67 %, final, after the replay, and so does the status page's
+// first screen, rendered in headless Chromium at both phases; the live
+// feed's windows are published at the count its simulated time allows.
 func TestStoryOnTheClock(t *testing.T) {
 	t.Parallel()
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("headless Chromium is needed for this test: apt-get install chromium (`make test` installs it when it can)")
+	}
 	start := time.Now().UTC().Truncate(time.Minute)
 	clock := demo.NewScaledClock(start, speed)
-	p := startPipeline(t, storyFleet, clock)
+	p := startPipeline(t, makeRunFleet(t, start), clock)
 
 	var out syncBuffer
 	events := make(chan demo.Event, 4)
+	// Each phase waits for the test to render the page before the story
+	// goes on, so the page shows that phase.
+	resume := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	cfg := demo.DefaultConfig()
-	cfg.Plan, cfg.Clock, cfg.Out, cfg.URL = p.Env.Plan, clock, &out, "http://127.0.0.1:0"
-	cfg.OnEvent = func(e demo.Event) { events <- e }
+	cfg.Plan, cfg.Registry, cfg.Clock, cfg.Out, cfg.URL = p.Env.Plan, p.Env.Registry, clock, &out, "http://127.0.0.1:0"
+	cfg.OnEvent = func(e demo.Event) {
+		events <- e
+		select {
+		case <-resume:
+		case <-ctx.Done():
+		}
+	}
 	// On a busy machine a rollup can take a while; the test's own timeout
 	// below is what fails it.
 	cfg.Patience = 4 * time.Hour
@@ -116,6 +190,28 @@ func TestStoryOnTheClock(t *testing.T) {
 	if want := demo.DefaultSaturday(start, london); story.Day != want || story.Day.UTC().Weekday() != time.Saturday {
 		t.Fatalf("story placed on %s, want %s, a Saturday", story.Day, want)
 	}
+	// The feed starts with each farm's window in progress: Ardnave Point's
+	// 5 minutes, Kilmore Sands' minute; every farm is fed from the later.
+	ardnaveFrom, kilmoreFrom := begun.Truncate(5*time.Minute), begun.Truncate(time.Minute)
+	if d.FeedFrom() != kilmoreFrom || d.Feed().Stats().Through != ardnaveFrom {
+		t.Fatalf("feed from %s (every farm from %s), want Ardnave Point from %s, every farm from %s",
+			d.Feed().Stats().Through.Format(time.TimeOnly), d.FeedFrom().Format(time.TimeOnly), ardnaveFrom.Format(time.TimeOnly), kilmoreFrom.Format(time.TimeOnly))
+	}
+	// serve rolls up every farm's yesterday when it starts: Ardnave Point's
+	// is in service (back-filled) and the demo sends nothing for it.
+	yesterday := localday.Of(begun, london).AddDays(-1)
+	for _, f := range p.Env.Plan.Farms {
+		_, err := jobs.EnqueueFarmDay(ctx, p.Env.Control, p.Client, f.ID, yesterday.String(), rollup.ReasonSchedule, jobs.PrioritySchedule)
+		testdb.Must(t, err, "roll up %s %s", f.ID, yesterday)
+	}
+	// The status page as serve --demo serves it.
+	srv := server.New(p.Env.Control, p.Env.Shards, server.DefaultConfig())
+	srv.Now = clock.Now
+	srv.Demo = &server.Demo{Farm: story.Farm, Day: story.Day, FeedFrom: d.FeedFrom()}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	month := story.Day.UTC().Format("2006-01")
+	landing := ts.URL + "/?month=" + month
 	// What the story must read, from the scenario's arithmetic.
 	afterDay := demo.Counts{Expected: 432_000, Received: 332_100, Available: 327_672}
 	final := demo.Counts{Expected: 432_000, Received: 432_000, Available: 426_240}
@@ -124,7 +220,6 @@ func TestStoryOnTheClock(t *testing.T) {
 			story.AfterDay, story.Final, story.DayReadings, story.ReplayReadings, afterDay, final)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	var runErr error
@@ -184,6 +279,16 @@ func TestStoryOnTheClock(t *testing.T) {
 	if shown := (demo.Counts{Expected: 334_500, Received: 332_100, Available: 327_672}); day.Seen.Shown != shown || pct2(shown.Availability()) != "97.96" {
 		t.Fatalf("day phase windows shown sum to %+v, want %+v (97.96 %%)", day.Seen.Shown, shown)
 	}
+	// The first screen now: the story's day on top, 75.85 %, incomplete.
+	dom := chromium(t, landing, "demo-day-phase")
+	for _, s := range []string{`<span class="badge incomplete" id="demo-status">incomplete</span>`, `<span class="v" id="demo-availability">75.85 %</span>`,
+		`<span class="v" id="demo-completeness">76.88 %</span>`} {
+		if !strings.Contains(panelOf(t, dom), s) {
+			t.Errorf("after the day phase the demo's panel lacks %q: %s", s, panelOf(t, dom))
+		}
+	}
+	beforeFeed(t, ts.URL, d.FeedFrom())
+	resume <- struct{}{}
 
 	// The replay, two minutes after start: 98.67 %, final.
 	replay := next("replay")
@@ -202,6 +307,8 @@ func TestStoryOnTheClock(t *testing.T) {
 	if got := pct2(replay.Seen.Availability()); got != "98.67" {
 		t.Fatalf("availability after the replay %s %%, want 98.67 %%", got)
 	}
+	firstScreen(t, chromium(t, landing, "demo-replayed"), story, yesterday, localday.Of(clock.Now(), london) == yesterday.AddDays(1))
+	resume <- struct{}{}
 
 	// The live feed: let it run to 11 minutes (faster: the story is told),
 	// stop the clock and count the windows published. The feed started
@@ -219,10 +326,7 @@ func TestStoryOnTheClock(t *testing.T) {
 		farm   string
 		window time.Duration
 	}{{"ardnave-point", 5 * time.Minute}, {"kilmore-sands", time.Minute}} {
-		first := begun.Truncate(f.window)
-		if first.Before(begun) {
-			first = first.Add(f.window) // the first window the feed covers whole
-		}
+		first := begun.Truncate(f.window) // the window in progress at start, fed whole
 		due := int64(0)
 		for w := first; !w.Add(f.window + time.Minute).After(end); w = w.Add(f.window) {
 			due++
@@ -240,7 +344,6 @@ func TestStoryOnTheClock(t *testing.T) {
 	// tiles move; at 30× the feed's last step can trail the frozen clock,
 	// and a window published before its readings arrived waits for its
 	// correction, so the readings are counted on the shard).
-	kilmoreFrom := begun.Truncate(time.Minute).Add(time.Minute)
 	if n := testdb.Int(t, p.Env.Control, `SELECT count(*) FROM window_provenance WHERE farm_id = 'kilmore-sands' AND window_start >= $1 AND expected <> 420`, kilmoreFrom); n != 0 {
 		t.Errorf("%d of Kilmore Sands' windows do not have expected 420 (14 turbines × 30 slots)", n)
 	}
@@ -256,16 +359,12 @@ func TestStoryOnTheClock(t *testing.T) {
 	st := d.Feed().Stats()
 	// Every slot of every turbine before the last step, each reading
 	// either delivered or still on its way; every delivered one stored.
-	slots := func(step time.Duration) int64 {
-		first := begun.Truncate(step)
-		if first.Before(begun) {
-			first = first.Add(step)
-		}
+	slots := func(first time.Time, step time.Duration) int64 {
 		return int64((st.LastStep.Sub(first) + step - 1) / step)
 	}
-	if want := 14*slots(2*time.Second) + 300*slots(time.Minute); st.Generated != want || st.Delivered+st.Waiting != st.Generated {
+	if want := 14*slots(kilmoreFrom, 2*time.Second) + 300*slots(ardnaveFrom, time.Minute); st.Generated != want || st.Delivered+st.Waiting != st.Generated {
 		t.Errorf("feed generated %d (delivered %d, waiting %d) up to %s, want %d = 14 × %d + 300 × %d, all delivered or waiting",
-			st.Generated, st.Delivered, st.Waiting, st.LastStep.Format(time.TimeOnly), want, slots(2*time.Second), slots(time.Minute))
+			st.Generated, st.Delivered, st.Waiting, st.LastStep.Format(time.TimeOnly), want, slots(kilmoreFrom, 2*time.Second), slots(ardnaveFrom, time.Minute))
 	}
 	if s := st.Ingest; s.Accepted != st.Delivered || s.Duplicate != 0 || s.Rejected != 0 || s.Failed != 0 || st.PerSecond != 12 {
 		t.Errorf("feed ingest %+v for %d delivered at %v/s (%d deliveries not fully stored, %d readings re-sent, last error %q), want all accepted at 12/s (14/2 s + 300/60 s)",
@@ -334,3 +433,132 @@ func waitCount(t *testing.T, p *pipelinetest.Pipeline, want int64, sql string, a
 }
 
 func pct2(rate float64) string { return fmt.Sprintf("%.2f", 100*rate) }
+
+// firstScreen checks the status page's first screen after the replay (the
+// story's month): the demo's panel, on top, reads the story's Saturday as
+// the story says, and names yesterday, which serve rolled up and the demo
+// sent nothing for; Ardnave Point's fleet row counts that day, and says so.
+// sameDay: the clock is still on the day after yesterday (its today's
+// windows before the feed are the demo's gap too).
+func firstScreen(t *testing.T, dom string, story *demo.Story, yesterday localday.Date, sameDay bool) {
+	t.Helper()
+	panel := panelOf(t, dom)
+	if i, j := strings.Index(dom, `id="demo"`), strings.Index(dom, `id="fleet"`); i < 0 || j < i {
+		t.Errorf("the demo's panel is not above the fleet table (at %d and %d)", i, j)
+	}
+	for _, s := range []string{
+		fmt.Sprintf(`<a href="/farms/ardnave-point/days/%s">Ardnave Point, Saturday %s</a>`, story.Day, story.Day),
+		`<span class="badge final" id="demo-status">final</span>`, `<span class="v" id="demo-availability">98.67 %</span>`,
+		`<span class="v" id="demo-completeness">100.00 %</span>`, `<span class="v" id="demo-contractual">98.67 %</span>`,
+		`<span class="v" id="demo-production">98.83 %</span>`, `<span class="v" id="demo-lost" title="full_performance 14.045; forced_outage 142.285">142.285</span>`,
+		"<b>" + yesterday.String() + "</b> has no reading at all",
+	} {
+		if !strings.Contains(panel, s) {
+			t.Errorf("after the replay the demo's panel lacks %q: %s", s, panel)
+		}
+	}
+	if gap := "no reading at all, nor today's windows before the feed"; sameDay && !strings.Contains(panel, gap) {
+		t.Errorf("after the replay the demo's panel lacks %q: %s", gap, panel)
+	}
+	// The story's month: its Saturday, and yesterday when it falls in it
+	// (serve rolled it up; the demo sent nothing for it), the only other
+	// day rolled up. The contract counts yesterday's every slot as
+	// unavailable (information unavailable): 426,240 of 432,000 + 300
+	// turbines × yesterday's minutes (1,440: 49.33 %); the row says so, and
+	// does not call that below the warranty.
+	row := rowOf(t, dom, "fleet-ardnave-point")
+	want := []string{`<span class="badge provisional">provisional</span>`, `<td class="num production">98.83 %</td>`, `<td class="num lost">142.285</td>`}
+	if yesterday.UTC().Month() == story.Day.UTC().Month() {
+		from, to := localday.Bounds(yesterday, story.Location)
+		contractual := 100 * 426_240 / float64(432_000+300*int64(to.Sub(from)/time.Minute))
+		want = append(want, fmt.Sprintf(`<td class="num contractual">%.2f %% <span class="badge incomplete">no data</span><div class="sub no-reading">no reading at all: <span class="nowrap">%s</span></div></td>`, contractual, yesterday),
+			"information unavailable: "+yesterday.String())
+	} else {
+		want = append(want, `<td class="num contractual">98.67 %</td>`)
+	}
+	for _, s := range want {
+		if !strings.Contains(row, s) {
+			t.Errorf("after the replay Ardnave Point's fleet row lacks %q: %s", s, row)
+		}
+	}
+	if strings.Contains(row, "below") {
+		t.Errorf("after the replay Ardnave Point's fleet row says below its warranty: %s", row)
+	}
+	// Kilmore Sands, in service long before the demo, has yesterday rolled
+	// up with no reading too: no data, 0.00 % by the default contract.
+	if yesterday.UTC().Month() == story.Day.UTC().Month() {
+		row := rowOf(t, dom, "fleet-kilmore-sands")
+		if want := `<td class="num contractual">0.00 % <span class="badge incomplete">no data</span><div class="sub no-reading">no reading at all: <span class="nowrap">` + yesterday.String(); !strings.Contains(row, want) || strings.Contains(row, "below") {
+			t.Errorf("after the replay Kilmore Sands' fleet row lacks %q or says below: %s", want, row)
+		}
+	}
+}
+
+// panelOf is the demo's panel in a rendered page.
+func panelOf(t *testing.T, dom string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<section class="card demo" id="demo">.*?</section>`).FindString(dom)
+	if m == "" {
+		t.Fatalf("no demo panel (<section id=\"demo\">) on the page: %.600s", dom)
+	}
+	return m
+}
+
+func rowOf(t *testing.T, dom, id string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<tr[^>]*\bid="` + regexp.QuoteMeta(id) + `".*?</tr>`).FindString(dom)
+	if m == "" {
+		t.Fatalf("no <tr id=%q> on the page", id)
+	}
+	return m
+}
+
+// beforeFeed checks Ardnave Point's tile on its farm page: a window that
+// ended by the time the feed feeds every farm is labelled as before it
+// (the demo sent nothing for it), any later one is not.
+func beforeFeed(t *testing.T, base string, from time.Time) {
+	t.Helper()
+	resp, err := http.Get(base + "/farms/ardnave-point")
+	testdb.Must(t, err, "farm page")
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	testdb.Must(t, err, "farm page")
+	m := regexp.MustCompile(`<span class="v" data-end="([^"]+)">`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("the farm page has no published window in its tile: %.400s", b)
+	}
+	end, err := time.Parse(time.RFC3339, string(m[1]))
+	testdb.Must(t, err, "window end")
+	labelled := bytes.Contains(b, []byte("before the demo's live feed"))
+	if want := !end.After(from); labelled != want {
+		t.Errorf("tile window ending %s, the feed from %s: labelled before the feed %v, want %v: %s", end.Format(time.TimeOnly), from.Format(time.TimeOnly), labelled, want,
+			regexp.MustCompile(`(?s)<div class="facts tile".*?</div>\s*</div>`).Find(b))
+	}
+}
+
+// chromium renders url in headless Chromium at 1,400 × 1,000: its DOM, and
+// a screenshot in $GALEWATCH_ARTIFACTS, else test-artifacts/, as name.png.
+func chromium(t *testing.T, url, name string) string {
+	t.Helper()
+	dir := os.Getenv("GALEWATCH_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(testdb.RepoRoot(t), "test-artifacts")
+	}
+	testdb.Must(t, os.MkdirAll(dir, 0o755), "artifacts folder")
+	shot := filepath.Join(dir, name+".png")
+	ctx, cancel := context.WithTimeout(context.Background(), testdb.Hang)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--hide-scrollbars",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--virtual-time-budget=20000",
+		"--dump-dom", "--window-size=1400,1000", "--screenshot="+shot, url)
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %s: %v", url, err)
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Fatalf("screenshot %s: %v (%v bytes)", shot, err, st)
+	}
+	t.Logf("screenshot: %s", shot)
+	return string(dom)
+}

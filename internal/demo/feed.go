@@ -36,6 +36,8 @@ import (
 type Feed struct {
 	in     *ingest.Ingestor
 	groups []*feedGroup
+	// since is the latest of the farms' first slots (Since).
+	since time.Time
 	// waiting are readings generated whose received_at has not come yet.
 	waiting arrivals
 	late    sync.WaitGroup // the background delivery of late readings
@@ -81,8 +83,11 @@ type FeedStats struct {
 	LastError string
 }
 
-// NewFeed builds the feed of every turbine of plan, starting with the slots
-// at or after start. seed fixes the clock offsets and delays.
+// NewFeed builds the feed of every turbine of plan, each farm's starting
+// with the window in progress at start, so that the first window it feeds
+// is whole rather than begun before the demo (the readings of the slots
+// before start arrive with the first Step, as a gateway sends what it
+// holds). seed fixes the clock offsets and delays.
 func NewFeed(plan *fleet.Plan, seed uint64, start time.Time, in *ingest.Ingestor) (*Feed, error) {
 	if len(plan.Turbines) == 0 {
 		return nil, fmt.Errorf("live feed: the fleet has no turbines")
@@ -95,21 +100,35 @@ func NewFeed(plan *fleet.Plan, seed uint64, start time.Time, in *ingest.Ingestor
 	// turbine's clock is off by the same amount whichever group it is in.
 	offsets := simulate.ClockOffsets(ids, seed)
 	byCadence := map[int][]fleet.Turbine{}
+	farmFrom := map[string]time.Time{}
+	first := start
+	f := &Feed{in: in}
 	for _, t := range plan.Turbines {
+		r := in.Routes().Lookup(t.ID)
+		from, ok := farmFrom[t.FarmID]
+		if !ok {
+			from = windowInProgress(r, start)
+			farmFrom[t.FarmID] = from
+			first = earliest(first, from)
+			if from.After(f.since) {
+				f.since = from
+			}
+		}
 		// A turbine reports from when the registry has it in service (a
 		// fleet applied just now: from then), by its own clock.
-		if r := in.Routes().Lookup(t.ID); r != nil && r.CommissionedAt != nil {
-			from := r.CommissionedAt.Add(-offsets[t.ID])
-			t.CommissionedAt = &from
+		if r != nil && r.CommissionedAt != nil {
+			if c := r.CommissionedAt.Add(-offsets[t.ID]); c.After(from) {
+				from = c
+			}
 		}
+		t.CommissionedAt = &from
 		byCadence[t.CadenceSeconds] = append(byCadence[t.CadenceSeconds], t)
 	}
-	f := &Feed{in: in}
 	f.stats.Turbines = len(ids)
 	for _, cad := range slices.Sorted(maps.Keys(byCadence)) {
 		step := time.Duration(cad) * time.Second
-		next := start.Truncate(step)
-		if next.Before(start) {
+		next := first.Truncate(step)
+		if next.Before(first) {
 			next = next.Add(step)
 		}
 		cfg := simulate.Config{Turbines: byCadence[cad], Seed: seed, Offsets: offsets, Delay: slices.Clone(simulate.DefaultDelay)}
@@ -123,6 +142,32 @@ func NewFeed(plan *fleet.Plan, seed uint64, start time.Time, in *ingest.Ingestor
 	f.stats.Through = f.through()
 	return f, nil
 }
+
+// windowInProgress is the start of the window of r's farm that holds
+// start (start itself without a route or calendar).
+func windowInProgress(r *ingest.Route, start time.Time) time.Time {
+	if r == nil || len(r.Calendar) == 0 {
+		return start
+	}
+	_, dayStart, _, v := r.Calendar.DayOf(start)
+	if v.Window <= 0 {
+		return start
+	}
+	return dayStart.Add(start.Sub(dayStart) / v.Window * v.Window)
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// Since is when the feed feeds every farm: the latest of the farms' first
+// slots (each the start of its window in progress at the feed's start). A
+// farm's windows that end by then have nothing from the feed; every later
+// one is fed whole.
+func (f *Feed) Since() time.Time { return f.since }
 
 func (f *Feed) through() time.Time {
 	t := f.groups[0].next

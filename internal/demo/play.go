@@ -42,13 +42,14 @@ func (d *Demo) survey(ctx context.Context) (prior, Observation, error) {
 // intro says what is about to happen, when, and where to look.
 func (d *Demo) intro(before prior) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the Galewatch demo (times UTC; Ctrl-C stops it, `orchestrator db down` then stops the database)")
+	fmt.Fprintf(&b, "the Galewatch demo (times UTC; Ctrl-C stops it, then `make db-down` stops the database)")
 	if d.feed != nil {
 		st := d.feed.Stats()
 		fmt.Fprintf(&b, "\nlive feed: %d farms, %s turbines, %s readings/s (each turbine one per cadence, with the fleet's clock offsets and delays),"+
-			"\n  ingested as they arrive; the fast path publishes every farm's windows once they are a window plus the allowed lateness old,"+
-			"\n  so the tiles move every minute (%s's windows: %s, published %s after they end)",
-			len(d.cfg.Plan.Farms), provenance.Count(int64(st.Turbines)), trimFloat(st.PerSecond), simulate.ArdnaveFarm, d.window(), d.lateness())
+			"\n  from %s (the window in progress), ingested as they arrive; the fast path publishes every farm's windows once they are a"+
+			"\n  window plus the allowed lateness old, so the tiles move every minute (%s's windows: %s, published %s after they end);"+
+			"\n  a window before %s is before the demo: a tile showing one says so",
+			len(d.cfg.Plan.Farms), provenance.Count(int64(st.Turbines)), trimFloat(st.PerSecond), hms(d.FeedFrom()), simulate.ArdnaveFarm, d.window(), d.lateness(), hms(d.FeedFrom()))
 	}
 	if s := d.story; s != nil {
 		dayAt, replayAt := d.start.Add(d.cfg.DayAfter), d.start.Add(d.cfg.ReplayAfter)
@@ -79,7 +80,8 @@ func (d *Demo) intro(before prior) {
 	}
 	fmt.Fprintf(&b, "\nlook at:")
 	if u := d.cfg.URL; u != "" {
-		fmt.Fprintf(&b, "\n  %s/  the status page: the fleet table (contractual availability against the warranty, worst first), the pipeline's details folded under it", u)
+		fmt.Fprintf(&b, "\n  %s/  the status page: the story's day on top, then the fleet table (contractual availability against the warranty, worst first),"+
+			"\n    the pipeline's details folded under it", u)
 		if s := d.story; s != nil {
 			fmt.Fprintf(&b, "\n  %s/farms/%s?month=%s  the farm's month: the Saturday's bar, its contractual and production-based figures and lost MWh", u, s.Farm, s.Day.UTC().Format("2006-01"))
 			fmt.Fprintf(&b, "\n  %s/farms/%s/days/%s  the day: its status, windows and turbines", u, s.Farm, s.Day)

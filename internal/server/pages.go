@@ -217,7 +217,25 @@ type farmMonth struct {
 	Report report.Month
 	// Waiting lists the month's days with late readings still on a shard.
 	Waiting []string
+	// Demo is what serve --demo delivers (nil without it).
+	Demo *Demo
 }
+
+// BeforeFeed: the tile's window ended by the time the demo's live feed fed
+// every farm, so it is not the feed's (at most a few readings of turbines
+// whose clocks run behind fall in it).
+func (fm farmMonth) BeforeFeed() bool {
+	return fm.Demo != nil && !fm.Demo.FeedFrom.IsZero() && fm.Tile.Window != nil && !fm.Tile.Window.End.After(fm.Demo.FeedFrom)
+}
+
+// FeedDay: day (YYYY-MM-DD) is the farm-local day the demo's live feed
+// began in; its windows before the feed have no reading from the demo.
+func (fm farmMonth) FeedDay(day string) bool {
+	return fm.Demo != nil && !fm.Demo.FeedFrom.IsZero() && localday.Of(fm.Demo.FeedFrom, fm.Farm.loc).String() == day
+}
+
+// StoryFarm: the farm is the demo story's.
+func (fm farmMonth) StoryFarm() bool { return fm.Demo != nil && fm.Demo.Farm == fm.Farm.ID }
 
 func monthLabel(first localday.Date) string {
 	return fmt.Sprintf("%s %d", first.Month, first.Year)
@@ -250,7 +268,7 @@ func (s *Server) farmMonth(r *http.Request, f Farm, chosen *localday.Date, fresh
 	fm := farmMonth{
 		Farm: f, Month: monthParam(first), MonthLabel: monthLabel(first),
 		PrevMonth: monthParam(addMonths(first, -1)), NextMonth: monthParam(addMonths(first, 1)), LastDay: last.String(),
-		Days: days, Tile: tile, Report: months[0],
+		Days: days, Tile: tile, Report: months[0], Demo: s.Demo,
 		Availability: availabilityChart("availability-"+f.ID, first, days, s.cfg.Warranty, compact).rounded(),
 		Divergence:   divergenceChart("divergence-"+f.ID, first, days, f.DivergenceAlertPM, compact).rounded(),
 	}
@@ -272,6 +290,8 @@ type overviewView struct {
 	// Fleet is the asset manager's table: a row per farm, worst first.
 	Fleet    []fleetRow
 	Sections []farmMonth
+	// Demo is the demo's panel (serve --demo), nil without it.
+	Demo *demoView
 }
 
 // fleetRow is one farm's month to date as an asset manager reads it: the
@@ -293,6 +313,10 @@ type fleetRow struct {
 	Status, Why   string
 	BehindS       *float64
 	Stalled       int
+	// NoReading are the month's rolled-up days with no reading at all, not
+	// accepted: the figures count them as unavailable, which says nothing
+	// of the turbines.
+	NoReading []string
 }
 
 // worst is the figure a row sorts by: the contractual availability, else
@@ -312,13 +336,15 @@ func (s *Server) fleetRow(fm farmMonth) fleetRow {
 	r := fleetRow{ID: fm.Farm.ID, Name: fm.Farm.Name, Month: fm.Month, Contractual: t.ContractualAvailabilityPct,
 		Production: t.ProductionBasedAvailabilityPct, LostMWh: t.LostMWh, TimeBased: t.Availability, Completeness: t.Completeness,
 		Warranty: s.cfg.Warranty * 100, Contract: t.Contract, Status: fm.Report.Status, Why: t.Why, BehindS: fm.Tile.Freshness.BehindS,
-		Stalled: len(fm.Tile.Stalled)}
+		Stalled: len(fm.Tile.Stalled), NoReading: noReadingDays(fm.Days)}
 	if t.WarrantyPct != nil {
 		r.Warranty, r.WarrantyOwn = *t.WarrantyPct, true
 	}
 	// below the warranty: the contract's figure only (a month with no day
-	// rolled up has none to compare)
-	r.BelowWarranty = r.Contractual != nil && *r.Contractual < r.Warranty
+	// rolled up has none to compare), and not while a day of it has no
+	// reading at all (not accepted): the figure then measures the missing
+	// data, and the row says so instead
+	r.BelowWarranty = r.Contractual != nil && *r.Contractual < r.Warranty && len(r.NoReading) == 0
 	return r
 }
 
@@ -363,6 +389,10 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		v.Fleet = append(v.Fleet, s.fleetRow(fm))
 	}
 	sort.SliceStable(v.Fleet, func(i, j int) bool { return v.Fleet[i].worst() < v.Fleet[j].worst() })
+	if v.Demo, err = s.demoPanel(r.Context(), farms, backlogs); err != nil {
+		s.renderError(w, r, err)
+		return
+	}
 	s.render(w, r, http.StatusOK, "overview", v)
 }
 

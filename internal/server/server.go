@@ -143,7 +143,10 @@ type Server struct {
 	Shards  *fleet.Shards
 	// Now is the clock: the default month and day range (the farm-local
 	// today), freshness and the backlog's age. time.Now unless set.
-	Now  func() time.Time
+	Now func() time.Time
+	// Demo, when set (serve --demo), is what the demo delivers: the status
+	// page shows its story and names the hours it left without a reading.
+	Demo *Demo
 	cfg  Config
 	mux  *http.ServeMux
 	log  *slog.Logger
