@@ -16,7 +16,7 @@ func (m *Main) experimentCommand() *cobra.Command {
 	var asJSON, keep bool
 	wm := &cobra.Command{
 		Use:   "watermark [--seed N] [--json]",
-		Short: "Seed 002's watermark study: divergence at publication per allowed lateness, corrections, open divergence, total work",
+		Short: "The watermark study: divergence at publication per allowed lateness, corrections, open divergence, total work",
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			if _, err := m.Control(ctx); err != nil {

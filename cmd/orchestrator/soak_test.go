@@ -2,7 +2,7 @@
 
 // The bounded soak (make soak): the real `orchestrator
 // serve` on a control server and four shard servers (one postmaster each),
-// fed over HTTP at seed 002's peak (31,250 readings/s, one body per farm
+// fed over HTTP at the design peak (31,250 readings/s, one body per farm
 // per second, for SOAK_LIVE, 10 minutes by default) while `orchestrator
 // ingest FILE` replays one 300-turbine farm's 7.5-hour backlog. It reports
 // publish lag, ingest latency, the replay's ingest and drain times, memory

@@ -6,11 +6,11 @@ import (
 	"text/tabwriter"
 )
 
-// WriteText prints the result beside seed 002's numbers.
+// WriteText prints the result beside the study's reference numbers.
 func (r Result) WriteText(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("Watermark experiment (seed 002) through the pipeline: seed %d, %d windows × %d events, %.1f simulated hours in %.0f s\n",
+	p("Watermark experiment through the pipeline: seed %d, %d windows × %d events, %.1f simulated hours in %.0f s\n",
 		r.Seed, r.Windows, r.EventsPerWindow, r.SimulatedHours, r.WallSeconds)
 	p("events → readings: %s\n\n", r.EventsToReadings)
 	p("divergence at publication\tallowed lateness\tmeasured ‰\tseed model ‰\tmedian publish lag\n")

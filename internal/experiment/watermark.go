@@ -1,4 +1,4 @@
-// Package experiment runs seed 002's watermark study through the real
+// Package experiment runs the watermark study through the real
 // pipeline: real Postgres, real ingest, the fast path, dirty marks, the
 // drain and River rollup_day jobs, with the clock simulated.
 //
@@ -60,7 +60,7 @@ type Config struct {
 	Progress func(string)
 }
 
-// DefaultConfig is seed 002's study.
+// DefaultConfig is the study as designed.
 func DefaultConfig() Config {
 	return Config{
 		Seed: 1, Windows: 120, EventsPerWindow: 2000, Window: time.Minute, Cadence: 3 * time.Second,
@@ -82,7 +82,7 @@ func (c Config) Check() error {
 	return nil
 }
 
-// Seed 002's figures, printed beside ours.
+// The study's reference figures, printed beside ours.
 var (
 	modelAtPublication = map[time.Duration]float64{0: 82.46, 15 * time.Second: 37.42, time.Minute: 24.67, 2 * time.Minute: 13.32, 5 * time.Minute: 5.37}
 	seedOpen           = map[time.Duration]float64{time.Hour: 2.962, 6 * time.Hour: 1.046, 12 * time.Hour: 0.287, 24 * time.Hour: 0}
@@ -182,7 +182,7 @@ type event struct {
 	arrival time.Time
 }
 
-// delay draws from seed 002's mixture.
+// delay draws from the study's lateness mixture.
 func delay(r *rand.Rand) time.Duration {
 	u := r.Float64()
 	switch {

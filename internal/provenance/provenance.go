@@ -121,7 +121,7 @@ type Freshness struct {
 	LastPublishedAt  time.Time `json:"last_published_at"`
 }
 
-// Behind is now − CompleteThrough (seed 004's freshness).
+// Behind is now − CompleteThrough (the freshness a farm's tile shows).
 func (f Freshness) Behind(now time.Time) time.Duration { return now.Sub(f.CompleteThrough) }
 
 // Freshnesses lists every farm's freshness.

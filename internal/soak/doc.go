@@ -1,5 +1,5 @@
 // Package soak is the bounded soak (make soak): the fleet it
-// runs (a fleet of seed 002's peak rate, 62,500 turbines at a 2-s cadence,
+// runs (a fleet at the design peak rate, 62,500 turbines at a 2-s cadence,
 // and one Ardnave-sized farm whose 7.5-hour backlog is replayed), the live
 // sender that posts one-second batches per farm over HTTP and counts what
 // was acknowledged, the replay file and the counts it holds, the process

@@ -27,7 +27,7 @@ type FleetConfig struct {
 	Backlog time.Duration
 }
 
-// DefaultFleetConfig is seed 002's peak: 40 farms of 1,555 turbines and a
+// DefaultFleetConfig is the design peak: 40 farms of 1,555 turbines and a
 // replayed farm of 300, 62,500 turbines at 2 s = 31,250 readings/s, over
 // four shards, with a 7.5-hour backlog.
 func DefaultFleetConfig() FleetConfig {

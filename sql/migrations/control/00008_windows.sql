@@ -1,5 +1,5 @@
 -- +goose Up
--- Rules of the windows (issue 9), in the one place rules live.
+-- Rules of the windows, in the one place rules live.
 ALTER TABLE fleet_rules
     ADD COLUMN allowed_lateness_s     integer NOT NULL DEFAULT 60 CHECK (allowed_lateness_s >= 0 AND allowed_lateness_s <= 86400),
     ADD COLUMN divergence_alert_pm    integer NOT NULL DEFAULT 30 CHECK (divergence_alert_pm > 0),

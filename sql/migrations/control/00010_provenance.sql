@@ -55,7 +55,7 @@ COMMENT ON COLUMN day_provenance.complete_through IS 'Earliest complete_through 
 COMMENT ON COLUMN day_provenance.revision IS 'Sum of its windows'' revisions.';
 COMMENT ON COLUMN day_provenance.pending IS 'A recompute of the day is requested or running.';
 
--- Freshness per farm (seed 004): how far behind the clock its numbers are,
+-- Freshness per farm: how far behind the clock its numbers are,
 -- from the fast path's watermark.
 CREATE VIEW farm_freshness AS
 SELECT f.id AS farm_id,

@@ -1,5 +1,5 @@
 -- +goose Up
--- The monthly availability report (issue 10), defined once. The psql file
+-- The monthly availability report, defined once. The psql file
 -- sql/reports/monthly_availability.sql calls this function with its psql
 -- variables; `orchestrator report monthly` and the JSON API run that same
 -- file (embedded, the variables bound as parameters); the reporting role

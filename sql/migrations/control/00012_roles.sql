@@ -1,5 +1,5 @@
 -- +goose Up
--- Database roles (issue 10): galewatch_reporting, read-only, for DBAs,
+-- Database roles: galewatch_reporting, read-only, for DBAs,
 -- account managers and report tools. People log in with a role of their
 -- own that is a member (docs/dba.md, "Roles": CREATE ROLE alice LOGIN PASSWORD '...' IN
 -- ROLE galewatch_reporting); the group itself cannot log in.

@@ -1,5 +1,5 @@
 -- +goose Up
--- Bounded storage (issue 27, item 3). A 4 MB body of 2,000,000 bad lines
+-- Bounded storage. A 4 MB body of 2,000,000 bad lines
 -- became 2,000,000 ingest_reject rows (353 MB) and nothing ever deleted
 -- one; windows outlived the readings they were computed from.
 --

@@ -1,5 +1,5 @@
 -- +goose Up
--- Bounded names (issue 27): the registry holds the fleet file's limits
+-- Bounded names: the registry holds the fleet file's limits
 -- (internal/fleet MaxFarmID, MaxTurbineID, MaxFarmName, MaxShardName and
 -- their character rules), so that nobody writing it by hand stores a farm
 -- whose nightly job id River refuses (rollup_schedule_<id> must stay under

@@ -1,5 +1,5 @@
 -- +goose Up
--- The stalled-turbine watcher (seed 003: speak up "when one turbine sits at
+-- The stalled-turbine watcher (its job: speak up "when one turbine sits at
 -- zero output for a minute while its neighbours turn"). The fast path
 -- judges each farm window it publishes (StallJudge): a turbine is stalled
 -- in it when every slot it reported says available, yet its highest power

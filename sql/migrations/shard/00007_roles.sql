@@ -1,5 +1,5 @@
 -- +goose Up
--- The ingest role (issue 10): galewatch_ingest may write readings and the
+-- The ingest role: galewatch_ingest may write readings and the
 -- dirty marks that go with them, and nothing else -- no reading of the
 -- readings' values, no update or delete (deleting a mark would lose a
 -- recompute: that is the drain's, with the owner's rights), no rollup

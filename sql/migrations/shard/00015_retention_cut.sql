@@ -1,6 +1,6 @@
 -- +goose Up
 -- Retention now also takes the windows of every farm-local day that starts
--- before readings_retention.dropped_before (issue 27, item 3: the rollup
+-- before readings_retention.dropped_before (the rollup
 -- refuses those days, so their windows can never be recomputed). That cut
 -- must not depend on which partitions happened to exist: the function now
 -- records the UTC midnight at or before p_before, before which no partition
