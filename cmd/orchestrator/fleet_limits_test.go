@@ -23,7 +23,10 @@ func TestFleetApplyRefusesAnEffectiveFromBefore1900(t *testing.T) {
 	applies := func() int64 { return testdb.Int(t, env.Control, `SELECT count(*) FROM fleet_apply`) }
 	before := applies()
 	for _, at := range []string{"0001-01-01T00:00:00Z", "1899-12-31T23:59:59Z"} {
-		err := runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, "fleet", "apply", "--effective-from", at, file)
+		var err error
+		captureStdout(t, func() {
+			err = runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, "fleet", "apply", "--effective-from", at, file)
+		})
 		want := "--effective-from " + at + " is before 1900-01-01T00:00:00Z"
 		if code := exitCode(err); code != 2 || !strings.Contains(err.Error(), want) {
 			t.Fatalf("fleet apply --effective-from %s: exit %d (%v), want 2 and %q", at, code, err, want)

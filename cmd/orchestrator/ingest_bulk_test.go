@@ -64,7 +64,9 @@ func TestIngestCommandWritesBulkBatches(t *testing.T) {
 	run := func(args ...string) error {
 		cfg := testConfig(env)
 		cfg.Ingest.Observer = counter
-		return runMain(&Main{Config: cfg, Now: func() time.Time { return now }}, args...)
+		var err error // through captureStdout: not into a parallel test's capture
+		captureStdout(t, func() { err = runMain(&Main{Config: cfg, Now: func() time.Time { return now }}, args...) })
+		return err
 	}
 	testdb.Must(t, run("fleet", "apply", "--effective-from", testFleetSince, fleetFile), "fleet apply")
 	testdb.Must(t, run("ingest", file), "ingest")

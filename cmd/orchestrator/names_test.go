@@ -68,7 +68,9 @@ farms:
 	now := time.Date(2026, 8, 2, 12, 0, 0, 0, time.UTC)
 	run := func(args ...string) {
 		t.Helper()
-		testdb.Must(t, runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, args...), "orchestrator %v", args)
+		var err error // through captureStdout: not into a parallel test's capture
+		captureStdout(t, func() { err = runMain(&Main{Config: testConfig(env), Now: func() time.Time { return now }}, args...) })
+		testdb.Must(t, err, "orchestrator %v", args)
 	}
 	run("fleet", "apply", "--effective-from", testFleetSince, fleetFile)
 	if db := controlDB + "_" + localShard; len(db) != fleet.MaxDatabaseName || testdb.Int(t, env.Control, `SELECT count(*) FROM pg_database WHERE datname = $1`, db) != 1 {

@@ -32,7 +32,10 @@ func TestRulesLiveInTheControlDatabase(t *testing.T) {
 	fleetFile := filepath.Join(t.TempDir(), "fleet.yaml")
 	now := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 	newMain := func() *Main { return &Main{Config: testConfig(env), Now: func() time.Time { return now }} }
-	run := func(args ...string) error { return runMain(newMain(), args...) }
+	run := func(args ...string) (err error) { // through captureStdout: not into a parallel test's capture
+		captureStdout(t, func() { err = runMain(newMain(), args...) })
+		return err
+	}
 	apply := func(threshold string, flags ...string) {
 		t.Helper()
 		testdb.Must(t, os.WriteFile(fleetFile, []byte(fmt.Sprintf(rulesFleet, threshold)), 0o644), "write fleet")

@@ -35,8 +35,10 @@ func TestIngestThenWorkUntilIdle(t *testing.T) {
 		t.Helper()
 		testdb.Must(t, runMain(&Main{Config: testConfig(env), Now: func() time.Time { return later }}, args...), "orchestrator %v", args)
 	}
-	run("fleet", "apply", "--effective-from", testFleetSince, fleetFile)
-	run("simulate", "--fleet", fleetFile, "--farm", "kilmore-sands", "--from", "2026-08-01T10:00:00Z", "--to", "2026-08-01T12:00:00Z", "--exact-clocks", "--ingest")
+	captureStdout(t, func() {
+		run("fleet", "apply", "--effective-from", testFleetSince, fleetFile)
+		run("simulate", "--fleet", fleetFile, "--farm", "kilmore-sands", "--from", "2026-08-01T10:00:00Z", "--to", "2026-08-01T12:00:00Z", "--exact-clocks", "--ingest")
+	})
 	out := captureStdout(t, func() { run("work", "--until-idle") })
 	// It says what it did: the jobs it ran and the farm days it wrote.
 	for _, want := range []string{"ran: ", "rollup_day 5", "rollup_schedule 2", "kilmore-sands    2026-08-01        2", "ardnave-point    2026-08-02        6"} {

@@ -212,10 +212,10 @@ func (s *ContractSpec) resolve(farm, at string, bad func(format string, args ...
 	c := &Contract{Name: s.Name, StateCodes: []string{}, StateCategories: []string{}}
 	if c.Name == "" {
 		c.Name = farm
-	} else if msg := nameProblem(c.Name); msg != "" {
-		bad("%s.name: %s", at, msg)
 	} else if err := text.Check(at+".name", c.Name); err != nil {
 		bad("%v", err) // printed in the report's contract column
+	} else if msg := nameProblem(c.Name); msg != "" {
+		bad("%s.name: %s", at, msg)
 	}
 	known := func(field, code string) bool {
 		if _, ok := CategoryByCode(code); !ok {

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/galewatch/galewatch/internal/text"
 )
 
 // The longest ids and names a fleet file may hold, each set by the tightest
@@ -141,13 +142,13 @@ func nameProblem(name string) string {
 	if !utf8.ValidString(name) {
 		return fmt.Sprintf("%s is not valid UTF-8", show(name))
 	}
-	for _, r := range name {
-		if unicode.IsControl(r) {
-			return fmt.Sprintf("%s has a control character (%U); a name is one line of text", show(name), r)
-		}
-	}
 	if n := utf8.RuneCountInString(name); n > MaxFarmName {
 		return fmt.Sprintf("%s is %d characters; at most %d", show(name), n, MaxFarmName)
+	}
+	// A name is printed back like an operator's note (pages, the plan,
+	// reports): the same rule, internal/text.
+	if err := text.Check(show(name), name); err != nil {
+		return err.Error()
 	}
 	return ""
 }

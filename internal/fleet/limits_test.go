@@ -78,7 +78,7 @@ func TestNamesOverTheLimitAreRefused(t *testing.T) {
 		{"FarmNameOf512KiB", limitsFleet(farm, huge, turbine, prefix, shard),
 			[]string{").name: \"" + huge[:40] + "…\" (524288 bytes) is 524288 characters; at most 100"}},
 		{"FarmNameWithANewline", limitsFleet(farm, "Ardnave\nPoint", turbine, prefix, shard),
-			[]string{`line 5: farms[0] (`, `).name: "Ardnave\nPoint" has a control character (U+000A)`}},
+			[]string{`line 5: farms[0] (`, `).name: "Ardnave\nPoint": U+000A at byte 7 is a tab or line break (operator text is one line)`}},
 		{"TurbineID", limitsFleet(farm, name, turbine+"x", prefix, shard),
 			[]string{fmt.Sprintf(`line 8: farms[0] (%s).turbines[0]: id: "%sx" is 112 characters; at most 111`, farm[:64]+"…", turbine)}},
 		{"PrefixExpansion", limitsFleet(farm, name, turbine, prefix+"x", shard),

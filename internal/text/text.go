@@ -10,6 +10,7 @@ package text
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -51,6 +52,12 @@ func refused(r rune) string {
 		return "a bidi control (it reorders the text printed after it)"
 	case (0x200b <= r && r <= 0x200d) || r == 0x2060 || r == 0xfeff:
 		return "a zero-width character (it cannot be seen where it is printed)"
+	case r == 0x2028 || r == 0x2029:
+		return "a line or paragraph separator (operator text is one line)"
+	case unicode.Is(unicode.Cf, r):
+		// the rest of Unicode's format characters: a soft hyphen, invisible
+		// operators, tags, interlinear annotation; none shows as typed
+		return "a format character (it cannot be seen where it is printed)"
 	}
 	return ""
 }

@@ -664,11 +664,11 @@ COMMENT ON FUNCTION public.operator_event_text() IS 'Holds an operator_event''s 
 
 CREATE FUNCTION public.operator_text_ok(v text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ((octet_length(v) <= 2000) AND (v !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]'::text));
+    RETURN ((octet_length(v) <= 2000) AND (v !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]'::text));
 
 -- Name: FUNCTION operator_text_ok(v text); Type: COMMENT; Schema: public
 
-COMMENT ON FUNCTION public.operator_text_ok(v text) IS 'Whether v is operator text: at most 2,000 bytes without a C0 or C1 control (tab and line breaks included), DEL, bidi control (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069) or zero-width character (U+200B-U+200D, U+2060, U+FEFF). internal/text.Check is the same rule with the reason (TestSQLAgrees). docs/operator.md: Operator events.';
+COMMENT ON FUNCTION public.operator_text_ok(v text) IS 'Whether v is operator text: at most 2,000 bytes without a control character (Unicode Cc: C0 with tab and line breaks, DEL, C1), format character (Cf: bidi controls, zero-width characters, soft hyphen, tags and the rest, as of Unicode 15) or line or paragraph separator (U+2028, U+2029). internal/text.Check is the same rule with the reason (TestSQLAgrees). docs/operator.md: Operator events.';
 
 -- Name: provenance_pending(text, date); Type: FUNCTION; Schema: public
 
