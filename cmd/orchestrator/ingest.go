@@ -58,8 +58,7 @@ func (m *Main) ingestCommand() *cobra.Command {
 			"counted per kind of reason in ingest_reject_summary); everything valid is stored either way.\n\n" +
 			"Exit status:\n" +
 			"  0  every line was stored or was already stored\n" +
-			"  1  lines could not be stored (failed: re-send them) or a file could not be read\n" +
-			"  2  bad usage (an unknown --format, say)\n" +
+			"  1  lines could not be stored (failed: re-send them), a file could not be read, or bad usage\n" +
 			"  3  some lines were refused (rejected), the rest stored; 0 instead with --allow-rejects",
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
