@@ -31,8 +31,8 @@ type soakMove struct {
 }
 
 // startSoakMove writes the moved fleet file and applies it at `at`, in the
-// background.
-func startSoakMove(t *testing.T, bin string, sep *testdb.Separate, fl *soak.Fleet, n int, at time.Time) *soakMove {
+// background; not at all, or cut short, once ctx ends.
+func startSoakMove(t *testing.T, ctx context.Context, bin string, sep *testdb.Separate, fl *soak.Fleet, n int, at time.Time) *soakMove {
 	t.Helper()
 	f := &fl.Farms[0]
 	from := f.Shards[0]
@@ -51,9 +51,16 @@ func startSoakMove(t *testing.T, bin string, sep *testdb.Separate, fl *soak.Flee
 	}
 	go func() {
 		defer close(m.done)
-		time.Sleep(time.Until(at))
+		timer := time.NewTimer(time.Until(at))
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			m.err = context.Cause(ctx)
+			return
+		}
 		m.rep.Applied = time.Now()
-		cmd := exec.Command(bin, "fleet", "apply", file)
+		cmd := exec.CommandContext(ctx, bin, "fleet", "apply", file)
 		cmd.Env = orchEnv(sep.ControlDSN)
 		cmd.Stdout, cmd.Stderr = &m.out, &m.out
 		m.err = cmd.Run()
@@ -64,10 +71,11 @@ func startSoakMove(t *testing.T, bin string, sep *testdb.Separate, fl *soak.Flee
 
 // wait waits for the apply, then until no move is open or the deadline
 // passes; it fills the report from turbine_move.
-func (m *soakMove) wait(t *testing.T, sep *testdb.Separate, deadline time.Time) {
+func (m *soakMove) wait(t *testing.T, ctx context.Context, sep *testdb.Separate, deadline time.Time) {
 	t.Helper()
 	<-m.done
 	for {
+		stillOn(t, ctx, "waiting for the moves")
 		var open int64
 		var last *time.Time
 		testdb.Must(t, sep.Control.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE state <> 'done'), max(finished_at),

@@ -63,6 +63,10 @@ type Fleet struct {
 	Shards []string
 	// Farms holds the live farms, then the replayed farm (also live from T0).
 	Farms []Farm
+	// Alone is a farm like the replayed one, in the fleet file but sent
+	// nothing live: its backlog is replayed with no live feed beside it, the
+	// replay's figures alone.
+	Alone *Farm
 }
 
 // Replay is the replayed farm.
@@ -117,7 +121,19 @@ func NewFleet(cfg FleetConfig, t0 time.Time) (*Fleet, error) {
 		rp.Shards = append(rp.Shards, fl.Shards[i*cfg.ReplayShards/cfg.ReplayTurbines])
 	}
 	fl.Farms = append(fl.Farms, rp)
+	alone := rp
+	alone.ID, alone.Prefix = "replayed-alone", "RA-"
+	fl.Alone = &alone
 	return fl, nil
+}
+
+// FarmIDs lists the farms the live feed sends to (Farms'), not Alone.
+func (fl *Fleet) FarmIDs() []string {
+	ids := make([]string, len(fl.Farms))
+	for i := range fl.Farms {
+		ids[i] = fl.Farms[i].ID
+	}
+	return ids
 }
 
 // zoneAt is the fixed-offset zone in which t's local hour is hour.
@@ -148,8 +164,14 @@ func (fl *Fleet) YAML() string {
 		fmt.Fprintf(&b, "  - name: %s\n", s)
 	}
 	b.WriteString("farms:\n")
+	farms := make([]*Farm, 0, len(fl.Farms)+1)
 	for i := range fl.Farms {
-		f := &fl.Farms[i]
+		farms = append(farms, &fl.Farms[i])
+	}
+	if fl.Alone != nil {
+		farms = append(farms, fl.Alone)
+	}
+	for _, f := range farms {
 		fmt.Fprintf(&b, "  - id: %s\n    name: Soak %s\n    timezone: %s\n    cadence_seconds: %d\n    turbines:\n", f.ID, f.ID, f.Zone, int(Cadence/time.Second))
 		for from := 1; from <= f.Turbines(); {
 			to := from

@@ -36,7 +36,9 @@ type TurbineDay struct {
 
 // ReplayFile is what the replay file holds, counted as it was written.
 type ReplayFile struct {
-	Lines int64
+	// FarmID is the farm replayed.
+	FarmID string
+	Lines  int64
 	// From and To bound the backlog: [From, To) = [T0 - Backlog, T0).
 	From, To time.Time
 	// Windows: per window start, over the whole farm.
@@ -54,9 +56,13 @@ type ReplayFile struct {
 // without received_at (stamped when it arrives: the replay is late), and
 // returns what it holds.
 func (fl *Fleet) WriteReplay(w io.Writer) (*ReplayFile, error) {
-	f := fl.Replay()
+	return fl.WriteReplayOf(fl.Replay(), w)
+}
+
+// WriteReplayOf is WriteReplay for farm f (the replayed farm, or Alone).
+func (fl *Fleet) WriteReplayOf(f *Farm, w io.Writer) (*ReplayFile, error) {
 	rf := &ReplayFile{
-		From: fl.T0.Add(-fl.Config.Backlog), To: fl.T0,
+		FarmID: f.ID, From: fl.T0.Add(-fl.Config.Backlog), To: fl.T0,
 		Windows: map[time.Time]*Count{}, TurbineWindows: map[TurbineWindow]*Count{}, ClosedDays: map[TurbineDay]*DayCount{},
 	}
 	if !rf.From.Equal(f.Commissioned) {

@@ -29,10 +29,13 @@ type Report struct {
 	ReadingsPerSecond       float64 `json:"readings_per_second"`
 	T0, LiveFrom, LiveTo    time.Time
 
-	Sender         SenderStats `json:"sender"`
-	RequestLatency Dist        `json:"request_latency"`
-	AckLatency     Dist        `json:"ack_latency"`
-	SendDelay      Dist        `json:"send_delay"`
+	Sender SenderStats `json:"sender"`
+	// Refusals are the live feed's 503 answers by reason, with how long
+	// the sender waited for each.
+	Refusals       []Refusal `json:"refusals_503"`
+	RequestLatency Dist      `json:"request_latency"`
+	AckLatency     Dist      `json:"ack_latency"`
+	SendDelay      Dist      `json:"send_delay"`
 
 	// Publish lag of the live windows' fast rows: published time
 	// (computed_at) − (window end + allowed lateness); Visible is when a
@@ -54,6 +57,10 @@ type Report struct {
 	ReplayWindows        int            `json:"replay_windows"`
 	ReplayTurbineWindows int            `json:"replay_turbine_windows"`
 	ReplayClosedDays     int            `json:"replay_turbine_days"`
+	// ReplayAlone is the same kind of replay (another farm of the same
+	// shape) after the live feed has ended and drained: the replay's
+	// figures with no live feed beside it.
+	ReplayAlone *ReplayRun `json:"replay_alone,omitempty"`
 
 	// Move is the turbines moved to another shard during the live feed
 	// (nil: none).
@@ -73,6 +80,19 @@ type Report struct {
 	// Targets are figures that depend on the machine (the publish lag's
 	// 5 s p99): recorded beside what was measured, never a failure.
 	Targets []Check `json:"targets"`
+}
+
+// ReplayRun is one `orchestrator ingest FILE` of a backlog and its drain.
+type ReplayRun struct {
+	Farm     string         `json:"farm"`
+	Lines    int64          `json:"lines"`
+	Start    time.Time      `json:"start"`
+	Ingest   time.Duration  `json:"ingest_ns"`
+	CPU      time.Duration  `json:"cpu_ns"`
+	MaxRSS   int64          `json:"max_rss_bytes"`
+	Summary  map[string]any `json:"summary"`
+	DrainEnd time.Time      `json:"drain_end"` // zero: not drained
+	Drain    time.Duration  `json:"drain_ns"`
 }
 
 // MoveReport is a move of some of a live farm's turbines during the soak:
@@ -195,6 +215,23 @@ func (r *Report) Markdown() string {
 	w("- a body's first send to its acknowledgement: %s\n", secs(r.AckLatency))
 	w("- sender's delay after a body's due time: %s\n", secs(r.SendDelay))
 
+	w("\n## Live bodies answered 503 (where the time went)\n\n")
+	if len(r.Refusals) == 0 {
+		w("None: every live body was taken at its first send.\n")
+	} else {
+		var answers int
+		for _, f := range r.Refusals {
+			answers += f.Answers
+		}
+		w("%d of %d bodies answered 503 at least once (%d answers 503 in all; the sender sends again after Retry-After until acknowledged, %d re-sends for any reason). ",
+			st.BodiesRefused, st.Bodies, answers, st.Resent)
+		w("By the answer's error text (each run of digits as N), with how long the sender waited for the 503 (send to answer):\n\n")
+		w("| reason | answers | wait p50 / p99 / max |\n|---|---|---|\n")
+		for _, f := range r.Refusals {
+			w("| %s | %d | %.2f / %.2f / %.2f s |\n", strings.ReplaceAll(f.Reason, "|", "\\|"), f.Answers, f.Wait.P50, f.Wait.P99, f.Wait.Max)
+		}
+	}
+
 	w("\n## Publish lag of the live windows (after window end + allowed lateness)\n\n")
 	w("| | p50 / p99 / max |\n|---|---|\n")
 	w("| published time (fast row's computed_at), all live windows | %s |\n", secs(r.Lag))
@@ -221,6 +258,28 @@ func (r *Report) Markdown() string {
 	}
 	w("- backlog drained (no dirty mark or window, no request or rollup_day job left, every replayed window with its final row) %s after the ingest ended\n", r.Drain.Round(time.Second))
 	w("- checked: %d replayed windows, %d turbine-windows, %d turbine-days of the closed day\n", r.ReplayWindows, r.ReplayTurbineWindows, r.ReplayClosedDays)
+	if a := r.ReplayAlone; a != nil {
+		with := ReplayRun{Farm: "replayed", Lines: r.ReplayLines, Start: r.ReplayStart, Ingest: r.ReplayIngest, CPU: r.ReplayCPU, MaxRSS: r.ReplayMaxRSS, DrainEnd: r.DrainEnd, Drain: r.Drain}
+		w("\n## Replay alone and beside the live feed\n\n")
+		w("The same kind of backlog (another farm of %d lines, same shape and shards) replayed again after the live feed ended and drained: ", a.Lines)
+		w("the rate and drain it has with nothing else to do, beside the ones it has with the live feed.\n\n")
+		w("| replay | farm | started | lines | ingest | lines/s | ingest process CPU, peak RSS | drained after the ingest |\n|---|---|---|---|---|---|---|---|\n")
+		for _, row := range []struct {
+			name string
+			run  *ReplayRun
+		}{{"alone (after the live feed)", a}, {"beside the live feed", &with}} {
+			x := row.run
+			rate, drain := "-", "not drained"
+			if x.Ingest > 0 {
+				rate = fmt.Sprintf("%.0f", float64(x.Lines)/x.Ingest.Seconds())
+			}
+			if !x.DrainEnd.IsZero() {
+				drain = x.Drain.Round(time.Second).String()
+			}
+			w("| %s | %s | %s | %d | %s | %s | %s, %s | %s |\n", row.name, x.Farm, x.Start.UTC().Format("15:04:05"), x.Lines,
+				x.Ingest.Round(time.Millisecond), rate, x.CPU.Round(10*time.Millisecond), MiB(x.MaxRSS), drain)
+		}
+	}
 
 	if m := r.Move; m != nil {
 		w("\n## Move (orchestrator fleet apply with %d of %s's turbines on shard %s instead of %s)\n\n", m.Turbines, m.Farm, m.To, m.From)

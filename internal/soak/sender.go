@@ -2,11 +2,14 @@ package soak
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -51,7 +54,10 @@ type Sender struct {
 	reqLat []time.Duration // every request, whatever its answer
 	ackLat []time.Duration // a body's first send to its last line acknowledged
 	delays []time.Duration // a body's first send after its second's due time
-	errs   []string
+	// refused holds each 503's wait (its send to the answer) by its
+	// error text with every run of digits as N.
+	refused map[string][]time.Duration
+	errs    []string
 }
 
 // SenderStats counts what the sender did.
@@ -67,12 +73,25 @@ type SenderStats struct {
 	Status          map[int]int64 `json:"status"`
 	TransportErrors int64         `json:"transport_errors"`
 	LinesFailed     int64         `json:"lines_failed"` // lines named in failed_lines, re-sent
+	// BodiesRefused counts the bodies answered 503 at least once (each
+	// then sent again until acknowledged).
+	BodiesRefused int64 `json:"bodies_refused"`
+}
+
+// Refusal is one reason live bodies were answered 503: the answer's error
+// text with every run of digits as N, how many answers gave it, and how
+// long the sender waited for each of them (its send to the 503).
+type Refusal struct {
+	Reason  string `json:"reason"`
+	Answers int    `json:"answers"`
+	Wait    Dist   `json:"wait"`
 }
 
 // Run sends every second in [From, To), each at its due time, and returns
 // once every body is acknowledged, or ctx ends (then with ctx's error).
 func (s *Sender) Run(ctx context.Context) error {
 	s.acked = map[FarmWindow]*Count{}
+	s.refused = map[string][]time.Duration{}
 	s.stats.Status = map[int]int64{}
 	timeout := s.RequestTimeout
 	if timeout <= 0 {
@@ -131,6 +150,7 @@ func (s *Sender) deliver(ctx context.Context, client *http.Client, farm *Farm, s
 	}
 	win := FarmWindow{FarmID: farm.ID, Start: farm.WindowStart(time.Unix(sec, 0).UTC())}
 	first := time.Now()
+	refused := false
 	for attempt := 1; len(pending) > 0; attempt++ {
 		if ctx.Err() != nil {
 			return
@@ -149,7 +169,8 @@ func (s *Sender) deliver(ctx context.Context, client *http.Client, farm *Farm, s
 		if hint > 0 {
 			retryAfter = hint
 		}
-		s.record(win, sec, attempt, status, sum, lat, err, acked)
+		s.record(win, sec, attempt, status, sum, lat, err, acked, !refused)
+		refused = refused || status == http.StatusServiceUnavailable
 		if fatal != "" {
 			s.fail("%s %s: %s", farm.ID, time.Unix(sec, 0).UTC().Format(time.RFC3339), fatal)
 			return
@@ -244,7 +265,9 @@ func (s *Sender) judge(pending []int, status int, sum *ingest.Summary, err error
 	}
 }
 
-func (s *Sender) record(win FarmWindow, sec int64, attempt, status int, sum *ingest.Summary, lat time.Duration, err error, acked []int) {
+// record counts one answer; firstRefusal says the body was not answered
+// 503 before.
+func (s *Sender) record(win FarmWindow, sec int64, attempt, status int, sum *ingest.Summary, lat time.Duration, err error, acked []int, firstRefusal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.Requests++
@@ -256,6 +279,16 @@ func (s *Sender) record(win FarmWindow, sec int64, attempt, status int, sum *ing
 		s.stats.TransportErrors++
 	} else {
 		s.stats.Status[status]++
+	}
+	if status == http.StatusServiceUnavailable {
+		if firstRefusal {
+			s.stats.BodiesRefused++
+		}
+		reason := "(an answer that is not an ingest summary)"
+		if sum != nil {
+			reason = RefusalReason(sum.Error)
+		}
+		s.refused[reason] = append(s.refused[reason], lat)
 	}
 	if sum != nil {
 		s.stats.Accepted += sum.Accepted
@@ -319,6 +352,32 @@ func (s *Sender) Latencies() (requests, acks, delays []time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]time.Duration(nil), s.reqLat...), append([]time.Duration(nil), s.ackLat...), append([]time.Duration(nil), s.delays...)
+}
+
+// Refusals groups every 503 answer by its reason, most frequent first.
+func (s *Sender) Refusals() []Refusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Refusal, 0, len(s.refused))
+	for reason, waits := range s.refused {
+		out = append(out, Refusal{Reason: reason, Answers: len(waits), Wait: Summarize(waits)})
+	}
+	slices.SortFunc(out, func(a, b Refusal) int {
+		return cmp.Or(cmp.Compare(b.Answers, a.Answers), cmp.Compare(a.Reason, b.Reason))
+	})
+	return out
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// RefusalReason is a 503's error text as the report groups it: every run
+// of digits as N (a count or a time in the text does not make a reason of
+// its own), "(no error text)" when there is none.
+func RefusalReason(text string) string {
+	if text == "" {
+		return "(no error text)"
+	}
+	return digits.ReplaceAllString(text, "N")
 }
 
 // Errors lists answers no re-send could fix (a bug: the test fails).

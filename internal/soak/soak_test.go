@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,9 +41,10 @@ func TestSummarizeIsNearestRank(t *testing.T) {
 }
 
 // TestDefaultFleetIsSeed002sPeak: 62,500 turbines at 2 s = 31,250
-// readings/s, a file fleet.Parse accepts, the replayed farm split
+// readings/s, a file fleet.Parse accepts (with the farm replayed alone,
+// 300 turbines more, sent nothing live), both replayed farms split
 // 100/100/100 like Ardnave Point, and the zones put every live farm's
-// local time between 07:00 and 17:00 and the replayed farm's between
+// local time between 07:00 and 17:00 and the replayed farms' between
 // 03:00 and 04:00, whatever the hour.
 func TestDefaultFleetIsSeed002sPeak(t *testing.T) {
 	for h := range 24 {
@@ -54,10 +56,13 @@ func TestDefaultFleetIsSeed002sPeak(t *testing.T) {
 		if n := fl.Turbines(); n != 62_500 {
 			t.Fatalf("%d turbines, want 62,500", n)
 		}
+		farms := []*Farm{fl.Alone}
 		for i := range fl.Farms {
-			f := &fl.Farms[i]
+			farms = append(farms, &fl.Farms[i])
+		}
+		for _, f := range farms {
 			local := t0.In(f.Loc).Hour()
-			if f.ID == "replayed" {
+			if f.ID == "replayed" || f.ID == "replayed-alone" {
 				if local != 3 {
 					t.Fatalf("t0 %s: the replayed farm's local hour is %d, want 3", t0, local)
 				}
@@ -78,20 +83,22 @@ func TestDefaultFleetIsSeed002sPeak(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the fleet file does not parse: %v", err)
 		}
-		if len(plan.Turbines) != 62_500 || len(plan.Farms) != 41 || len(plan.Shards) != 4 {
-			t.Fatalf("plan: %d turbines, %d farms, %d shards; want 62,500, 41, 4", len(plan.Turbines), len(plan.Farms), len(plan.Shards))
+		if len(plan.Turbines) != 62_800 || len(plan.Farms) != 42 || len(plan.Shards) != 4 {
+			t.Fatalf("plan: %d turbines, %d farms, %d shards; want 62,800, 42, 4", len(plan.Turbines), len(plan.Farms), len(plan.Shards))
 		}
-		per := map[string]int{}
+		per := map[string]map[string]int{"replayed": {}, "replayed-alone": {}}
 		for _, tb := range plan.Turbines {
-			if tb.FarmID == "replayed" {
-				per[tb.Shard]++
+			if p := per[tb.FarmID]; p != nil {
+				p[tb.Shard]++
 				if !tb.CommissionedAt.Equal(t0.Add(-fl.Config.Backlog)) {
 					t.Fatalf("%s commissioned %v, want the backlog's start", tb.ID, tb.CommissionedAt)
 				}
 			}
 		}
-		if per["s1"] != 100 || per["s2"] != 100 || per["s3"] != 100 || len(per) != 3 {
-			t.Fatalf("the replayed farm's turbines per shard: %v, want 100 on each of s1-s3", per)
+		for farm, p := range per {
+			if p["s1"] != 100 || p["s2"] != 100 || p["s3"] != 100 || len(p) != 3 {
+				t.Fatalf("%s's turbines per shard: %v, want 100 on each of s1-s3", farm, p)
+			}
 		}
 	}
 }
@@ -119,8 +126,8 @@ func TestMovingChangesOnlyTheMovedTurbinesShard(t *testing.T) {
 			}
 		}
 	}
-	if per["s1"] != 1545 || per["s2"] != 10 || len(per) != 2 || len(plan.Turbines) != 62_500 {
-		t.Fatalf("farm %s's turbines per shard: %v of %d turbines; want 1,545 on s1, 10 on s2 of 62,500", first, per, len(plan.Turbines))
+	if per["s1"] != 1545 || per["s2"] != 10 || len(per) != 2 || len(plan.Turbines) != 62_800 {
+		t.Fatalf("farm %s's turbines per shard: %v of %d turbines; want 1,545 on s1, 10 on s2 of 62,800 (the farm replayed alone kept)", first, per, len(plan.Turbines))
 	}
 	if got := fl.Farms[0].Shards[0]; got != "s1" {
 		t.Fatalf("the original fleet's first turbine is on %s, want s1 (Moving changed it)", got)
@@ -312,6 +319,108 @@ func TestSenderCountsWhatWasAcknowledged(t *testing.T) {
 	req, acks, delays := s.Latencies()
 	if len(req) != int(st.Requests) || len(acks) != 6 || len(delays) != 6 {
 		t.Fatalf("%d request latencies for %d requests, %d ack latencies and %d delays for 6 bodies", len(req), st.Requests, len(acks), len(delays))
+	}
+}
+
+// refusingIngest answers each body's first send 503 "full" (nothing
+// read, a count of waiting bodies in the text), the second send of farm
+// live-01's bodies 503 with line 1 failed (the rest stored), and stores
+// every other send.
+type refusingIngest struct {
+	mu       sync.Mutex
+	full     int
+	attempts map[string]int
+	stored   map[string]bool
+}
+
+func (f *refusingIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	dec, _ := reading.NewDecoder(reading.NDJSON, r.Body)
+	var recs []reading.Record
+	for {
+		rec, err := dec.Next()
+		if err != nil {
+			break
+		}
+		recs = append(recs, *rec)
+	}
+	first := recs[0].Reading
+	prefix, _, _ := strings.Cut(first.TurbineID, "-")
+	body := prefix + first.RecordedAt.String()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attempts[body]++
+	w.Header().Set("Retry-After", "1")
+	var sum ingest.Summary
+	switch {
+	case f.attempts[body] == 1:
+		f.full++
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(ingest.Summary{Error: fmt.Sprintf("ingest pipeline is full (%d bodies waiting): retry later", f.full)})
+		return
+	case f.attempts[body] == 2 && prefix == "L01":
+		sum.Error = fmt.Sprintf("1 of %d lines failed (shard s1)", len(recs))
+		sum.Failed, sum.FailedLines = 1, []ingest.LineRange{{From: 1, To: 1}}
+		recs = recs[1:]
+	}
+	for _, rec := range recs {
+		key := rec.Reading.TurbineID + rec.Reading.RecordedAt.String()
+		if f.stored[key] {
+			sum.Duplicate++
+		} else {
+			f.stored[key] = true
+			sum.Accepted++
+		}
+	}
+	if sum.Failed > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(sum)
+}
+
+// TestSenderGroupsRefusals: every 503 is counted under its error text with
+// each run of digits as N, with the sender's wait for each, and the bodies
+// refused at least once are counted once each: 3 farms × 2 seconds = 6
+// bodies, all refused once as full (6 answers under one reason, whatever
+// the count in the text), live-01's 2 then refused with a failed line (2
+// answers), 8 answers 503 in all, and the 13 readings still stored once.
+func TestSenderGroupsRefusals(t *testing.T) {
+	cfg := FleetConfig{LiveFarms: 2, TurbinesPerFarm: 5, Shards: 1, ReplayTurbines: 3, ReplayShards: 1, Backlog: time.Hour}
+	fl, err := NewFleet(cfg, time.Now().UTC().Truncate(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &refusingIngest{attempts: map[string]int{}, stored: map[string]bool{}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	from := time.Now().Truncate(time.Second).Add(time.Second)
+	s := &Sender{URL: ts.URL, Fleet: fl, Client: ts.Client(), From: from, To: from.Add(2 * time.Second)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.Errors(); len(errs) > 0 {
+		t.Fatalf("sender errors: %v", errs)
+	}
+	st := s.Stats()
+	if st.Bodies != 6 || st.BodiesRefused != 6 || st.Status[http.StatusServiceUnavailable] != 8 || st.Readings != 13 || st.Accepted != 13 || len(srv.stored) != 13 {
+		t.Fatalf("stats %+v, server holds %d: want 6 bodies, 6 refused, 8 answers 503, 13 readings acknowledged, accepted and stored", st, len(srv.stored))
+	}
+	got := s.Refusals()
+	want := []struct {
+		reason  string
+		answers int
+	}{{"ingest pipeline is full (N bodies waiting): retry later", 6}, {"N of N lines failed (shard sN)", 2}}
+	if len(got) != len(want) {
+		t.Fatalf("refusals %+v, want %v", got, want)
+	}
+	for i, w := range want {
+		if g := got[i]; g.Reason != w.reason || g.Answers != w.answers || g.Wait.N != w.answers || g.Wait.Max <= 0 || g.Wait.P50 > g.Wait.P99 || g.Wait.P99 > g.Wait.Max {
+			t.Fatalf("refusal %d: %+v, want %q × %d with as many waits, 0 < p50 ≤ p99 ≤ max", i, g, w.reason, w.answers)
+		}
+	}
+	if RefusalReason("") != "(no error text)" || RefusalReason("retry in 12 s, 3 waiting") != "retry in N s, N waiting" {
+		t.Fatalf("RefusalReason: %q, %q", RefusalReason(""), RefusalReason("retry in 12 s, 3 waiting"))
 	}
 }
 

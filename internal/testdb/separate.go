@@ -108,6 +108,42 @@ func NewSeparate(t testing.TB, fleetYAML string) *Separate {
 	return sep
 }
 
+// OwnServers makes the test the owner of servers for its run, as the soak
+// owns its five: any of them running is stopped now, so it starts again
+// as a child of this process (in its cgroup, with nothing of an earlier
+// run in memory), and each is stopped when the test ends, passed or failed
+// (t.Fatal, a panic in the test's goroutine), after the cleanups
+// registered later, such as NewSeparate's dropping of the test's
+// databases. Call it before the servers are started.
+func OwnServers(t testing.TB, servers ...*pgserver.Server) {
+	t.Helper()
+	if err := downAll(servers); err != nil {
+		t.Fatalf("stop the test's servers before it starts them: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := downAll(servers); err != nil {
+			t.Errorf("stop the test's servers: %v", err)
+		}
+	})
+}
+
+// downAll resumes (a paused server answers no shutdown) and stops every
+// server, in parallel; a stopped one is left as it is.
+func downAll(servers []*pgserver.Server) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Go(func() {
+			_ = s.Resume() // not running, or not paused: nothing to do
+			errs[i] = s.Down(ctx)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // upAll resumes (a paused server answers nothing) and starts every server,
 // in parallel.
 func upAll(servers []*pgserver.Server) error {
