@@ -1,6 +1,6 @@
 // Package jobs is the River side: one file per job kind, each its args
 // and worker (rollup_day, drain_dirty, publish_windows, rollup_schedule,
-// partitions, move_turbine), the client that runs them (one queue per shard, so a slow
+// partitions, move_turbine, judge_stalls), the client that runs them (one queue per shard, so a slow
 // shard only delays its own farms), waiting for jobs, and worker liveness.
 // The work itself is the packages' the workers call: rollup, drain,
 // publish, partition.
@@ -82,11 +82,21 @@ func NewClient(ctx context.Context, cfg Config, deps Deps) (*river.Client[pgx.Tx
 	river.AddWorker(workers, &PartitionsWorker{Maintain: deps.Partitions})
 	river.AddWorker(workers, &PublishWindowsWorker{Publisher: deps.Publisher})
 	river.AddWorker(workers, &MoveTurbineWorker{Mover: deps.Mover})
+	judge := deps.Publisher
+	if judge == nil {
+		// no fast path here: corrections are judged all the same
+		judge = &publish.Publisher{Control: deps.Control, Shards: deps.Shards, Now: deps.Now}
+		if judge.Now == nil {
+			judge.Now = time.Now
+		}
+	}
+	river.AddWorker(workers, &JudgeStallsWorker{Publisher: judge})
 
 	queues := map[string]river.QueueConfig{
 		river.QueueDefault: {MaxWorkers: 1},
 		ControlQueue:       {MaxWorkers: 2},
 		FastQueue:          {MaxWorkers: 1},
+		StallQueue:         {MaxWorkers: 1},
 	}
 	for _, s := range deps.Shards.Names() {
 		queues[RollupQueue(s)] = river.QueueConfig{MaxWorkers: max(1, cfg.WorkersPerShard)}

@@ -20,6 +20,7 @@ const (
 	KindPartitions     = "partitions"
 	KindPublishWindows = "publish_windows"
 	KindMoveTurbine    = "move_turbine"
+	KindJudgeStalls    = "judge_stalls"
 )
 
 // Argument keys of rollup_day jobs (the JSON tags of RollupDayArgs, which
@@ -37,6 +38,9 @@ const (
 	ControlQueue = "control"
 	// FastQueue runs the fast path's publications, alone.
 	FastQueue = "fast"
+	// StallQueue runs the stalled-turbine watcher's judgements of corrected
+	// windows, one at a time.
+	StallQueue = "stall"
 	// rollupQueuePrefix + shard is the queue of one shard's rollups.
 	rollupQueuePrefix = "rollup_"
 )

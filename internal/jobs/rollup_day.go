@@ -45,7 +45,7 @@ func (w *RollupDayWorker) Work(ctx context.Context, job *river.Job[RollupDayArgs
 	id := job.ID
 	res, err := w.Computer.Recompute(ctx, rollup.Request{
 		FarmID: job.Args.FarmID, Day: day, Shard: job.Args.Shard, Reason: job.Args.Reason,
-		Attempt: job.Attempt, JobID: &id,
+		Attempt: job.Attempt, JobID: &id, Changed: QueueJudgeStalls(job.Args.FarmID, day),
 	})
 	if err != nil {
 		return err

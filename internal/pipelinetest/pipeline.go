@@ -229,14 +229,14 @@ func (p *Pipeline) Enqueue(t testing.TB, farm, day, reason string, priority int)
 	return ids
 }
 
-// WaitJobs waits, event by event, until no rollup or drain job is queued,
-// running or retrying. Events are River's own; nothing sleeps.
+// WaitJobs waits, event by event, until no rollup, drain or judge_stalls
+// job is queued, running or retrying. Events are River's own; nothing sleeps.
 func (p *Pipeline) WaitJobs(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	for {
 		res, err := p.Client.JobList(ctx, river.NewJobListParams().
-			Kinds(jobs.KindRollupDay, jobs.KindRollupSchedule, jobs.KindDrainDirty).
+			Kinds(jobs.KindRollupDay, jobs.KindRollupSchedule, jobs.KindDrainDirty, jobs.KindJudgeStalls).
 			States(rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled, rivertype.JobStatePending).First(1))
 		testdb.Must(t, err, "job list")
 		if len(res.Jobs) == 0 {

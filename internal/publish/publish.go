@@ -246,8 +246,8 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 				// farms do not wait for them (the farm stays in flight
 				// until it is done).
 				<-sem
-				if run.watch != nil {
-					p.watch(fctx, run.watch)
+				if len(run.watches) > 0 {
+					p.watch(fctx, run.watches)
 				}
 				var filled int
 				if err == nil && run.caughtUp {
@@ -303,8 +303,8 @@ func (p *Publisher) PublishDue(ctx context.Context) (Summary, error) {
 // then its fill-in).
 func (p *Publisher) PublishFarm(ctx context.Context, farm string) (int, int64, error) {
 	run, err := p.publishFarm(ctx, farm)
-	if run.watch != nil {
-		p.watch(ctx, run.watch)
+	if len(run.watches) > 0 {
+		p.watch(ctx, run.watches)
 	}
 	if err == nil && run.caughtUp {
 		_, rows := p.fillFarm(ctx, farm)
@@ -317,7 +317,7 @@ func (p *Publisher) PublishFarm(ctx context.Context, farm string) (int, int64, e
 type farmRun struct {
 	published int
 	rows      int64
-	watch     *stallWatch
+	watches   []*stallWatch // the windows published, a day each
 	// caughtUp: nothing more was due at now (the fill-in's turn).
 	caughtUp bool
 }
@@ -363,7 +363,7 @@ func (p *Publisher) publishFarm(ctx context.Context, farm string) (run farmRun, 
 		run.published += k
 		run.rows += r
 		if w != nil {
-			run.watch = w
+			run.watches = append(run.watches, w)
 		}
 		if err != nil {
 			run.caughtUp = false
@@ -434,15 +434,13 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 		err   error
 	}
 	parts := make([]part, len(shards))
-	turbines := make([][]window.Turbine, len(shards))
+	turbines, err := turbinesOn(ctx, q, farm, shards, day)
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
 	most := 1
-	for i, shard := range shards {
-		rows, err := q.TurbineRollupList(ctx, controldb.TurbineRollupListParams{FarmID: farm, ShardName: shard, DayStart: day.DayStart, DayEnd: day.DayEnd})
-		if err != nil {
-			return 0, 0, 0, nil, fmt.Errorf("turbines on shard %s: %w", shard, err)
-		}
-		turbines[i] = window.TurbinesOf(rows)
-		most = max(most, len(window.IDs(turbines[i])))
+	for _, ts := range turbines {
+		most = max(most, len(window.IDs(ts)))
 	}
 	if allowed := max(1, cmp.Or(p.MaxTurbineWindows, 20_000)/most); len(due) > allowed {
 		due = due[:allowed]
@@ -522,11 +520,13 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 			p.OnPublish(o)
 		}
 	}
-	// The watcher judges the latest window published (a run catching up
-	// judges only its last: the alert is about now), after the
-	// publication (stall.go).
-	if lastDue := due[len(due)-1]; !fillIn && len(out) > 0 && out[len(out)-1].WindowStart.Equal(lastDue.WindowStart) {
-		watch = &stallWatch{farm: farm, start: lastDue.WindowStart, end: lastDue.WindowEnd, shards: shards, turbines: turbines, now: now}
+	// The watcher judges every window published, a run catching up each
+	// of its windows in order, after the publication (stall.go).
+	if !fillIn && len(out) > 0 {
+		watch = &stallWatch{farm: farm, day: day, date: due[0].Day, shards: shards, turbines: turbines, now: now}
+		for _, o := range out {
+			watch.windows = append(watch.windows, g.Holding(o.WindowStart))
+		}
 	}
 	return took, len(out), rowsRead, watch, nil
 }

@@ -38,6 +38,7 @@ type day struct {
 	full, closeDay bool
 	pairs          window.Pairs // the turbine-windows to compute
 	claimed        int          // of them, how many the marks named
+	changed        []int        // the windows the marks name: their readings changed
 	ids            []string     // the turbines whose turbine_day rows are rewritten
 }
 
@@ -131,6 +132,7 @@ func (c *Computer) open(ctx context.Context, tx, stx pgx.Tx, req Request) (*day,
 		}
 	}
 	d.claimed = d.pairs.Len()
+	d.changed = d.pairs.Windows()
 	d.ids = d.allIDs
 	if !d.closeDay {
 		// A correction writes turbine_day rows only for the turbines its

@@ -48,6 +48,12 @@ type Request struct {
 	Attempt int
 	// JobID is recorded on the rows; nil outside River.
 	JobID *int64
+	// Changed, if set, is called in the recompute's control transaction,
+	// after its writes, with the starts of the windows whose readings
+	// changed (those its claimed marks name), ascending: the
+	// stalled-turbine watcher judges them (jobs: a judge_stalls job queued
+	// in tx, so that it exists when, and only when, the correction commits).
+	Changed func(ctx context.Context, tx pgx.Tx, starts []time.Time) error
 }
 
 func (r Request) key() string {
@@ -233,6 +239,15 @@ func (c *Computer) recompute(ctx context.Context, tx, stx pgx.Tx, req Request) (
 	}
 	if err := c.writeControl(ctx, d, s, &res); err != nil {
 		return Result{}, err
+	}
+	if req.Changed != nil && len(d.changed) > 0 {
+		starts := make([]time.Time, len(d.changed))
+		for i, w := range d.changed {
+			starts[i], _ = d.g.Bounds(w)
+		}
+		if err := req.Changed(ctx, tx, starts); err != nil {
+			return Result{}, fmt.Errorf("stall watcher: %w", err)
+		}
 	}
 	return res, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/localday"
 	"github.com/galewatch/galewatch/internal/provenance"
 	"github.com/galewatch/galewatch/internal/report"
@@ -451,6 +452,16 @@ type dayView struct {
 	Day               *Day
 	NotClosed         bool
 	Turbines          []turbineView
+	// Stalls are the watcher's stalls with a stalled window in the day, or
+	// one on each side, open or cleared: a stall found late in a closed
+	// day's readings is shown here (the tile shows open ones).
+	Stalls []dayStall
+}
+
+// dayStall is a stall as the farm-day page lists it.
+type dayStall struct {
+	Stalled
+	ClearedWindow *time.Time // the window it produced again in (nil: open)
 }
 
 func (s *Server) dayPage(w http.ResponseWriter, r *http.Request) {
@@ -492,6 +503,15 @@ func (s *Server) dayPage(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, t := range turbines {
 		v.Turbines = append(v.Turbines, turbineView{Turbine: t, Strip: silentStrip(t.SilentHours, v.Hours)})
+	}
+	stalls, err := controldb.New(s.Control).StallDayList(r.Context(), controldb.StallDayListParams{FarmID: f.ID, DayStart: start, DayEnd: end})
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	for _, st := range stalls {
+		v.Stalls = append(v.Stalls, dayStall{Stalled: Stalled{TurbineID: st.TurbineID, Since: st.FirstWindow, Last: st.LastWindow, Windows: st.Windows, Message: st.Message,
+			FoundLate: st.FoundLate, FoundAt: st.FoundAt, FoundAfterS: foundAfter(st.FoundAt, st.FirstWindowEnd)}, ClearedWindow: st.ClearedWindow})
 	}
 	s.render(w, r, http.StatusOK, "day", v)
 }

@@ -173,11 +173,11 @@ func New(control *pgxpool.Pool, shards *fleet.Shards, cfg Config) *Server {
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // MountIngest serves POST /v1/readings with in: bodies up to maxBody
-// bytes, maxConcurrent at once (503 beyond), read under the server's
+// bytes, maxBodies read or waiting at once (503 beyond), read under the server's
 // ReadTimeout (the handler's rate rule moves the read deadline the server
 // set).
-func (s *Server) MountIngest(in *ingest.Ingestor, maxBody int64, maxConcurrent int) {
-	h := ingest.NewHandler(in, maxBody, maxConcurrent)
+func (s *Server) MountIngest(in *ingest.Ingestor, maxBody int64, maxBodies int) {
+	h := ingest.NewHandler(in, maxBody, maxBodies)
 	h.ReadTimeout = s.cfg.ReadTimeout
 	s.mux.Handle("POST /v1/readings", h)
 }

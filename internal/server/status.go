@@ -437,6 +437,23 @@ type Stalled struct {
 	Last      time.Time `json:"last_window"` // the latest stalled window's start
 	Windows   int32     `json:"windows"`
 	Message   string    `json:"message"`
+	// FoundLate: the first window was judged stalled by a correction (its
+	// readings arrived after the window was published); FoundAt is when,
+	// FoundAfterS how long after the window ended (null: not known, a stall
+	// from before the watcher kept it).
+	FoundLate   bool      `json:"found_late"`
+	FoundAt     time.Time `json:"found_at"`
+	FoundAfterS *float64  `json:"found_after_s"`
+}
+
+// foundAfter is how long after its first window ended a stall was found
+// (nil: that window's end is not known).
+func foundAfter(at time.Time, firstEnd *time.Time) *float64 {
+	if firstEnd == nil {
+		return nil
+	}
+	s := at.Sub(*firstEnd).Seconds()
+	return &s
 }
 
 // tile builds a farm's tile; fresh and backlog are what freshnesses and
@@ -448,7 +465,8 @@ func (s *Server) tile(ctx context.Context, f Farm, fresh Freshness, backlog *Bac
 		return Tile{}, err
 	}
 	for _, st := range stalls {
-		t.Stalled = append(t.Stalled, Stalled{TurbineID: st.TurbineID, Since: st.FirstWindow, Last: st.LastWindow, Windows: st.Windows, Message: st.Message})
+		t.Stalled = append(t.Stalled, Stalled{TurbineID: st.TurbineID, Since: st.FirstWindow, Last: st.LastWindow, Windows: st.Windows, Message: st.Message,
+			FoundLate: st.FoundLate, FoundAt: st.FoundAt, FoundAfterS: foundAfter(st.FoundAt, st.FirstWindowEnd)})
 	}
 	p, err := provenance.Tile(ctx, s.Control, f.ID)
 	switch {

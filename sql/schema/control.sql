@@ -3823,12 +3823,15 @@ CREATE TABLE public.turbine_stall (
     cleared_window timestamp with time zone,
     detail jsonb NOT NULL,
     message text NOT NULL,
+    found_late boolean DEFAULT false NOT NULL,
+    found_at timestamp with time zone,
+    first_window_end timestamp with time zone,
     CONSTRAINT turbine_stall_windows_check CHECK ((windows > 0))
 );
 
 -- Name: TABLE turbine_stall; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.turbine_stall IS 'Stalled turbines: available, producing nothing, while the farm''s wind is in range and its neighbours produce (stall_watch). One row per stall, open until the turbine produces again; kept after it clears. Written by the fast path (StallJudge).';
+COMMENT ON TABLE public.turbine_stall IS 'Stalled turbines: available, producing nothing, while the farm''s wind is in range and its neighbours produce (stall_watch). One row per stall: a run of a turbine''s stalled windows (turbine_stall_window) with no reading over the power floor between them, open until the turbine produces again; kept after it clears. Written by the stalled-turbine watcher, at each window''s publication and after each correction (judge_stalls).';
 
 -- Name: COLUMN turbine_stall.id; Type: COMMENT; Schema: public
 
@@ -3844,19 +3847,19 @@ COMMENT ON COLUMN public.turbine_stall.turbine_id IS 'The stalled turbine.';
 
 -- Name: COLUMN turbine_stall.first_window; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine_stall.first_window IS 'Start of the first window it was stalled in.';
+COMMENT ON COLUMN public.turbine_stall.first_window IS 'Start of the first window it was stalled in (turbine_stall_window).';
 
 -- Name: COLUMN turbine_stall.last_window; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine_stall.last_window IS 'Start of the latest window it was stalled in.';
+COMMENT ON COLUMN public.turbine_stall.last_window IS 'Start of the latest window it was stalled in (turbine_stall_window).';
 
 -- Name: COLUMN turbine_stall.windows; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine_stall.windows IS 'How many windows it was judged stalled in.';
+COMMENT ON COLUMN public.turbine_stall.windows IS 'How many windows it was judged stalled in (its turbine_stall_window rows).';
 
 -- Name: COLUMN turbine_stall.raised_at; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine_stall.raised_at IS 'When the fast path raised it (its clock).';
+COMMENT ON COLUMN public.turbine_stall.raised_at IS 'When the first of its windows was judged stalled (the clock of the process judging).';
 
 -- Name: COLUMN turbine_stall.cleared_at; Type: COMMENT; Schema: public
 
@@ -3864,7 +3867,7 @@ COMMENT ON COLUMN public.turbine_stall.cleared_at IS 'When it was cleared (the t
 
 -- Name: COLUMN turbine_stall.cleared_window; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine_stall.cleared_window IS 'Start of the window in which it produced again.';
+COMMENT ON COLUMN public.turbine_stall.cleared_window IS 'Start of the first window after its last in which the turbine produced (a reading over the power floor), whenever that reading arrived.';
 
 -- Name: COLUMN turbine_stall.detail; Type: COMMENT; Schema: public
 
@@ -3873,6 +3876,18 @@ COMMENT ON COLUMN public.turbine_stall.detail IS 'What the latest judgement meas
 -- Name: COLUMN turbine_stall.message; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.turbine_stall.message IS 'One line for an operator.';
+
+-- Name: COLUMN turbine_stall.found_late; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.found_late IS 'Its first window was judged stalled by a correction (turbine_stall_window.late): the readings showing it arrived after the window was published.';
+
+-- Name: COLUMN turbine_stall.found_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.found_at IS 'When its first window was judged stalled (raised_at, unless a window found later moved first_window back). How late it was found: found_at - first_window_end.';
+
+-- Name: COLUMN turbine_stall.first_window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall.first_window_end IS 'End of its first window.';
 
 -- Name: turbine_stall_id_seq; Type: SEQUENCE; Schema: public
 
@@ -3884,6 +3899,41 @@ ALTER TABLE public.turbine_stall ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
     NO MAXVALUE
     CACHE 1
 );
+
+-- Name: turbine_stall_window; Type: TABLE; Schema: public
+
+CREATE TABLE public.turbine_stall_window (
+    turbine_id text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    window_end timestamp with time zone NOT NULL,
+    judged_at timestamp with time zone NOT NULL,
+    late boolean NOT NULL,
+    CONSTRAINT turbine_stall_window_check CHECK ((window_end > window_start))
+);
+
+-- Name: TABLE turbine_stall_window; Type: COMMENT; Schema: public
+
+COMMENT ON TABLE public.turbine_stall_window IS 'The windows a turbine was judged stalled in (StallJudge), one row each: the stall holding it is the turbine''s turbine_stall whose [first_window, last_window] holds window_start. Written by the stalled-turbine watcher; a window judged stalled again is left as it is, one judged not stalled is deleted.';
+
+-- Name: COLUMN turbine_stall_window.turbine_id; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall_window.turbine_id IS 'The turbine.';
+
+-- Name: COLUMN turbine_stall_window.window_start; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall_window.window_start IS 'Start of the window it was stalled in.';
+
+-- Name: COLUMN turbine_stall_window.window_end; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall_window.window_end IS 'End of that window.';
+
+-- Name: COLUMN turbine_stall_window.judged_at; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall_window.judged_at IS 'When the watcher first judged it stalled in the window (the clock of the process judging).';
+
+-- Name: COLUMN turbine_stall_window.late; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.turbine_stall_window.late IS 'Judged by a correction (judge_stalls: its readings arrived after the window was published), not at the window''s publication.';
 
 -- Name: fleet_apply id; Type: DEFAULT; Schema: public
 
@@ -4122,6 +4172,11 @@ ALTER TABLE ONLY public.turbine
 ALTER TABLE ONLY public.turbine_stall
     ADD CONSTRAINT turbine_stall_pkey PRIMARY KEY (id);
 
+-- Name: turbine_stall_window turbine_stall_window_pkey; Type: CONSTRAINT; Schema: public
+
+ALTER TABLE ONLY public.turbine_stall_window
+    ADD CONSTRAINT turbine_stall_window_pkey PRIMARY KEY (turbine_id, window_start);
+
 -- Name: turbine_version turbine_version_pkey; Type: CONSTRAINT; Schema: public
 
 ALTER TABLE ONLY public.turbine_version
@@ -4226,6 +4281,10 @@ CREATE INDEX turbine_stall_farm_idx ON public.turbine_stall USING btree (farm_id
 -- Name: turbine_stall_open_idx; Type: INDEX; Schema: public
 
 CREATE UNIQUE INDEX turbine_stall_open_idx ON public.turbine_stall USING btree (turbine_id) WHERE (cleared_at IS NULL);
+
+-- Name: turbine_stall_turbine_idx; Type: INDEX; Schema: public
+
+CREATE INDEX turbine_stall_turbine_idx ON public.turbine_stall USING btree (turbine_id, first_window);
 
 -- Name: turbine_version_current_idx; Type: INDEX; Schema: public
 
@@ -4719,3 +4778,7 @@ GRANT SELECT ON TABLE public.turbine_move TO galewatch_reporting;
 -- Name: TABLE turbine_stall; Type: ACL; Schema: public
 
 GRANT SELECT ON TABLE public.turbine_stall TO galewatch_reporting;
+
+-- Name: TABLE turbine_stall_window; Type: ACL; Schema: public
+
+GRANT SELECT ON TABLE public.turbine_stall_window TO galewatch_reporting;

@@ -961,7 +961,7 @@ type TurbineMove struct {
 	LastError *string
 }
 
-// Stalled turbines: available, producing nothing, while the farm's wind is in range and its neighbours produce (stall_watch). One row per stall, open until the turbine produces again; kept after it clears. Written by the fast path (StallJudge).
+// Stalled turbines: available, producing nothing, while the farm's wind is in range and its neighbours produce (stall_watch). One row per stall: a run of a turbine's stalled windows (turbine_stall_window) with no reading over the power floor between them, open until the turbine produces again; kept after it clears. Written by the stalled-turbine watcher, at each window's publication and after each correction (judge_stalls).
 type TurbineStall struct {
 	// Identity.
 	ID int64
@@ -969,22 +969,42 @@ type TurbineStall struct {
 	FarmID string
 	// The stalled turbine.
 	TurbineID string
-	// Start of the first window it was stalled in.
+	// Start of the first window it was stalled in (turbine_stall_window).
 	FirstWindow time.Time
-	// Start of the latest window it was stalled in.
+	// Start of the latest window it was stalled in (turbine_stall_window).
 	LastWindow time.Time
-	// How many windows it was judged stalled in.
+	// How many windows it was judged stalled in (its turbine_stall_window rows).
 	Windows int32
-	// When the fast path raised it (its clock).
+	// When the first of its windows was judged stalled (the clock of the process judging).
 	RaisedAt time.Time
 	// When it was cleared (the turbine produced again); NULL while open.
 	ClearedAt *time.Time
-	// Start of the window in which it produced again.
+	// Start of the first window after its last in which the turbine produced (a reading over the power floor), whenever that reading arrived.
 	ClearedWindow *time.Time
 	// What the latest judgement measured: the turbine's highest power and mean wind, the farm's median wind, how many other turbines produced of how many, the thresholds.
 	Detail []byte
 	// One line for an operator.
 	Message string
+	// Its first window was judged stalled by a correction (turbine_stall_window.late): the readings showing it arrived after the window was published.
+	FoundLate bool
+	// When its first window was judged stalled (raised_at, unless a window found later moved first_window back). How late it was found: found_at - first_window_end.
+	FoundAt *time.Time
+	// End of its first window.
+	FirstWindowEnd *time.Time
+}
+
+// The windows a turbine was judged stalled in (StallJudge), one row each: the stall holding it is the turbine's turbine_stall whose [first_window, last_window] holds window_start. Written by the stalled-turbine watcher; a window judged stalled again is left as it is, one judged not stalled is deleted.
+type TurbineStallWindow struct {
+	// The turbine.
+	TurbineID string
+	// Start of the window it was stalled in.
+	WindowStart time.Time
+	// End of that window.
+	WindowEnd time.Time
+	// When the watcher first judged it stalled in the window (the clock of the process judging).
+	JudgedAt time.Time
+	// Judged by a correction (judge_stalls: its readings arrived after the window was published), not at the window's publication.
+	Late bool
 }
 
 // Versions of a turbine's farm, shard, cadence and service interval, each in force over [valid_from, valid_to). A day's expected count is cut at the instants its versions change.

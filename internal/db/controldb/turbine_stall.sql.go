@@ -10,109 +10,317 @@ import (
 	"time"
 )
 
+const stallClear = `-- name: StallClear :one
+UPDATE turbine_stall
+SET cleared_at = $1::timestamptz, cleared_window = $2::timestamptz
+WHERE id = $3
+RETURNING id, farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, cleared_window, detail, message, found_late, found_at, first_window_end
+`
+
+type StallClearParams struct {
+	JudgedAt    time.Time
+	WindowStart time.Time
+	ID          int64
+}
+
+// StallClear clears a stall at the first window after its last in which
+// its turbine is known to have produced (an earlier one found later moves
+// it back).
+func (q *Queries) StallClear(ctx context.Context, arg StallClearParams) (TurbineStall, error) {
+	row := q.db.QueryRow(ctx, stallClear, arg.JudgedAt, arg.WindowStart, arg.ID)
+	var i TurbineStall
+	err := row.Scan(
+		&i.ID,
+		&i.FarmID,
+		&i.TurbineID,
+		&i.FirstWindow,
+		&i.LastWindow,
+		&i.Windows,
+		&i.RaisedAt,
+		&i.ClearedAt,
+		&i.ClearedWindow,
+		&i.Detail,
+		&i.Message,
+		&i.FoundLate,
+		&i.FoundAt,
+		&i.FirstWindowEnd,
+	)
+	return i, err
+}
+
+const stallCut = `-- name: StallCut :one
+UPDATE turbine_stall s
+SET last_window = b.last_window, windows = b.windows, cleared_at = $1::timestamptz, cleared_window = $2::timestamptz
+FROM (SELECT max(c.window_start) AS last_window, count(*)::integer AS windows
+      FROM turbine_stall x
+      JOIN turbine_stall_window c ON c.turbine_id = x.turbine_id AND c.window_start >= x.first_window AND c.window_start < $2::timestamptz
+      WHERE x.id = $3) AS b
+WHERE s.id = $3
+RETURNING s.id, s.farm_id, s.turbine_id, s.first_window, s.last_window, s.windows, s.raised_at, s.cleared_at, s.cleared_window, s.detail, s.message, s.found_late, s.found_at, s.first_window_end
+`
+
+type StallCutParams struct {
+	JudgedAt    time.Time
+	WindowStart time.Time
+	ID          int64
+}
+
+// StallCut ends a stall at a window inside it in which its turbine
+// produced: it keeps its windows before that window, and is cleared at it.
+// Its windows after are made a stall of their own (StallSplitOff).
+func (q *Queries) StallCut(ctx context.Context, arg StallCutParams) (TurbineStall, error) {
+	row := q.db.QueryRow(ctx, stallCut, arg.JudgedAt, arg.WindowStart, arg.ID)
+	var i TurbineStall
+	err := row.Scan(
+		&i.ID,
+		&i.FarmID,
+		&i.TurbineID,
+		&i.FirstWindow,
+		&i.LastWindow,
+		&i.Windows,
+		&i.RaisedAt,
+		&i.ClearedAt,
+		&i.ClearedWindow,
+		&i.Detail,
+		&i.Message,
+		&i.FoundLate,
+		&i.FoundAt,
+		&i.FirstWindowEnd,
+	)
+	return i, err
+}
+
+const stallDayList = `-- name: StallDayList :many
+SELECT s.turbine_id, s.first_window, s.last_window, s.windows, s.cleared_window, s.message,
+       s.found_late, coalesce(s.found_at, s.raised_at)::timestamptz AS found_at, s.first_window_end
+FROM turbine_stall s
+WHERE s.farm_id = $1 AND s.first_window < $2::timestamptz AND s.last_window >= $3::timestamptz
+ORDER BY s.first_window, s.turbine_id
+`
+
+type StallDayListParams struct {
+	FarmID   string
+	DayEnd   time.Time
+	DayStart time.Time
+}
+
+type StallDayListRow struct {
+	TurbineID      string
+	FirstWindow    time.Time
+	LastWindow     time.Time
+	Windows        int32
+	ClearedWindow  *time.Time
+	Message        string
+	FoundLate      bool
+	FoundAt        time.Time
+	FirstWindowEnd *time.Time
+}
+
+// StallDayList lists the farm's stalls, open or cleared, with a stalled
+// window in [@day_start, @day_end) or one on each side (the farm-day page),
+// by first window.
+func (q *Queries) StallDayList(ctx context.Context, arg StallDayListParams) ([]StallDayListRow, error) {
+	rows, err := q.db.Query(ctx, stallDayList, arg.FarmID, arg.DayEnd, arg.DayStart)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []StallDayListRow
+	for rows.Next() {
+		var i StallDayListRow
+		if err := rows.Scan(
+			&i.TurbineID,
+			&i.FirstWindow,
+			&i.LastWindow,
+			&i.Windows,
+			&i.ClearedWindow,
+			&i.Message,
+			&i.FoundLate,
+			&i.FoundAt,
+			&i.FirstWindowEnd,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const stallDelete = `-- name: StallDelete :exec
+DELETE FROM turbine_stall WHERE id = $1
+`
+
+// StallDelete deletes a stall none of whose windows is stalled any more.
+func (q *Queries) StallDelete(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, stallDelete, id)
+	return err
+}
+
+const stallJoin = `-- name: StallJoin :one
+UPDATE turbine_stall s
+SET first_window = least(s.first_window, $1::timestamptz),
+    last_window = greatest(s.last_window, $1::timestamptz),
+    windows = s.windows + 1,
+    found_late = CASE WHEN $1::timestamptz < s.first_window THEN $2::boolean ELSE s.found_late END,
+    found_at = CASE WHEN $1::timestamptz < s.first_window THEN $3::timestamptz ELSE s.found_at END,
+    first_window_end = CASE WHEN $1::timestamptz < s.first_window THEN $4::timestamptz ELSE s.first_window_end END,
+    detail = CASE WHEN $1::timestamptz > s.last_window THEN $5::jsonb ELSE s.detail END,
+    message = CASE WHEN $1::timestamptz > s.last_window THEN $6::text ELSE s.message END
+WHERE s.id = $7
+RETURNING id, farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, cleared_window, detail, message, found_late, found_at, first_window_end
+`
+
+type StallJoinParams struct {
+	WindowStart time.Time
+	Late        bool
+	JudgedAt    time.Time
+	WindowEnd   time.Time
+	Detail      []byte
+	Message     string
+	ID          int64
+}
+
+// StallJoin adds a newly recorded stalled window to a stall: after its last
+// (the detail and message are then the window's), before its first (how
+// the stall was found is then the window's), or between.
+func (q *Queries) StallJoin(ctx context.Context, arg StallJoinParams) (TurbineStall, error) {
+	row := q.db.QueryRow(ctx, stallJoin,
+		arg.WindowStart,
+		arg.Late,
+		arg.JudgedAt,
+		arg.WindowEnd,
+		arg.Detail,
+		arg.Message,
+		arg.ID,
+	)
+	var i TurbineStall
+	err := row.Scan(
+		&i.ID,
+		&i.FarmID,
+		&i.TurbineID,
+		&i.FirstWindow,
+		&i.LastWindow,
+		&i.Windows,
+		&i.RaisedAt,
+		&i.ClearedAt,
+		&i.ClearedWindow,
+		&i.Detail,
+		&i.Message,
+		&i.FoundLate,
+		&i.FoundAt,
+		&i.FirstWindowEnd,
+	)
+	return i, err
+}
+
 const stallJudge = `-- name: StallJudge :many
 
 WITH w AS (
     SELECT sw.power_floor_kw::float8 AS floor_kw, sw.wind_min_ms::float8 AS wind_min, sw.wind_max_ms::float8 AS wind_max, sw.neighbours_pm
     FROM stall_watch sw
+), u AS (
+    SELECT unnest($1::timestamptz[]) AS window_start, unnest($2::text[]) AS turbine_id,
+           unnest($3::integer[]) AS received, unnest($4::integer[]) AS available,
+           unnest($5::float8[]) AS power_max_kw, unnest($6::float8[]) AS wind_sum_ms,
+           unnest($7::integer[]) AS wind_readings
 ), t AS (
-    SELECT DISTINCT ON (u.turbine_id) u.turbine_id, u.received, u.available, u.power_max_kw, u.wind_sum_ms / u.wind_readings AS wind_ms
-    FROM (SELECT unnest($1::text[]) AS turbine_id, unnest($2::integer[]) AS received,
-                 unnest($3::integer[]) AS available, unnest($4::float8[]) AS power_max_kw,
-                 unnest($5::float8[]) AS wind_sum_ms, unnest($6::integer[]) AS wind_readings) AS u
+    SELECT DISTINCT ON (u.window_start, u.turbine_id) u.window_start, u.turbine_id, u.received, u.available, u.power_max_kw,
+           u.wind_sum_ms / u.wind_readings AS wind_ms
+    FROM u
     WHERE u.wind_readings > 0
-    ORDER BY u.turbine_id, u.wind_readings DESC
+    ORDER BY u.window_start, u.turbine_id, u.wind_readings DESC
 ), farm AS (
-    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY t.wind_ms) AS median_wind,
+    SELECT t.window_start,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY t.wind_ms) AS median_wind,
            count(*) AS turbines,
            count(*) FILTER (WHERE t.power_max_kw > w.floor_kw) AS producing
     FROM t CROSS JOIN w
-), stalled AS (
-    SELECT t.turbine_id, t.power_max_kw, t.wind_ms, farm.median_wind, farm.turbines, farm.producing, w.floor_kw, w.wind_min, w.wind_max, w.neighbours_pm
-    FROM t CROSS JOIN w CROSS JOIN farm
-    WHERE t.received > 0 AND t.available = t.received AND t.power_max_kw <= w.floor_kw
-      AND farm.median_wind BETWEEN w.wind_min AND w.wind_max
-      -- its own wind too: a turbine in a lull of its own is not stalled
-      AND t.wind_ms >= w.wind_min
-      AND farm.producing * 1000 > w.neighbours_pm::bigint * (farm.turbines - 1)
-), judged AS (
-    SELECT st.turbine_id,
-           jsonb_build_object('power_max_kw', st.power_max_kw, 'wind_ms', round(st.wind_ms::numeric, 1),
-                              'farm_median_wind_ms', round(st.median_wind::numeric, 1), 'others_producing', st.producing,
-                              'others', st.turbines - 1, 'power_floor_kw', st.floor_kw, 'wind_range_ms', jsonb_build_array(st.wind_min, st.wind_max),
-                              'neighbours_pm', st.neighbours_pm) AS detail,
-           format('%s stalled: reports available at no more than %s kW in the window from %s while the farm''s median wind is %s m/s and %s of its %s other turbines produce',
-                  st.turbine_id, round(st.power_max_kw::numeric, 1), utc_text($7::timestamptz),
-                  round(st.median_wind::numeric, 1), st.producing, st.turbines - 1) AS message
-    FROM stalled st
-), continued AS (
-    UPDATE turbine_stall s
-    SET last_window = $7::timestamptz, windows = s.windows + 1, detail = j.detail, message = j.message
-    FROM judged j
-    WHERE s.turbine_id = j.turbine_id AND s.cleared_at IS NULL AND s.last_window < $7::timestamptz
-    RETURNING s.turbine_id, 'continued'::text AS action, s.first_window, s.message
-), raised AS (
-    INSERT INTO turbine_stall (farm_id, turbine_id, first_window, last_window, raised_at, detail, message)
-    SELECT $8::text, j.turbine_id, $7::timestamptz, $7::timestamptz,
-           $9::timestamptz, j.detail, j.message
-    FROM judged j
-    WHERE NOT EXISTS (SELECT 1 FROM turbine_stall s WHERE s.turbine_id = j.turbine_id AND s.cleared_at IS NULL)
-    RETURNING turbine_stall.turbine_id, 'raised'::text AS action, turbine_stall.first_window, turbine_stall.message
-), cleared AS (
-    UPDATE turbine_stall s
-    SET cleared_at = $9::timestamptz, cleared_window = $7::timestamptz
-    FROM t CROSS JOIN w
-    WHERE s.turbine_id = t.turbine_id AND s.farm_id = $8::text AND s.cleared_at IS NULL
-      AND s.last_window < $7::timestamptz AND t.power_max_kw > w.floor_kw
-    RETURNING s.turbine_id, 'cleared'::text AS action, s.first_window, s.message
+    GROUP BY t.window_start
+), v AS (
+    SELECT t.window_start, t.turbine_id, t.power_max_kw, t.wind_ms, farm.median_wind, farm.turbines, farm.producing,
+           w.floor_kw, w.wind_min, w.wind_max, w.neighbours_pm,
+           (t.received > 0 AND t.available = t.received AND t.power_max_kw <= w.floor_kw
+            AND farm.median_wind BETWEEN w.wind_min AND w.wind_max
+            -- its own wind too: a turbine in a lull of its own is not stalled
+            AND t.wind_ms >= w.wind_min
+            AND farm.producing * 1000 > w.neighbours_pm::bigint * (farm.turbines - 1)) AS stalled
+    FROM t JOIN farm ON farm.window_start = t.window_start CROSS JOIN w
+), watched AS (
+    SELECT v.turbine_id FROM v WHERE v.stalled
+    UNION
+    SELECT s.turbine_id
+    FROM turbine_stall s
+    WHERE s.farm_id = $8::text
+      AND (s.cleared_at IS NULL OR s.cleared_window > (SELECT min(u.window_start) FROM u)
+           OR s.last_window >= (SELECT min(u.window_start) FROM u))
 )
-SELECT c.turbine_id::text AS turbine_id, c.action::text AS action, c.first_window::timestamptz AS first_window, c.message::text AS message FROM continued c
-UNION ALL
-SELECT r.turbine_id, r.action, r.first_window, r.message FROM raised r
-UNION ALL
-SELECT x.turbine_id, x.action, x.first_window, x.message FROM cleared x
+SELECT v.window_start::timestamptz AS window_start, v.turbine_id::text AS turbine_id, v.stalled::boolean AS stalled,
+       (v.power_max_kw > v.floor_kw)::boolean AS produced, v.floor_kw::float8 AS floor_kw,
+       EXISTS (SELECT 1 FROM turbine_stall_window c WHERE c.turbine_id = v.turbine_id AND c.window_start = v.window_start)::boolean AS recorded,
+       coalesce(CASE WHEN v.stalled THEN
+           jsonb_build_object('power_max_kw', v.power_max_kw, 'wind_ms', round(v.wind_ms::numeric, 1),
+                              'farm_median_wind_ms', round(v.median_wind::numeric, 1), 'others_producing', v.producing,
+                              'others', v.turbines - 1, 'power_floor_kw', v.floor_kw, 'wind_range_ms', jsonb_build_array(v.wind_min, v.wind_max),
+                              'neighbours_pm', v.neighbours_pm) END, '{}')::jsonb AS detail,
+       coalesce(CASE WHEN v.stalled THEN
+           format('%s stalled: reports available at no more than %s kW in the window from %s while the farm''s median wind is %s m/s and %s of its %s other turbines produce',
+                  v.turbine_id, round(v.power_max_kw::numeric, 1), utc_text(v.window_start),
+                  round(v.median_wind::numeric, 1), v.producing, v.turbines - 1) END, '')::text AS message
+FROM v
+WHERE v.turbine_id IN (SELECT wt.turbine_id FROM watched wt)
+ORDER BY v.window_start, v.turbine_id
 `
 
 type StallJudgeParams struct {
+	WindowStarts []time.Time
 	TurbineIds   []string
 	Received     []int32
 	Available    []int32
 	PowerMaxKw   []float64
 	WindSumMs    []float64
 	WindReadings []int32
-	WindowStart  time.Time
 	FarmID       string
-	JudgedAt     time.Time
 }
 
 type StallJudgeRow struct {
+	WindowStart time.Time
 	TurbineID   string
-	Action      string
-	FirstWindow time.Time
+	Stalled     bool
+	Produced    bool
+	FloorKw     float64
+	Recorded    bool
+	Detail      []byte
 	Message     string
 }
 
 // turbine_stall: the stalled-turbine watcher (stall_watch holds its thresholds).
-// StallJudge judges one published farm window from its turbines' stats
-// (TurbineWindowStallStats of every shard holding the farm; a turbine given
-// twice, during a move, counts once, with its most readings): raises a stall
-// for each turbine that reported only available slots at or under the power
-// floor while the farm's median wind was in range, its own mean wind at
-// least the range's low end, and more than
-// neighbours_pm per mille of its other turbines produced; extends a stall
-// already open; clears an open stall whose turbine produced. Judging a
-// window again changes nothing. Returns one row per stall touched.
+// StallJudge is the watcher's rule. It judges farm windows from their
+// turbines' stats (TurbineWindowStallStats of every shard holding the farm,
+// a row per turbine and window; a turbine given twice in a window, during a
+// move, counts once, with its most readings): a turbine is stalled in a
+// window when it reported only available slots at or under the power floor
+// while the farm's median wind was in range, its own mean wind at least
+// the range's low end, and more than neighbours_pm per mille of its other
+// turbines produced; it produced when its highest power is over the floor.
+// Returns, by window then turbine, every turbine-window of the turbines
+// whose stalls these windows may change: those stalled in one of them, and
+// those with a stall not cleared before the first (the others have nothing
+// to extend, cut or clear); recorded: judged stalled before
+// (turbine_stall_window). It writes nothing: the watcher places each
+// verdict among the turbine's stalls (internal/publish, stall.go).
 func (q *Queries) StallJudge(ctx context.Context, arg StallJudgeParams) ([]StallJudgeRow, error) {
 	rows, err := q.db.Query(ctx, stallJudge,
+		arg.WindowStarts,
 		arg.TurbineIds,
 		arg.Received,
 		arg.Available,
 		arg.PowerMaxKw,
 		arg.WindSumMs,
 		arg.WindReadings,
-		arg.WindowStart,
 		arg.FarmID,
-		arg.JudgedAt,
 	)
 	if err != nil {
 		return nil, err
@@ -122,9 +330,13 @@ func (q *Queries) StallJudge(ctx context.Context, arg StallJudgeParams) ([]Stall
 	for rows.Next() {
 		var i StallJudgeRow
 		if err := rows.Scan(
+			&i.WindowStart,
 			&i.TurbineID,
-			&i.Action,
-			&i.FirstWindow,
+			&i.Stalled,
+			&i.Produced,
+			&i.FloorKw,
+			&i.Recorded,
+			&i.Detail,
 			&i.Message,
 		); err != nil {
 			return nil, err
@@ -172,23 +384,29 @@ func (q *Queries) StallMetrics(ctx context.Context) ([]StallMetricsRow, error) {
 }
 
 const stallOpenList = `-- name: StallOpenList :many
-SELECT s.farm_id, s.turbine_id, s.first_window, s.last_window, s.windows, s.raised_at, s.message
+SELECT s.farm_id, s.turbine_id, s.first_window, s.last_window, s.windows, s.raised_at, s.message,
+       s.found_late, coalesce(s.found_at, s.raised_at)::timestamptz AS found_at, s.first_window_end
 FROM turbine_stall s
 WHERE s.cleared_at IS NULL AND s.farm_id = ANY ($1::text[])
 ORDER BY s.farm_id, s.first_window, s.turbine_id
 `
 
 type StallOpenListRow struct {
-	FarmID      string
-	TurbineID   string
-	FirstWindow time.Time
-	LastWindow  time.Time
-	Windows     int32
-	RaisedAt    time.Time
-	Message     string
+	FarmID         string
+	TurbineID      string
+	FirstWindow    time.Time
+	LastWindow     time.Time
+	Windows        int32
+	RaisedAt       time.Time
+	Message        string
+	FoundLate      bool
+	FoundAt        time.Time
+	FirstWindowEnd *time.Time
 }
 
-// StallOpenList lists the open stalls of the given farms, oldest first.
+// StallOpenList lists the open stalls of the given farms, oldest first,
+// with how each was found (found_at is raised_at in a row written before
+// the watcher kept it).
 func (q *Queries) StallOpenList(ctx context.Context, farmIds []string) ([]StallOpenListRow, error) {
 	rows, err := q.db.Query(ctx, stallOpenList, farmIds)
 	if err != nil {
@@ -206,6 +424,270 @@ func (q *Queries) StallOpenList(ctx context.Context, farmIds []string) ([]StallO
 			&i.Windows,
 			&i.RaisedAt,
 			&i.Message,
+			&i.FoundLate,
+			&i.FoundAt,
+			&i.FirstWindowEnd,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const stallRaise = `-- name: StallRaise :one
+INSERT INTO turbine_stall (farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, cleared_window,
+                           detail, message, found_late, found_at, first_window_end)
+VALUES ($1, $2, $3, $3, 1, $4,
+        CASE WHEN $5::timestamptz IS NOT NULL THEN $4::timestamptz END, $5::timestamptz,
+        $6, $7, $8, $4, $9::timestamptz)
+RETURNING id, farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, cleared_window, detail, message, found_late, found_at, first_window_end
+`
+
+type StallRaiseParams struct {
+	FarmID        string
+	TurbineID     string
+	WindowStart   time.Time
+	JudgedAt      time.Time
+	ClearedWindow *time.Time
+	Detail        []byte
+	Message       string
+	Late          bool
+	WindowEnd     time.Time
+}
+
+// StallRaise opens a stall at one stalled window, cleared at once when the
+// turbine is known to have produced after it (@cleared_window: the window
+// of that reading).
+func (q *Queries) StallRaise(ctx context.Context, arg StallRaiseParams) (TurbineStall, error) {
+	row := q.db.QueryRow(ctx, stallRaise,
+		arg.FarmID,
+		arg.TurbineID,
+		arg.WindowStart,
+		arg.JudgedAt,
+		arg.ClearedWindow,
+		arg.Detail,
+		arg.Message,
+		arg.Late,
+		arg.WindowEnd,
+	)
+	var i TurbineStall
+	err := row.Scan(
+		&i.ID,
+		&i.FarmID,
+		&i.TurbineID,
+		&i.FirstWindow,
+		&i.LastWindow,
+		&i.Windows,
+		&i.RaisedAt,
+		&i.ClearedAt,
+		&i.ClearedWindow,
+		&i.Detail,
+		&i.Message,
+		&i.FoundLate,
+		&i.FoundAt,
+		&i.FirstWindowEnd,
+	)
+	return i, err
+}
+
+const stallRefresh = `-- name: StallRefresh :many
+UPDATE turbine_stall s
+SET first_window = a.first_window, last_window = a.last_window, windows = a.windows,
+    found_late = a.found_late, found_at = a.found_at, first_window_end = a.first_window_end
+FROM (SELECT min(c.window_start) AS first_window, max(c.window_start) AS last_window, count(*)::integer AS windows,
+             (array_agg(c.late ORDER BY c.window_start))[1] AS found_late,
+             (array_agg(c.judged_at ORDER BY c.window_start))[1] AS found_at,
+             (array_agg(c.window_end ORDER BY c.window_start))[1] AS first_window_end
+      FROM turbine_stall x
+      JOIN turbine_stall_window c ON c.turbine_id = x.turbine_id AND c.window_start BETWEEN x.first_window AND x.last_window
+      WHERE x.id = $1) AS a
+WHERE s.id = $1 AND a.windows > 0
+RETURNING s.id, s.farm_id, s.turbine_id, s.first_window, s.last_window, s.windows, s.raised_at, s.cleared_at, s.cleared_window, s.detail, s.message, s.found_late, s.found_at, s.first_window_end
+`
+
+// StallRefresh recounts a stall from its recorded windows after one was
+// forgotten (StallWindowRemove): its first and last, how many, how its
+// first was found. No row: none is left (StallDelete).
+func (q *Queries) StallRefresh(ctx context.Context, id int64) ([]TurbineStall, error) {
+	rows, err := q.db.Query(ctx, stallRefresh, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TurbineStall
+	for rows.Next() {
+		var i TurbineStall
+		if err := rows.Scan(
+			&i.ID,
+			&i.FarmID,
+			&i.TurbineID,
+			&i.FirstWindow,
+			&i.LastWindow,
+			&i.Windows,
+			&i.RaisedAt,
+			&i.ClearedAt,
+			&i.ClearedWindow,
+			&i.Detail,
+			&i.Message,
+			&i.FoundLate,
+			&i.FoundAt,
+			&i.FirstWindowEnd,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const stallSplitOff = `-- name: StallSplitOff :one
+INSERT INTO turbine_stall (farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, cleared_window,
+                           detail, message, found_late, found_at, first_window_end)
+SELECT $1, $2, min(c.window_start), max(c.window_start), count(*)::integer, min(c.judged_at),
+       $3::timestamptz, $4::timestamptz, $5, $6,
+       (array_agg(c.late ORDER BY c.window_start))[1], (array_agg(c.judged_at ORDER BY c.window_start))[1],
+       (array_agg(c.window_end ORDER BY c.window_start))[1]
+FROM turbine_stall_window c
+WHERE c.turbine_id = $2 AND c.window_start > $7::timestamptz AND c.window_start <= $8::timestamptz
+HAVING count(*) > 0
+RETURNING id, farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, cleared_window, detail, message, found_late, found_at, first_window_end
+`
+
+type StallSplitOffParams struct {
+	FarmID        string
+	TurbineID     string
+	ClearedAt     *time.Time
+	ClearedWindow *time.Time
+	Detail        []byte
+	Message       string
+	After         time.Time
+	Through       time.Time
+}
+
+// StallSplitOff makes a turbine's stalled windows in (@after, @through] a
+// stall of their own: what a cut left after the window the turbine produced
+// in, with the cut stall's clearing, detail and message. It was raised when
+// the first of them was judged, and is found as its first window was.
+func (q *Queries) StallSplitOff(ctx context.Context, arg StallSplitOffParams) (TurbineStall, error) {
+	row := q.db.QueryRow(ctx, stallSplitOff,
+		arg.FarmID,
+		arg.TurbineID,
+		arg.ClearedAt,
+		arg.ClearedWindow,
+		arg.Detail,
+		arg.Message,
+		arg.After,
+		arg.Through,
+	)
+	var i TurbineStall
+	err := row.Scan(
+		&i.ID,
+		&i.FarmID,
+		&i.TurbineID,
+		&i.FirstWindow,
+		&i.LastWindow,
+		&i.Windows,
+		&i.RaisedAt,
+		&i.ClearedAt,
+		&i.ClearedWindow,
+		&i.Detail,
+		&i.Message,
+		&i.FoundLate,
+		&i.FoundAt,
+		&i.FirstWindowEnd,
+	)
+	return i, err
+}
+
+const stallWindowAdd = `-- name: StallWindowAdd :execrows
+INSERT INTO turbine_stall_window (turbine_id, window_start, window_end, judged_at, late)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (turbine_id, window_start) DO NOTHING
+`
+
+type StallWindowAddParams struct {
+	TurbineID   string
+	WindowStart time.Time
+	WindowEnd   time.Time
+	JudgedAt    time.Time
+	Late        bool
+}
+
+// StallWindowAdd records that a turbine was judged stalled in a window. A
+// window recorded already is left as it is (0 rows): judging it again
+// changes nothing.
+func (q *Queries) StallWindowAdd(ctx context.Context, arg StallWindowAddParams) (int64, error) {
+	result, err := q.db.Exec(ctx, stallWindowAdd,
+		arg.TurbineID,
+		arg.WindowStart,
+		arg.WindowEnd,
+		arg.JudgedAt,
+		arg.Late,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const stallWindowRemove = `-- name: StallWindowRemove :execrows
+DELETE FROM turbine_stall_window WHERE turbine_id = $1 AND window_start = $2
+`
+
+type StallWindowRemoveParams struct {
+	TurbineID   string
+	WindowStart time.Time
+}
+
+// StallWindowRemove forgets a window judged again and found not stalled
+// (its late readings changed the verdict).
+func (q *Queries) StallWindowRemove(ctx context.Context, arg StallWindowRemoveParams) (int64, error) {
+	result, err := q.db.Exec(ctx, stallWindowRemove, arg.TurbineID, arg.WindowStart)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const stallsOfTurbines = `-- name: StallsOfTurbines :many
+SELECT id, farm_id, turbine_id, first_window, last_window, windows, raised_at, cleared_at, cleared_window, detail, message, found_late, found_at, first_window_end FROM turbine_stall
+WHERE turbine_id = ANY ($1::text[])
+ORDER BY turbine_id, first_window
+`
+
+// StallsOfTurbines lists every stall of the given turbines, by turbine and
+// first window (the watcher places a verdict among them).
+func (q *Queries) StallsOfTurbines(ctx context.Context, turbineIds []string) ([]TurbineStall, error) {
+	rows, err := q.db.Query(ctx, stallsOfTurbines, turbineIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TurbineStall
+	for rows.Next() {
+		var i TurbineStall
+		if err := rows.Scan(
+			&i.ID,
+			&i.FarmID,
+			&i.TurbineID,
+			&i.FirstWindow,
+			&i.LastWindow,
+			&i.Windows,
+			&i.RaisedAt,
+			&i.ClearedAt,
+			&i.ClearedWindow,
+			&i.Detail,
+			&i.Message,
+			&i.FoundLate,
+			&i.FoundAt,
+			&i.FirstWindowEnd,
 		); err != nil {
 			return nil, err
 		}

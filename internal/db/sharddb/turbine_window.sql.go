@@ -187,6 +187,61 @@ func (q *Queries) TurbineDayFromWindows(ctx context.Context, arg TurbineDayFromW
 	return items, nil
 }
 
+const turbineFirstProduction = `-- name: TurbineFirstProduction :many
+SELECT q.i::integer AS i, p.recorded_at::timestamptz AS produced_at
+FROM (SELECT unnest($1::text[]) AS turbine_id, unnest($2::timestamptz[]) AS from_t,
+             unnest($3::timestamptz[]) AS to_t, generate_subscripts($1::text[], 1) AS i) AS q
+CROSS JOIN LATERAL (SELECT rd.recorded_at FROM readings rd
+                    WHERE rd.turbine_id = q.turbine_id AND rd.recorded_at >= q.from_t AND rd.recorded_at < q.to_t
+                      AND rd.power_kw > $4::real
+                    ORDER BY rd.recorded_at
+                    LIMIT 1) AS p
+ORDER BY q.i
+`
+
+type TurbineFirstProductionParams struct {
+	TurbineIds []string
+	FromT      []time.Time
+	ToT        []time.Time
+	FloorKw    float32
+}
+
+type TurbineFirstProductionRow struct {
+	I          int32
+	ProducedAt time.Time
+}
+
+// TurbineFirstProduction gives, for each (turbine, span) asked, the first
+// reading recorded in [@from_t, @to_t) with power over @floor_kw (none:
+// no row): where the stalled-turbine watcher finds the window a stall
+// clears in, from the readings stored whenever they arrived. i is the
+// span's position (1-based). The first reading only: an index-only scan
+// of readings_pkey from @from_t, stopping at it.
+func (q *Queries) TurbineFirstProduction(ctx context.Context, arg TurbineFirstProductionParams) ([]TurbineFirstProductionRow, error) {
+	rows, err := q.db.Query(ctx, turbineFirstProduction,
+		arg.TurbineIds,
+		arg.FromT,
+		arg.ToT,
+		arg.FloorKw,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TurbineFirstProductionRow
+	for rows.Next() {
+		var i TurbineFirstProductionRow
+		if err := rows.Scan(&i.I, &i.ProducedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const turbineWindowMissing = `-- name: TurbineWindowMissing :many
 SELECT t.turbine_id::text AS turbine_id, m.i::integer AS window_index
 FROM unnest($1::text[]) AS t(turbine_id)
@@ -325,26 +380,32 @@ func (q *Queries) TurbineWindowOffGridDelete(ctx context.Context, arg TurbineWin
 }
 
 const turbineWindowStallStats = `-- name: TurbineWindowStallStats :many
-SELECT t.turbine_id::text AS turbine_id, count(*)::integer AS received,
+SELECT t.turbine_id::text AS turbine_id,
+       floor(extract(epoch FROM r.recorded_at - $1::timestamptz) / $2::integer)::integer AS window_index,
+       count(*)::integer AS received,
        count(*) FILTER (WHERE r.available)::integer AS available,
        max(r.power_kw)::float8 AS power_max_kw, sum(r.wind_ms)::float8 AS wind_sum_ms, count(*)::integer AS wind_readings
-FROM unnest($1::text[]) AS t(turbine_id)
-CROSS JOIN LATERAL (SELECT rd.available, rd.power_kw, rd.wind_ms FROM readings rd
+FROM unnest($3::text[]) AS t(turbine_id)
+CROSS JOIN (SELECT unnest($4::timestamptz[]) AS from_t, unnest($5::timestamptz[]) AS to_t) AS g
+CROSS JOIN LATERAL (SELECT rd.recorded_at, rd.available, rd.power_kw, rd.wind_ms FROM readings rd
                     WHERE rd.turbine_id = t.turbine_id
-                      AND rd.recorded_at >= $2::timestamptz AND rd.recorded_at < $3::timestamptz
+                      AND rd.recorded_at >= g.from_t AND rd.recorded_at < g.to_t
                     OFFSET 0) AS r
-GROUP BY t.turbine_id
-ORDER BY t.turbine_id
+GROUP BY 1, 2
+ORDER BY 2, 1
 `
 
 type TurbineWindowStallStatsParams struct {
-	TurbineIds  []string
-	WindowStart time.Time
-	WindowEnd   time.Time
+	DayStart   time.Time
+	WindowS    int32
+	TurbineIds []string
+	RangeFrom  []time.Time
+	RangeTo    []time.Time
 }
 
 type TurbineWindowStallStatsRow struct {
 	TurbineID    string
+	WindowIndex  int32
 	Received     int32
 	Available    int32
 	PowerMaxKw   float64
@@ -352,15 +413,23 @@ type TurbineWindowStallStatsRow struct {
 	WindReadings int32
 }
 
-// TurbineWindowStallStats is what the stalled-turbine watcher needs of one
-// farm window on this shard (control's StallJudge), read from the readings
-// recorded in [@window_start, @window_end) of the given turbines (the
-// farm's here): per turbine with readings, how many, how many say
-// available, the highest power and the wind summed (power and wind from the
-// heap: one window's pages, just written). Read once per window the fast
-// path publishes.
+// TurbineWindowStallStats is what the stalled-turbine watcher needs of a
+// farm's windows on this shard (control's StallJudge), read from the
+// readings of the given turbines (the farm's here) recorded in the ranges
+// [@range_from, @range_to) (runs of consecutive windows of one farm-local
+// day, cut from @day_start in windows of @window_s): per turbine and window
+// with readings, its index, how many readings, how many say available, the
+// highest power and the wind summed. One statement for all the windows a
+// publication or a correction judges; a range scan of readings_pkey per
+// turbine and range, power and wind in the key.
 func (q *Queries) TurbineWindowStallStats(ctx context.Context, arg TurbineWindowStallStatsParams) ([]TurbineWindowStallStatsRow, error) {
-	rows, err := q.db.Query(ctx, turbineWindowStallStats, arg.TurbineIds, arg.WindowStart, arg.WindowEnd)
+	rows, err := q.db.Query(ctx, turbineWindowStallStats,
+		arg.DayStart,
+		arg.WindowS,
+		arg.TurbineIds,
+		arg.RangeFrom,
+		arg.RangeTo,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -370,6 +439,7 @@ func (q *Queries) TurbineWindowStallStats(ctx context.Context, arg TurbineWindow
 		var i TurbineWindowStallStatsRow
 		if err := rows.Scan(
 			&i.TurbineID,
+			&i.WindowIndex,
 			&i.Received,
 			&i.Available,
 			&i.PowerMaxKw,

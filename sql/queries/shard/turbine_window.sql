@@ -724,21 +724,43 @@ WHERE ctid = ANY (ARRAY(SELECT tw.ctid FROM turbine_window tw
                         ORDER BY tw.farm_id, tw.window_start
                         LIMIT sqlc.arg(max_rows)::integer));
 
--- TurbineWindowStallStats is what the stalled-turbine watcher needs of one
--- farm window on this shard (control's StallJudge), read from the readings
--- recorded in [@window_start, @window_end) of the given turbines (the
--- farm's here): per turbine with readings, how many, how many say
--- available, the highest power and the wind summed (power and wind from the
--- heap: one window's pages, just written). Read once per window the fast
--- path publishes.
+-- TurbineWindowStallStats is what the stalled-turbine watcher needs of a
+-- farm's windows on this shard (control's StallJudge), read from the
+-- readings of the given turbines (the farm's here) recorded in the ranges
+-- [@range_from, @range_to) (runs of consecutive windows of one farm-local
+-- day, cut from @day_start in windows of @window_s): per turbine and window
+-- with readings, its index, how many readings, how many say available, the
+-- highest power and the wind summed. One statement for all the windows a
+-- publication or a correction judges; a range scan of readings_pkey per
+-- turbine and range, power and wind in the key.
 -- name: TurbineWindowStallStats :many
-SELECT t.turbine_id::text AS turbine_id, count(*)::integer AS received,
+SELECT t.turbine_id::text AS turbine_id,
+       floor(extract(epoch FROM r.recorded_at - sqlc.arg(day_start)::timestamptz) / sqlc.arg(window_s)::integer)::integer AS window_index,
+       count(*)::integer AS received,
        count(*) FILTER (WHERE r.available)::integer AS available,
        max(r.power_kw)::float8 AS power_max_kw, sum(r.wind_ms)::float8 AS wind_sum_ms, count(*)::integer AS wind_readings
 FROM unnest(sqlc.arg(turbine_ids)::text[]) AS t(turbine_id)
-CROSS JOIN LATERAL (SELECT rd.available, rd.power_kw, rd.wind_ms FROM readings rd
+CROSS JOIN (SELECT unnest(sqlc.arg(range_from)::timestamptz[]) AS from_t, unnest(sqlc.arg(range_to)::timestamptz[]) AS to_t) AS g
+CROSS JOIN LATERAL (SELECT rd.recorded_at, rd.available, rd.power_kw, rd.wind_ms FROM readings rd
                     WHERE rd.turbine_id = t.turbine_id
-                      AND rd.recorded_at >= sqlc.arg(window_start)::timestamptz AND rd.recorded_at < sqlc.arg(window_end)::timestamptz
+                      AND rd.recorded_at >= g.from_t AND rd.recorded_at < g.to_t
                     OFFSET 0) AS r
-GROUP BY t.turbine_id
-ORDER BY t.turbine_id;
+GROUP BY 1, 2
+ORDER BY 2, 1;
+
+-- TurbineFirstProduction gives, for each (turbine, span) asked, the first
+-- reading recorded in [@from_t, @to_t) with power over @floor_kw (none:
+-- no row): where the stalled-turbine watcher finds the window a stall
+-- clears in, from the readings stored whenever they arrived. i is the
+-- span's position (1-based). The first reading only: an index-only scan
+-- of readings_pkey from @from_t, stopping at it.
+-- name: TurbineFirstProduction :many
+SELECT q.i::integer AS i, p.recorded_at::timestamptz AS produced_at
+FROM (SELECT unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id, unnest(sqlc.arg(from_t)::timestamptz[]) AS from_t,
+             unnest(sqlc.arg(to_t)::timestamptz[]) AS to_t, generate_subscripts(sqlc.arg(turbine_ids)::text[], 1) AS i) AS q
+CROSS JOIN LATERAL (SELECT rd.recorded_at FROM readings rd
+                    WHERE rd.turbine_id = q.turbine_id AND rd.recorded_at >= q.from_t AND rd.recorded_at < q.to_t
+                      AND rd.power_kw > sqlc.arg(floor_kw)::real
+                    ORDER BY rd.recorded_at
+                    LIMIT 1) AS p
+ORDER BY q.i;
