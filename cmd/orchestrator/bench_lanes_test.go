@@ -30,8 +30,8 @@ import (
 // BenchmarkLanes (make bench-lanes): does the live lane
 // wait? A live sender posts a 300-reading body of fresh readings (75 on each
 // of the four shards, received_at stamped on arrival) every second to
-// serve's ingest handler (its defaults: ingest.DefaultConfig, --max-ingest
-// 4, 12 connections a shard), alone, then beside a backfill ingested at full
+// serve's ingest handler (its defaults: ingest.DefaultConfig, --max-bodies
+// 64, 12 connections a shard), alone, then beside a backfill ingested at full
 // speed by:
 //
 //	http       two HTTP senders posting a held-back half-day of Kilmore Sands
@@ -91,7 +91,7 @@ func benchLanes(b *testing.B) {
 	in, err := m.Ingestor(ctx)
 	testdb.Must(b, err, "ingestor")
 	defer in.Close()
-	srv := httptest.NewServer(ingest.NewHandler(in, 64<<20, 4))
+	srv := httptest.NewServer(ingest.NewHandler(in, 64<<20, ingest.DefaultMaxBodies))
 	defer srv.Close()
 
 	// The held-back half-day: Kilmore Sands 00:00-12:00 local three days

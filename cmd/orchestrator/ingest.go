@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -50,6 +51,7 @@ func (m *Main) Ingestor(ctx context.Context) (*ingest.Ingestor, error) {
 func (m *Main) ingestCommand() *cobra.Command {
 	var formatFlag string
 	var asJSON, allowRejects bool
+	var maxRate float64
 	cmd := &cobra.Command{
 		Use:   "ingest [FILE...|-]",
 		Short: "Store readings from NDJSON or CSV files (or stdin) exactly once",
@@ -59,13 +61,19 @@ func (m *Main) ingestCommand() *cobra.Command {
 			"Exit status:\n" +
 			"  0  every line was stored or was already stored\n" +
 			"  1  lines could not be stored (failed: re-send them), a file could not be read, or bad usage\n" +
-			"  3  some lines were refused (rejected), the rest stored; 0 instead with --allow-rejects",
+			"  3  some lines were refused (rejected), the rest stored; 0 instead with --allow-rejects\n\n" +
+			"Replayed readings (received long ago) wait while a running serve's live ingest is behind on\n" +
+			"their shard; --max-rate caps the lines read a second whatever live does.",
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				args = []string{"-"}
 			}
+			if maxRate < 0 || math.IsNaN(maxRate) || math.IsInf(maxRate, 0) {
+				return fmt.Errorf("--max-rate %v: want lines a second, above 0 (0: no limit)", maxRate)
+			}
 			// Files and stdin are bulk sources: larger transactions.
 			m.Config.Ingest = m.Config.Ingest.Bulk()
+			m.Config.Ingest.MaxRate = maxRate
 			in, err := m.Ingestor(c.Context())
 			if err != nil {
 				return err
@@ -89,6 +97,9 @@ func (m *Main) ingestCommand() *cobra.Command {
 				}
 			}
 			total.Error = lastErr
+			if y := in.Yielded(); y > 0 {
+				fmt.Fprintf(os.Stderr, "orchestrator: ingest: replayed readings waited %s for live ingest (live first)\n", y.Round(100*time.Millisecond))
+			}
 			switch {
 			case asJSON && len(files) == 1:
 				// One source: its summary, with its rejects and failed lines.
@@ -108,6 +119,7 @@ func (m *Main) ingestCommand() *cobra.Command {
 	cmd.Flags().StringVar(&formatFlag, "format", "", "ndjson or csv (default: from the file extension; stdin: ndjson)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON object")
 	cmd.Flags().BoolVar(&allowRejects, "allow-rejects", false, "exit 0 when lines were refused but every valid line was stored")
+	cmd.Flags().Float64Var(&maxRate, "max-rate", 0, "read at most this many lines a second (0: as fast as the shards take them)")
 	return cmd
 }
 

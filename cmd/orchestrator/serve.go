@@ -25,7 +25,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	}
 	jobCfg := jobs.DefaultConfig()
 	var maxBody int64 = 64 << 20
-	maxConcurrent := 4
+	maxBodies, maxIngest := ingest.DefaultMaxBodies, 0
 	warrantyPct := server.DefaultWarranty * 100
 	var demoOpts *demoOptions
 	cmd := &cobra.Command{
@@ -56,6 +56,12 @@ func (m *Main) serveCommand() *cobra.Command {
 			shards, _ := m.Shards(ctx)
 			met := metrics.New(control, shards, m.Now, metrics.DefaultTimeout)
 			m.Config.Ingest.Observer, jobCfg.Observer = met.Ingest(), met.Jobs()
+			// serve's live bodies hold every process's replays back while
+			// they wait (internal/livefirst)
+			m.Config.Ingest.SignalLive = true
+			if maxIngest > 0 {
+				maxBodies = 16 * maxIngest
+			}
 			in, err := m.Ingestor(ctx)
 			if err != nil {
 				return err
@@ -78,7 +84,7 @@ func (m *Main) serveCommand() *cobra.Command {
 				return err
 			}
 			defer stop()
-			srv, err := m.httpServer(ctx, srvCfg, in, client, met.Handler(), maxBody, maxConcurrent)
+			srv, err := m.httpServer(ctx, srvCfg, in, client, met.Handler(), maxBody, maxBodies)
 			if err != nil {
 				return err
 			}
@@ -96,7 +102,9 @@ func (m *Main) serveCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&srvCfg.Addr, "addr", srvCfg.Addr, "listen address ($GALEWATCH_ADDR); beyond loopback only with $GALEWATCH_TOKEN")
 	cmd.Flags().Int64Var(&maxBody, "max-body", maxBody, "largest ingest body in bytes (413 above)")
-	cmd.Flags().IntVar(&maxConcurrent, "max-ingest", maxConcurrent, "ingest bodies processed at once (503 + Retry-After beyond)")
+	cmd.Flags().IntVar(&maxBodies, "max-bodies", maxBodies, "ingest bodies read or waiting at once (503 + Retry-After beyond; one address a quarter of them)")
+	cmd.Flags().IntVar(&maxIngest, "max-ingest", 0, "N: --max-bodies 16×N")
+	_ = cmd.Flags().MarkDeprecated("max-ingest", "use --max-bodies (16 × N): bodies are admitted by the rows queued for their shards, not by a count")
 	cmd.Flags().Float64Var(&warrantyPct, "warranty", warrantyPct, "availability (%) the status page draws its warranty line at")
 	jobFlags(cmd, &jobCfg)
 	demoOpts = addDemoFlags(cmd)
@@ -106,7 +114,7 @@ func (m *Main) serveCommand() *cobra.Command {
 // httpServer builds what serve serves: the status page and API, health,
 // readiness, ingest, metrics (when given) and the River UI, on the clock
 // m.Now.
-func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ingestor, client *river.Client[pgx.Tx], metrics http.Handler, maxBody int64, maxConcurrent int) (*server.Server, error) {
+func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ingestor, client *river.Client[pgx.Tx], metrics http.Handler, maxBody int64, maxBodies int) (*server.Server, error) {
 	control, err := m.Control(ctx)
 	if err != nil {
 		return nil, err
@@ -117,7 +125,7 @@ func (m *Main) httpServer(ctx context.Context, cfg server.Config, in *ingest.Ing
 	}
 	srv := server.New(control, shards, cfg)
 	srv.Now = m.Now
-	srv.MountIngest(in, maxBody, maxConcurrent)
+	srv.MountIngest(in, maxBody, maxBodies)
 	srv.MountEvents(client)
 	if metrics != nil {
 		srv.MountMetrics(metrics)

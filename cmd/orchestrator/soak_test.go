@@ -4,10 +4,13 @@
 // serve` on a control server and four shard servers (one postmaster each),
 // fed over HTTP at the design peak (31,250 readings/s, one body per farm
 // per second, for SOAK_LIVE, 10 minutes by default) while `orchestrator
-// ingest FILE` replays one 300-turbine farm's 7.5-hour backlog. It reports
-// publish lag, ingest latency, the replay's ingest and drain times, memory
-// and CPU, and checks the final counts against what was sent. The fleet,
-// sender, replay file, samplers and report are internal/soak's.
+// ingest FILE` replays one 300-turbine farm's 7.5-hour backlog; then the
+// same kind of backlog (another farm's) replayed alone. It reports
+// publish lag, ingest latency and the live bodies refused, the replay's
+// ingest and drain times beside the live feed and alone, memory and CPU,
+// and checks the final counts against what was sent. SOAK_CPUS runs it
+// all in a cgroup capped at that many CPUs. The fleet, sender, replay
+// file, samplers, CPU cap and report are internal/soak's.
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -41,14 +45,20 @@ import (
 )
 
 // soakStuckLag is the publish lag past which the fast path is stuck, not
-// slow: the check. soakTargetP99Lag is the machine-dependent target,
-// recorded in the report and BENCHMARKS.md, never a failure. Memory
+// slow: the check. The soakTarget* are machine-dependent targets, recorded
+// in the report and BENCHMARKS.md, never a failure: publish lag p99, a
+// live body's acknowledgement p99, and no live body answered 503. Memory
 // growth over the live feed is a check: the floor of its last minute
 // against the ceiling of its first (soak.ServePSSRange).
+// soakCleanupTime is what the soak leaves of the test binary's -timeout
+// to its cleanups (its databases dropped, its servers stopped): it stops
+// itself, failing, that long before the deadline.
 const (
 	soakStuckLag     = 60 * time.Second
 	soakTargetP99Lag = 5 * time.Second
+	soakTargetP99Ack = time.Second
 	soakMemoryGrowth = 1.2
+	soakCleanupTime  = 3 * time.Minute
 )
 
 func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
@@ -81,11 +91,21 @@ func envInt(t *testing.T, name string, def int) int {
 // (a whole number of minutes, at least 4), SOAK_REPLAY_AFTER when the
 // replay starts into it (90 s: after every window of the backlog has
 // passed its watermark), SOAK_TURBINES_PER_FARM and SOAK_FARMS shrink the
-// fleet for a quick look, SOAK_MAX_INGEST is serve's --max-ingest,
+// fleet for a quick look, SOAK_MAX_BODIES is serve's --max-bodies,
 // SOAK_LOG_MIN_DURATION_MS sets log_min_duration_statement on the soak's
-// databases (the servers' logs are in .galewatch/servers/*/pg/log).
+// databases (the servers' logs are in .galewatch/servers/*/pg/log),
+// SOAK_CPUS caps the soak (this process and every process it starts) at
+// that many CPUs.
+//
+// The soak owns its processes: serve, the sender, the replays and its
+// five servers are stopped when it ends, passed or failed (t.Fatal, a
+// panic in this goroutine, SIGINT or SIGTERM, the test binary's deadline
+// near), and the CPU cap's cgroup is removed.
 func TestSoak(t *testing.T) {
 	started := time.Now()
+	if os.Getenv("DATABASE_URL") != "" {
+		t.Skip("DATABASE_URL is set: the soak runs on the embedded default's separate servers")
+	}
 	live := envDuration(t, "SOAK_LIVE", 10*time.Minute).Truncate(time.Minute)
 	if live < 4*time.Minute {
 		// the memory check compares the first minute with the last, which
@@ -98,20 +118,46 @@ func TestSoak(t *testing.T) {
 	cfg := soak.DefaultFleetConfig()
 	cfg.TurbinesPerFarm = envInt(t, "SOAK_TURBINES_PER_FARM", cfg.TurbinesPerFarm)
 	cfg.LiveFarms = envInt(t, "SOAK_FARMS", cfg.LiveFarms)
-	maxIngest := envInt(t, "SOAK_MAX_INGEST", 4)
+	maxBodies := envInt(t, "SOAK_MAX_BODIES", ingest.DefaultMaxBodies)
 	moveTurbines := 0 // SOAK_MOVE_TURBINES=0: no move
 	if os.Getenv("SOAK_MOVE_TURBINES") != "0" {
 		moveTurbines = envInt(t, "SOAK_MOVE_TURBINES", 10)
 	}
 	moveAfter := envDuration(t, "SOAK_MOVE_AFTER", 75*time.Second)
-	ctx, cancel := context.WithCancel(context.Background())
+	var cpus float64
+	if v := os.Getenv("SOAK_CPUS"); v != "" {
+		var err error
+		if cpus, err = soak.ParseCPUs(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ctx ends at SIGINT or SIGTERM, or soakCleanupTime before the test
+	// binary's deadline (which would end the process with no cleanup):
+	// every wait below then fails the soak, and its cleanups stop what
+	// it started.
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	if deadline, ok := t.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		ctx, cancelDeadline = context.WithDeadlineCause(ctx, deadline.Add(-soakCleanupTime),
+			fmt.Errorf("the test binary's -timeout ends at %s: the soak stops %s before it, for its cleanups", deadline.Format("15:04:05"), soakCleanupTime))
+		defer cancelDeadline()
+	}
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	step := func(format string, args ...any) {
 		t.Logf("%s  %s", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
 
 	bin := faultBinary(t)
-	dropSoakLeftovers(t, cfg.Shards)
+	// Built outside the cap; from here on, every process is in it.
+	cpuCap := "no CPU cap (SOAK_CPUS unset)"
+	if cpus > 0 {
+		cpuCap = soakCPUGroup(t, cpus).String() + ", holding the test process and every process it starts (serve, the replays, the five servers; not the go command or its build)"
+		step("%s", cpuCap)
+	}
+	servers := soakServers(t, cfg.Shards)
+	dropSoakLeftovers(t, servers)
 	// T0, the end of the backlog and the live farms' commissioning, leaves
 	// time for the setup; the live feed starts at the first whole minute
 	// after the warm-up, never before T0.
@@ -120,7 +166,8 @@ func TestSoak(t *testing.T) {
 	testdb.Must(t, err, "fleet")
 	fleetFile := filepath.Join(t.TempDir(), "soak-fleet.yaml")
 	testdb.Must(t, os.WriteFile(fleetFile, []byte(fl.YAML()), 0o644), "fleet file")
-	step("fleet: %d farms, %d turbines on %d shards; T0 %s", len(fl.Farms), fl.Turbines(), len(fl.Shards), t0.Format(time.RFC3339))
+	step("fleet: %d farms, %d turbines on %d shards (and %s, %d turbines, replayed alone at the end); T0 %s",
+		len(fl.Farms), fl.Turbines(), len(fl.Shards), fl.Alone.ID, fl.Alone.Turbines(), t0.Format(time.RFC3339))
 	sep := testdb.NewSeparate(t, fl.YAML())
 	step("servers up, fleet applied")
 	if ms := os.Getenv("SOAK_LOG_MIN_DURATION_MS"); ms != "" {
@@ -130,24 +177,20 @@ func TestSoak(t *testing.T) {
 	rep := &soak.Report{Started: started, Farms: len(fl.Farms), Turbines: fl.Turbines(), Shards: len(fl.Shards), T0: t0,
 		ReadingsPerSecond: float64(fl.Turbines()) / soak.Cadence.Seconds(), PollEvery: 500 * time.Millisecond}
 	rep.Machine = machine(ctx, sep.Control)
-	rep.Settings = fmt.Sprintf("serve --max-ingest %d (other flags default: publish every 2 s, drain every 5 s, 2 rollup workers per shard); "+
-		"named clusters (shared_buffers 256MB each); SOAK_LIVE %s, replay %s into it, SOAK_MOVE_TURBINES %d moved %s into it; fleet file %s",
-		maxIngest, live, replayAfter, moveTurbines, moveAfter, filepath.Base(fleetFile))
+	rep.Settings = fmt.Sprintf("serve --max-bodies %d (other flags default: publish every 2 s, drain every 5 s, 2 rollup workers per shard); "+
+		"named clusters (shared_buffers 256MB each); SOAK_LIVE %s, replay %s into it, SOAK_MOVE_TURBINES %d moved %s into it; fleet file %s; %s",
+		maxBodies, live, replayAfter, moveTurbines, moveAfter, filepath.Base(fleetFile), cpuCap)
 
-	srv := serveProc(t, bin, orchEnv(sep.ControlDSN), "--max-ingest", strconv.Itoa(maxIngest))
+	srv := serveProc(t, bin, orchEnv(sep.ControlDSN), "--max-bodies", strconv.Itoa(maxBodies))
 	step("serve listening on %s (pid %d)", srv.base, srv.cmd.Process.Pid)
 
-	// The replay file, written while serve warms up.
-	replayFile := filepath.Join(t.TempDir(), "replay.csv")
-	f, err := os.Create(replayFile)
-	testdb.Must(t, err, "replay file")
-	rf, err := fl.WriteReplay(f)
-	testdb.Must(t, err, "write the replay")
-	testdb.Must(t, f.Close(), "replay file")
-	rep.ReplayLines = rf.Lines
-	step("replay file: %d lines, %d windows", rf.Lines, len(rf.Windows))
+	// The replay files, written while serve warms up.
+	replayFile, rf := writeReplay(t, fl, fl.Replay())
+	aloneFile, rfAlone := writeReplay(t, fl, fl.Alone)
+	step("replay files: %d lines, %d windows each", rf.Lines, len(rf.Windows))
 
-	waitWarm(t, sep, len(fl.Farms))
+	// Every farm of the file publishes, the one replayed alone too.
+	waitWarm(t, ctx, sep, len(fl.Farms)+1)
 	liveFrom := time.Now().Truncate(time.Minute).Add(time.Minute)
 	if liveFrom.Before(t0) {
 		liveFrom = t0
@@ -164,11 +207,9 @@ func TestSoak(t *testing.T) {
 		postmasters[name] = mustPID(t, s)
 	}
 	sampler := &soak.Sampler{Serve: srv.cmd.Process.Pid, Postmasters: postmasters, Every: 10 * time.Second}
-	for time.Until(liveFrom) > 0 {
-		time.Sleep(time.Until(liveFrom))
-	}
+	sleepUntil(t, ctx, liveFrom, "waiting for the live feed's start")
 	sampler.Start()
-	poll := &fastPoller{control: sep.Control, from: liveFrom, to: liveTo, every: rep.PollEvery}
+	poll := &fastPoller{control: sep.Control, farms: fl.FarmIDs(), from: liveFrom, to: liveTo, every: rep.PollEvery}
 	go poll.run(ctx)
 
 	// Each farm posts from its own loopback address (127.0.1.k), as each
@@ -180,61 +221,44 @@ func TestSoak(t *testing.T) {
 			MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute, DisableCompression: true}}
 	}}
 	senderDone := make(chan error, 1)
-	go func() { senderDone <- sender.Run(ctx) }()
+	senderStopped := make(chan struct{})
+	go func() {
+		defer close(senderStopped)
+		senderDone <- sender.Run(ctx)
+	}()
+	// A soak that fails stops the sender before serve (cleanups run last
+	// registered first).
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-senderStopped:
+		case <-time.After(time.Minute):
+			t.Errorf("the sender did not stop within a minute of the soak's end")
+		}
+	})
 
 	// The move: an operator's fleet apply giving some of a live farm's
 	// turbines another shard, while their readings arrive.
 	var move *soakMove
 	if moveTurbines > 0 {
-		move = startSoakMove(t, bin, sep, fl, moveTurbines, liveFrom.Add(moveAfter))
+		move = startSoakMove(t, ctx, bin, sep, fl, moveTurbines, liveFrom.Add(moveAfter))
 		step("move: %d turbines of %s %s → %s at %s", moveTurbines, move.rep.Farm, move.rep.From, move.rep.To, liveFrom.Add(moveAfter).Format("15:04:05"))
 	}
 
 	// The replay, through the operator's path, as a process of its own.
-	for time.Until(liveFrom.Add(replayAfter)) > 0 {
-		time.Sleep(time.Until(liveFrom.Add(replayAfter)))
-	}
-	rep.ReplayStart = time.Now()
+	sleepUntil(t, ctx, liveFrom.Add(replayAfter), "waiting for the replay's start")
 	step("replay: orchestrator ingest %s", filepath.Base(replayFile))
-	replay := exec.CommandContext(ctx, bin, "ingest", "--json", replayFile)
-	replay.Env = orchEnv(sep.ControlDSN)
-	var replayOut, replayErr bytes.Buffer
-	replay.Stdout, replay.Stderr = &replayOut, &replayErr
-	testdb.Must(t, replay.Start(), "start the replay")
-	sampler.Watch("replay", replay.Process.Pid)
-	replayExit := replay.Wait()
-	rep.ReplayIngest = time.Since(rep.ReplayStart)
-	replayEnd := time.Now()
-	if ps := replay.ProcessState; ps != nil {
-		rep.ReplayCPU = ps.UserTime() + ps.SystemTime()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			rep.ReplayMaxRSS = ru.Maxrss << 10 // kB on Linux
-		}
-	}
-	var replaySum ingest.Summary
-	if err := json.Unmarshal(replayOut.Bytes(), &replaySum); err != nil {
-		t.Fatalf("the replay's ingest --json printed %q (stderr %q, exit %v): %v", replayOut.String(), replayErr.String(), replayExit, err)
-	}
-	_ = json.Unmarshal(replayOut.Bytes(), &rep.ReplaySummary)
+	run, replaySum := replay(t, ctx, bin, sep, rf, replayFile, func(pid int) { sampler.Watch("replay", pid) })
+	rep.ReplayLines, rep.ReplayStart, rep.ReplayIngest, rep.ReplayCPU, rep.ReplayMaxRSS, rep.ReplaySummary = run.Lines, run.Start, run.Ingest, run.CPU, run.MaxRSS, run.Summary
 	step("replay ingested in %s: accepted %d, duplicate %d, failed %d, rejected %d", rep.ReplayIngest.Round(time.Millisecond),
 		replaySum.Accepted, replaySum.Duplicate, replaySum.Failed, replaySum.Rejected)
 
 	// The backlog's drain: until nothing is left to correct and every
 	// replayed window has its final row.
-	drainDeadline := liveTo.Add(2 * time.Minute)
-	for {
-		ok, why := soakSettled(ctx, sep, rf)
-		if ok {
-			rep.DrainEnd = time.Now()
-			rep.Drain = rep.DrainEnd.Sub(replayEnd)
-			step("backlog drained %s after the replay's ingest ended", rep.Drain.Round(time.Second))
-			break
-		}
-		if time.Now().After(drainDeadline) {
-			step("backlog not drained by %s: %s", drainDeadline.Format("15:04:05"), why)
-			break
-		}
-		time.Sleep(time.Second)
+	rep.DrainEnd = waitDrained(t, ctx, sep, rf, liveTo.Add(2*time.Minute))
+	if !rep.DrainEnd.IsZero() {
+		rep.Drain = rep.DrainEnd.Sub(run.Start.Add(run.Ingest))
+		step("backlog drained %s after the replay's ingest ended", rep.Drain.Round(time.Second))
 	}
 
 	// The live feed ends; every body must be acknowledged.
@@ -244,10 +268,12 @@ func TestSoak(t *testing.T) {
 	case <-time.After(time.Until(liveTo) + 3*time.Minute):
 		cancel()
 		t.Fatalf("the sender still had bodies unacknowledged 3 minutes after the live feed ended: %+v", sender.Stats())
+	case <-ctx.Done():
+		stillOn(t, ctx, "the live feed ran")
 	}
 	step("live feed done: %+v", sender.Stats())
 	if move != nil {
-		move.wait(t, sep, time.Now().Add(3*time.Minute))
+		move.wait(t, ctx, sep, time.Now().Add(3*time.Minute))
 		rep.Move = move.rep
 		step("moves: %s", lastLines(move.out.String(), 1))
 	}
@@ -255,16 +281,32 @@ func TestSoak(t *testing.T) {
 	// after it ends.
 	lastDue := liveTo.Add(time.Minute)
 	for n := int64(0); ; time.Sleep(time.Second) {
-		n = testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start >= $1 AND window_end <= $2`, liveFrom, liveTo)
+		stillOn(t, ctx, "waiting for the last live windows")
+		n = testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE path = 'fast' AND window_start >= $1 AND window_end <= $2 AND farm_id = ANY($3)`,
+			liveFrom, liveTo, fl.FarmIDs())
 		if n >= int64(len(fl.Farms))*int64(live/time.Minute) || time.Since(lastDue) > time.Minute {
 			break
 		}
 	}
 	rep.Samples = sampler.Stop()
 	poll.stop()
+
+	// The same kind of replay alone: another farm's backlog, the live feed
+	// over and every correction drained.
+	step("replay alone: orchestrator ingest %s", filepath.Base(aloneFile))
+	alone, aloneSum := replay(t, ctx, bin, sep, rfAlone, aloneFile, nil)
+	step("replayed alone in %s: accepted %d, duplicate %d, failed %d, rejected %d", alone.Ingest.Round(time.Millisecond),
+		aloneSum.Accepted, aloneSum.Duplicate, aloneSum.Failed, aloneSum.Rejected)
+	alone.DrainEnd = waitDrained(t, ctx, sep, rfAlone, time.Now().Add(5*time.Minute))
+	if !alone.DrainEnd.IsZero() {
+		alone.Drain = alone.DrainEnd.Sub(alone.Start.Add(alone.Ingest))
+		step("the backlog replayed alone drained %s after its ingest ended", alone.Drain.Round(time.Second))
+	}
+	rep.ReplayAlone = alone
 	step("measured; checking")
 
 	checkSoak(t, rep, sep, fl, sender, rf, replaySum, poll, srv)
+	checkReplayAlone(t, rep, sep, fl, rfAlone, aloneSum)
 	if move != nil {
 		checkMove(t, rep, sep, move)
 	}
@@ -277,11 +319,129 @@ func TestSoak(t *testing.T) {
 	}
 }
 
+// soakCPUGroup puts this process, and so every process it starts from now
+// on, in a cgroup v1 cpu group capped at cpus CPUs; the group is removed
+// when the soak ends, which fails it if a process of the soak is left in it.
+func soakCPUGroup(t *testing.T, cpus float64) *soak.CPUGroup {
+	t.Helper()
+	g, err := soak.NewCPUGroup(soak.CPUMount, fmt.Sprintf("galewatch-soak-%d", os.Getpid()), cpus)
+	if err != nil {
+		t.Fatalf("SOAK_CPUS=%s: %v", os.Getenv("SOAK_CPUS"), err)
+	}
+	// Registered before the servers' and serve's cleanups: it runs after
+	// them, when nothing of the soak should be left in the group.
+	t.Cleanup(func() {
+		if err := g.Leave(os.Getpid()); err != nil {
+			t.Errorf("leave the CPU cap: %v", err)
+		}
+		if err := g.Remove(); err != nil {
+			t.Errorf("the soak's CPU cap: %v", err)
+		}
+	})
+	testdb.Must(t, g.Join(os.Getpid()), "join %s", g)
+	return g
+}
+
+// soakServers are the soak's five servers (the control database's and
+// one a shard), which it owns: stopped now if running, so they start in
+// its CPU cap, and stopped when it ends, after its databases are dropped.
+func soakServers(t *testing.T, shards int) []*pgserver.Server {
+	t.Helper()
+	servers := []*pgserver.Server{pgserver.Named(testdb.Home(t), testdb.ControlServerName)}
+	for s := 1; s <= shards; s++ {
+		servers = append(servers, pgserver.Named(testdb.Home(t), fmt.Sprintf("s%d", s)))
+	}
+	testdb.OwnServers(t, servers...)
+	return servers
+}
+
+// stillOn fails the soak, saying what it was doing, once ctx has ended
+// (SIGINT or SIGTERM, or the test binary's deadline near): its cleanups
+// then stop what it started.
+func stillOn(t *testing.T, ctx context.Context, doing string) {
+	t.Helper()
+	if ctx.Err() != nil {
+		t.Fatalf("the soak stopped while %s: %v", doing, context.Cause(ctx))
+	}
+}
+
+// sleepUntil waits until at, failing the soak if ctx ends first.
+func sleepUntil(t *testing.T, ctx context.Context, at time.Time, doing string) {
+	t.Helper()
+	timer := time.NewTimer(time.Until(at))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		stillOn(t, ctx, doing)
+	}
+}
+
+// writeReplay writes farm f's backlog to a CSV file of the test's.
+func writeReplay(t *testing.T, fl *soak.Fleet, f *soak.Farm) (string, *soak.ReplayFile) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), f.ID+".csv")
+	file, err := os.Create(path)
+	testdb.Must(t, err, "replay file")
+	rf, err := fl.WriteReplayOf(f, file)
+	testdb.Must(t, err, "write the replay of %s", f.ID)
+	testdb.Must(t, file.Close(), "replay file")
+	return path, rf
+}
+
+// replay runs `orchestrator ingest --json file` (the operator's path, a
+// process of its own) to its end; watch, if set, is given its pid.
+func replay(t *testing.T, ctx context.Context, bin string, sep *testdb.Separate, rf *soak.ReplayFile, file string, watch func(pid int)) (*soak.ReplayRun, ingest.Summary) {
+	t.Helper()
+	run := &soak.ReplayRun{Farm: rf.FarmID, Lines: rf.Lines, Start: time.Now()}
+	cmd := exec.CommandContext(ctx, bin, "ingest", "--json", file)
+	cmd.Env = orchEnv(sep.ControlDSN)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	testdb.Must(t, cmd.Start(), "start the replay of %s", rf.FarmID)
+	if watch != nil {
+		watch(cmd.Process.Pid)
+	}
+	exit := cmd.Wait()
+	run.Ingest = time.Since(run.Start)
+	stillOn(t, ctx, "replaying "+rf.FarmID)
+	if ps := cmd.ProcessState; ps != nil {
+		run.CPU = ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			run.MaxRSS = ru.Maxrss << 10 // kB on Linux
+		}
+	}
+	var sum ingest.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatalf("the replay of %s: ingest --json printed %q (stderr %q, exit %v): %v", rf.FarmID, stdout.String(), stderr.String(), exit, err)
+	}
+	_ = json.Unmarshal(stdout.Bytes(), &run.Summary)
+	return run, sum
+}
+
+// waitDrained waits until rf's backlog is drained (soakSettled) and returns
+// when, or zero when it is not by deadline.
+func waitDrained(t *testing.T, ctx context.Context, sep *testdb.Separate, rf *soak.ReplayFile, deadline time.Time) time.Time {
+	t.Helper()
+	for {
+		stillOn(t, ctx, "waiting for the drain of "+rf.FarmID+"'s backlog")
+		ok, why := soakSettled(ctx, sep, rf)
+		if ok {
+			return time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Logf("%s's backlog not drained by %s: %s", rf.FarmID, deadline.Format("15:04:05"), why)
+			return time.Time{}
+		}
+		time.Sleep(time.Second)
+	}
+}
+
 // checkSoak computes the report's figures and checks the numbers.
 func checkSoak(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fleet, sender *soak.Sender, rf *soak.ReplayFile, replaySum ingest.Summary, poll *fastPoller, srv *orchestrator) {
 	t.Helper()
 	ctx := context.Background()
-	rep.Sender = sender.Stats()
+	rep.Sender, rep.Refusals = sender.Stats(), sender.Refusals()
 	reqLat, ackLat, delays := sender.Latencies()
 	rep.RequestLatency, rep.AckLatency, rep.SendDelay = soak.Summarize(reqLat), soak.Summarize(ackLat), soak.Summarize(delays)
 	minutes := int64(rep.LiveTo.Sub(rep.LiveFrom) / time.Minute)
@@ -297,12 +457,17 @@ func checkSoak(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fl
 	}
 	rep.Check("live readings acknowledged (distinct)", rep.Sender.Readings == sent, fmt.Sprint(sent), "%d", rep.Sender.Readings)
 	rep.Check("live readings stored: accepted over all answers", rep.Sender.Accepted == sent, fmt.Sprint(sent), "%d (and %d duplicates of re-sent lines)", rep.Sender.Accepted, rep.Sender.Duplicate)
+	rep.Target("live bodies answered 503 (at least once)", rep.Sender.BodiesRefused == 0, "0", "%d of %d bodies (%d answers 503)",
+		rep.Sender.BodiesRefused, rep.Sender.Bodies, rep.Sender.Status[http.StatusServiceUnavailable])
+	rep.Target("acknowledgement p99 of the live bodies (a body's first send to its last line acknowledged)",
+		rep.AckLatency.N > 0 && rep.AckLatency.P99 <= soakTargetP99Ack.Seconds(), "≤ "+soakTargetP99Ack.String(),
+		"%.2f s over %d bodies (max %.2f s)", rep.AckLatency.P99, rep.AckLatency.N, rep.AckLatency.Max)
 
 	// The live windows: one fast row each, never rewritten, and the
 	// window's counts exactly what was acknowledged.
 	rows, err := sep.Control.Query(ctx, `SELECT fw.farm_id, fw.window_start, fw.path = 'final', fw.expected, fw.received, fw.available, fw.computed_at, fw.window_end, r.allowed_lateness_s
 		FROM farm_window fw JOIN farm_rules r ON r.farm_id = fw.farm_id
-		WHERE fw.window_start >= $1 AND fw.window_start < $2`, rep.LiveFrom, rep.LiveTo)
+		WHERE fw.window_start >= $1 AND fw.window_start < $2 AND fw.farm_id = ANY($3)`, rep.LiveFrom, rep.LiveTo, fl.FarmIDs())
 	testdb.Must(t, err, "live windows")
 	fast, final := map[soak.FarmWindow]windowRow{}, map[soak.FarmWindow]windowRow{}
 	for rows.Next() {
@@ -392,7 +557,7 @@ func checkSoak(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fl
 	rep.Check("replay ingest: lines stored, none failed or rejected", replaySum.Accepted == rf.Lines && replaySum.Failed == 0 && replaySum.Rejected == 0,
 		fmt.Sprintf("%d accepted, 0 failed, 0 rejected", rf.Lines), "%d accepted, %d duplicate, %d failed, %d rejected", replaySum.Accepted, replaySum.Duplicate, replaySum.Failed, replaySum.Rejected)
 	rep.Check("backlog drained before the end", !rep.DrainEnd.IsZero(), "drained", "%s", map[bool]string{true: "drained in " + rep.Drain.Round(time.Second).String(), false: "not drained"}[!rep.DrainEnd.IsZero()])
-	checkReplay(t, rep, sep, fl, rf)
+	rep.ReplayWindows, rep.ReplayTurbineWindows, rep.ReplayClosedDays = checkReplay(t, rep, sep, fl.Replay(), rf, "")
 
 	// No job failed.
 	var jobErrs []string
@@ -440,12 +605,23 @@ func checkSoak(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fl
 		fmt.Sprintf("≤ %.1f", soakMemoryGrowth), "%.2f (%s / %s; means %s, %s%s)", ratio, soak.MiB(lastLo), soak.MiB(firstHi), soak.MiB(rep.ServeLast.PSS), soak.MiB(rep.ServeFirst.PSS), overlap)
 }
 
-// checkReplay compares the replayed farm's final windows, turbine_window
-// rows and closed day with the file.
-func checkReplay(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fleet, rf *soak.ReplayFile) {
+// checkReplayAlone checks the backlog replayed alone as the one replayed
+// beside the live feed is checked.
+func checkReplayAlone(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.Fleet, rf *soak.ReplayFile, sum ingest.Summary) {
+	t.Helper()
+	a := rep.ReplayAlone
+	rep.Check("replay alone: lines stored, none failed or rejected", sum.Accepted == rf.Lines && sum.Failed == 0 && sum.Rejected == 0,
+		fmt.Sprintf("%d accepted, 0 failed, 0 rejected", rf.Lines), "%d accepted, %d duplicate, %d failed, %d rejected", sum.Accepted, sum.Duplicate, sum.Failed, sum.Rejected)
+	rep.Check("replay alone: backlog drained", !a.DrainEnd.IsZero(), "drained", "%s", map[bool]string{true: "drained in " + a.Drain.Round(time.Second).String(), false: "not drained"}[!a.DrainEnd.IsZero()])
+	checkReplay(t, rep, sep, fl.Alone, rf, "replay alone: ")
+}
+
+// checkReplay compares the replayed farm f's final windows, turbine_window
+// rows and closed day with the file, naming its checks with prefix, and
+// returns how many of each it compared.
+func checkReplay(t *testing.T, rep *soak.Report, sep *testdb.Separate, f *soak.Farm, rf *soak.ReplayFile, prefix string) (windows, turbineWindows, closedDays int) {
 	t.Helper()
 	ctx := context.Background()
-	f := fl.Replay()
 	perWindow := int64(f.Turbines()) * int64(soak.Window/soak.Cadence)
 	rows, err := sep.Control.Query(ctx, `SELECT window_start, expected, received, available FROM farm_window
 		WHERE farm_id = $1 AND path = 'final' AND window_start >= $2 AND window_start < $3`, f.ID, rf.From, rf.To)
@@ -464,8 +640,7 @@ func checkReplay(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.
 			wrong = append(wrong, fmt.Sprintf("%s: final %v (present %v), file %d/%d/%d", ws.Format("15:04"), g, ok, perWindow, c.Received, c.Available))
 		}
 	}
-	rep.ReplayWindows = len(rf.Windows)
-	rep.Check("replayed windows whose final row differs from the file (or is missing)", len(wrong) == 0, "0", "%d of %d %v", len(wrong), len(rf.Windows), first(wrong, 5))
+	rep.Check(prefix+"replayed windows whose final row differs from the file (or is missing)", len(wrong) == 0, "0", "%d of %d %v", len(wrong), len(rf.Windows), first(wrong, 5))
 
 	// turbine_window, on each shard of the farm.
 	gotTW := map[soak.TurbineWindow][3]int64{}
@@ -496,8 +671,8 @@ func checkReplay(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.
 			}
 		}
 	}
-	rep.ReplayTurbineWindows = f.Turbines() * len(rf.Windows)
-	rep.Check("replayed turbine_window rows that differ from the file (or are missing)", len(wrong) == 0, "0", "%d of %d %v", len(wrong), rep.ReplayTurbineWindows, first(wrong, 5))
+	turbineWindows = f.Turbines() * len(rf.Windows)
+	rep.Check(prefix+"replayed turbine_window rows that differ from the file (or are missing)", len(wrong) == 0, "0", "%d of %d %v", len(wrong), turbineWindows, first(wrong, 5))
 
 	// turbine_day of the day that closed before T0.
 	days := map[localday.Date]bool{}
@@ -524,11 +699,11 @@ func checkReplay(t *testing.T, rep *soak.Report, sep *testdb.Separate, fl *soak.
 			}
 		}
 	}
-	rep.ReplayClosedDays = len(rf.ClosedDays)
-	rep.Check("turbine_day rows of the closed day that differ from the file (or are missing)", len(rf.ClosedDays) > 0 && len(wrong) == 0, "0 (of > 0)", "%d of %d %v", len(wrong), len(rf.ClosedDays), first(wrong, 5))
+	rep.Check(prefix+"turbine_day rows of the closed day that differ from the file (or are missing)", len(rf.ClosedDays) > 0 && len(wrong) == 0, "0 (of > 0)", "%d of %d %v", len(wrong), len(rf.ClosedDays), first(wrong, 5))
+	return len(rf.Windows), turbineWindows, len(rf.ClosedDays)
 }
 
-// soakSettled says whether the backlog is drained: no rollup_day job
+// soakSettled says whether rf's backlog is drained: no rollup_day job
 // unfinished, no recompute request, no mark on any shard, and every
 // replayed window with its final row.
 func soakSettled(ctx context.Context, sep *testdb.Separate, rf *soak.ReplayFile) (bool, string) {
@@ -536,8 +711,8 @@ func soakSettled(ctx context.Context, sep *testdb.Separate, rf *soak.ReplayFile)
 		return false, why
 	}
 	var finals int
-	if err := sep.Control.QueryRow(ctx, `SELECT count(*) FROM farm_window WHERE farm_id = 'replayed' AND path = 'final' AND window_start >= $1 AND window_start < $2`,
-		rf.From, rf.To).Scan(&finals); err != nil {
+	if err := sep.Control.QueryRow(ctx, `SELECT count(*) FROM farm_window WHERE farm_id = $3 AND path = 'final' AND window_start >= $1 AND window_start < $2`,
+		rf.From, rf.To, rf.FarmID).Scan(&finals); err != nil {
 		return false, err.Error()
 	}
 	if finals < len(rf.Windows) {
@@ -549,10 +724,11 @@ func soakSettled(ctx context.Context, sep *testdb.Separate, rf *soak.ReplayFile)
 // waitWarm waits until serve's start-up work is done: every farm has
 // published its windows up to the last one due, and no rollup job (the
 // nightly close of yesterday) is unfinished.
-func waitWarm(t *testing.T, sep *testdb.Separate, farms int) {
+func waitWarm(t *testing.T, ctx context.Context, sep *testdb.Separate, farms int) {
 	t.Helper()
 	deadline := time.Now().Add(6 * time.Minute)
 	for {
+		stillOn(t, ctx, "waiting for serve to warm up")
 		due := time.Now().Add(-time.Minute).Truncate(time.Minute)
 		caught := testdb.Int(t, sep.Control, `SELECT count(DISTINCT farm_id) FROM farm_window WHERE path = 'fast' AND window_end >= $1`, due)
 		jobs := testdb.Int(t, sep.Control, `SELECT count(*) FROM river_job WHERE kind IN ('rollup_day', 'rollup_schedule') AND river_state_unfinished(state::text)`)
@@ -570,6 +746,7 @@ func waitWarm(t *testing.T, sep *testdb.Separate, farms int) {
 // commit visible), and what it said then.
 type fastPoller struct {
 	control  *pgxpool.Pool
+	farms    []string // the live farms
 	from, to time.Time
 	every    time.Duration
 
@@ -604,7 +781,8 @@ func (p *fastPoller) run(ctx context.Context) {
 		if since.Before(p.from) {
 			since = p.from
 		}
-		rows, err := p.control.Query(ctx, `SELECT farm_id, window_start, computed_at, received FROM farm_window WHERE path = 'fast' AND window_start >= $1 AND window_start < $2`, since, p.to)
+		rows, err := p.control.Query(ctx, `SELECT farm_id, window_start, computed_at, received FROM farm_window WHERE path = 'fast' AND window_start >= $1 AND window_start < $2 AND farm_id = ANY($3)`,
+			since, p.to, p.farms)
 		if err != nil {
 			continue
 		}
@@ -678,19 +856,12 @@ func mustPID(t *testing.T, s *pgserver.Server) int {
 
 // dropSoakLeftovers drops the databases an interrupted soak left on the
 // servers it uses (a finished one drops its own): tens of millions of rows.
-func dropSoakLeftovers(t *testing.T, shards int) {
+func dropSoakLeftovers(t *testing.T, servers []*pgserver.Server) {
 	t.Helper()
-	if os.Getenv("DATABASE_URL") != "" {
-		t.Skip("DATABASE_URL is set: the soak runs on the embedded default's separate servers")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	names := []string{testdb.ControlServerName}
-	for s := 1; s <= shards; s++ {
-		names = append(names, fmt.Sprintf("s%d", s))
-	}
-	for _, name := range names {
-		s := pgserver.Named(testdb.Home(t), name)
+	for _, s := range servers {
+		name := filepath.Base(s.Home)
 		if _, err := os.Stat(filepath.Join(s.Home, "pg", "data", "PG_VERSION")); err != nil {
 			continue // never created
 		}

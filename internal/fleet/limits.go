@@ -66,9 +66,10 @@ const (
 	MaxFarms = 1_000
 	// MaxTurbines is the most a file may name (ranges expanded) and
 	// MaxRange the most one prefix/from/to entry may: a typo (to:
-	// 1000000000) must be an error, not an hour of expansion. 100,000 is
-	// above the soak's 62,500 and several times the largest fleets.
-	MaxTurbines = 100_000
+	// 1000000000) must be an error, not an hour of expansion. 250,000 is
+	// twice the soak's fleet at twice the design peak (124,700) and several
+	// times the largest fleets; expanding it takes a fraction of a second.
+	MaxTurbines = 250_000
 	MaxRange    = 100_000
 	// MaxModels: a fleet has a few dozen turbine models at most; recording
 	// a new model samples its curve (model_curve_lut).

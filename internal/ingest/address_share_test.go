@@ -31,7 +31,7 @@ func TestOneAddressCannotHoldTheReaders(t *testing.T) {
 	t.Parallel()
 	const uploads, share = 70, 16
 	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
-	h := ingest.NewHandler(b.in, 1<<20, 4)
+	h := ingest.NewHandler(b.in, 1<<20, 64)
 	// No rate rule: the uploads stay open however loaded the machine is
 	// (cutting them is TestSlowBodyIsCut's).
 	h.MinRate = ingest.MinRate{}

@@ -157,7 +157,7 @@ func TestFailedLinesAreNamed(t *testing.T) {
 		return nil
 	}}
 	b := setup(t, smallFleet, ingest.DefaultConfig(), hooks)
-	srv := httptest.NewServer(ingest.NewHandler(b.in, 1<<20, 2))
+	srv := httptest.NewServer(ingest.NewHandler(b.in, 1<<20, 32))
 	t.Cleanup(srv.Close)
 	at := tuesday.Add(-30 * time.Second)
 	var body strings.Builder
@@ -190,7 +190,7 @@ func TestFailedLinesAreNamed(t *testing.T) {
 func TestPostNeedsAnExplicitContentType(t *testing.T) {
 	t.Parallel()
 	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
-	srv := httptest.NewServer(ingest.NewHandler(b.in, 1<<20, 2))
+	srv := httptest.NewServer(ingest.NewHandler(b.in, 1<<20, 32))
 	t.Cleanup(srv.Close)
 	body := line("T-001", tuesday, tuesday) + "\n"
 	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "application/json"} {

@@ -22,22 +22,23 @@ import (
 // Handler serves POST /v1/readings: an NDJSON (application/x-ndjson) or CSV
 // (text/csv) body, answered with the ingest Summary as JSON.
 //
-// Memory is bounded by admission. A body is read and parsed without a slot
-// until it has a batch to write (its first full batch, or all of it when
-// smaller); then it takes one of MaxConcurrent ingest slots for the rest of
-// its ingest, waiting up to AdmitWait for one: a body already read and
-// parsed is written, not thrown away (a 503 there made the sender send it,
-// and serve parse it, again: under load serve spent its CPU parsing bodies
-// it refused). Past AdmitWait it gets 503 with Retry-After and nothing
-// stored. At most ReadingPerSlot × MaxConcurrent bodies are read or
-// waiting at once (each holding at most its first batch), and one remote
-// address at most its share of them (AddressShareOf); beyond either a
-// request gets the same 503 at once, before its body is read. A body slower
-// than MinRate is cut with 408.
+// Admission is by the work waiting. A body is read and parsed without
+// admission until it has a batch to write (its first full batch, or all of
+// it when smaller); then, for each shard and lane it has rows for, it waits
+// until they fit under Config.QueuedRows rows queued or being written for
+// that lane (live bodies of a shard share their writes: one COPY and one
+// commit for all that is queued), for up to AdmitWait: a body already read
+// and parsed is written, not thrown away. Past AdmitWait it gets 503 with
+// Retry-After, saying which shard's queue was full, and nothing is stored;
+// a body never waits for a shard it has no rows for. Memory is bounded by
+// the reading places: at most MaxBodies bodies are read or waiting at once
+// (each holding at most its first batch), and one remote address at most
+// its share of them (AddressShareOf); beyond either a request gets the same
+// 503 at once, before its body is read. A body slower than MinRate is cut
+// with 408.
 type Handler struct {
 	in      *Ingestor
 	maxBody int64
-	slots   chan struct{}
 	reading chan struct{}
 	waiting atomic.Int64
 	// perAddress is the reading places one address may hold; held counts
@@ -47,8 +48,8 @@ type Handler struct {
 	held       map[string]int
 	// RetryAfterSeconds is sent with 503 responses.
 	RetryAfterSeconds int
-	// AdmitWait is how long a body that has its first batch waits for an
-	// ingest slot before it is answered 503 (zero: it does not wait).
+	// AdmitWait is how long a body that has its first batch waits for room
+	// in its shards' queues before it is answered 503 (zero: it does not wait).
 	AdmitWait time.Duration
 	// MinRate is the slowest body read (zero: no rule).
 	MinRate MinRate
@@ -75,37 +76,99 @@ type MinRate struct {
 // cut 10 s after it starts; a 300-reading body (~40 KB) is allowed 40 s.
 var DefaultMinRate = MinRate{Bytes: 10 << 10, Per: 10 * time.Second}
 
-// ReadingPerSlot sizes the reading places: bodies being read or waiting,
-// per ingest slot.
-const ReadingPerSlot = 16
+// DefaultMaxBodies is serve's --max-bodies: bodies read or waiting for
+// admission at once.
+const DefaultMaxBodies = 64
 
 // AddressShareOf: one remote address holds at most 1/AddressShareOf of the
-// reading places (4 × maxConcurrent, 16 at serve's default), so one sender
-// alone can still fill every ingest slot with three times as many bodies
-// behind them, and takes four addresses to crowd out the rest.
+// reading places (16 of 64 at serve's default), so it takes four
+// addresses to crowd out the rest.
 const AddressShareOf = 4
 
 // NewHandler returns the ingest endpoint over in: bodies up to maxBody
-// bytes, maxConcurrent of them written at once (ReadingPerSlot times as
-// many read), at DefaultMinRate or faster.
-func NewHandler(in *Ingestor, maxBody int64, maxConcurrent int) *Handler {
+// bytes, maxBodies of them read or waiting at once, at DefaultMinRate or
+// faster.
+func NewHandler(in *Ingestor, maxBody int64, maxBodies int) *Handler {
+	maxBodies = max(1, maxBodies)
 	return &Handler{
 		in: in, maxBody: maxBody,
-		slots:             make(chan struct{}, maxConcurrent),
-		reading:           make(chan struct{}, ReadingPerSlot*maxConcurrent),
-		perAddress:        max(1, ReadingPerSlot*maxConcurrent/AddressShareOf),
+		reading:           make(chan struct{}, maxBodies),
+		perAddress:        max(1, maxBodies/AddressShareOf),
 		held:              map[string]int{},
 		RetryAfterSeconds: 1, MinRate: DefaultMinRate, AdmitWait: DefaultAdmitWait,
 	}
 }
 
-// DefaultAdmitWait: a slot is held for one body's write (a few ms to a
-// second); five seconds rides out a burst, and a sender told 503 after
-// that has a server that is really behind.
+// DefaultAdmitWait: a shard's queue drains in a write or two (tens of
+// milliseconds to a second); five seconds rides out a burst, and a sender
+// told 503 after that has a server that is really behind.
 const DefaultAdmitWait = 5 * time.Second
 
-// errFull is admission refused: every ingest slot is taken.
+// errFull is admission refused: no reading place is free.
 var errFull = errors.New("ingest pipeline is full: retry later")
+
+// errNoRoom: a lane's queue had no room for a body's rows within AdmitWait.
+var errNoRoom = errors.New("no room in the shard's queue")
+
+// QueueFullError is a body refused because a shard's queue stayed full:
+// which shard and lane, the rows waiting there, the limit, how long the
+// body waited.
+type QueueFullError struct {
+	Shard   string
+	Lane    Lane
+	Waiting int64
+	Limit   int64
+	Waited  time.Duration
+}
+
+func (e *QueueFullError) Error() string {
+	return fmt.Sprintf("shard %s's %s queue is full (rows waiting to be written: %d, limit %d; waited %s): retry later",
+		e.Shard, e.Lane, e.Waiting, e.Limit, e.Waited.Round(time.Millisecond))
+}
+
+// admitFor waits until each shard lane needs names has room for its rows
+// (Config.QueuedRows), up to AdmitWait in all; live work that waits
+// signals the shard (live first).
+func (h *Handler) admitFor(ctx context.Context, needs []need) error {
+	start := time.Now()
+	var deadline <-chan time.Time
+	for _, n := range needs {
+		w := h.in.writers[n.shard]
+		if w == nil {
+			continue // not open here: its batch fails, naming the shard
+		}
+		q, rows := w.queue(n.prompt), int64(n.rows)
+		if waiting, _ := q.load(); fits(waiting, rows, w.queuedRows) {
+			continue
+		}
+		if n.prompt {
+			w.liveWaits()
+		}
+		if deadline == nil && h.AdmitWait > 0 {
+			t := time.NewTimer(h.AdmitWait)
+			defer t.Stop()
+			deadline = t.C
+		}
+		var waiting int64
+		err := errNoRoom
+		if h.AdmitWait > 0 {
+			h.waiting.Add(1)
+			waiting, err = q.waitRoom(ctx, rows, w.queuedRows, deadline)
+			h.waiting.Add(-1)
+		}
+		if err != nil {
+			if waiting == 0 {
+				waiting, _ = q.load()
+			}
+			lane := Backfill
+			if n.prompt {
+				lane = Live
+			}
+			return &QueueFullError{Shard: n.shard, Lane: lane, Waiting: waiting, Limit: w.queuedRows, Waited: time.Since(start)}
+		}
+	}
+	return nil
+}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every body answered is counted once (metrics); one not ingested to
@@ -147,36 +210,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeSummary(w, statusFor(err, http.StatusBadRequest), Summary{Error: err.Error()})
 		return
 	}
-	admitted := false
-	admit := func() error {
-		select {
-		case h.slots <- struct{}{}:
-			admitted = true
-			return nil
-		default:
-		}
-		if h.AdmitWait <= 0 {
-			return errFull
-		}
-		h.waiting.Add(1)
-		defer h.waiting.Add(-1)
-		wait := time.NewTimer(h.AdmitWait)
-		defer wait.Stop()
-		select {
-		case h.slots <- struct{}{}:
-			admitted = true
-			return nil
-		case <-wait.C:
-			return errFull
-		case <-r.Context().Done():
-			return errFull
-		}
-	}
-	defer func() {
-		if admitted {
-			<-h.slots
-		}
-	}()
+	admit := func(needs []need) error { return h.admitFor(r.Context(), needs) }
 	// A failed read cancels the request's context (net/http
 	// handleReadError): a client gone, or our own cut, after which the
 	// lines read whole are still to be written, so that one is not passed on.
@@ -187,9 +221,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			cancel()
 		}
 	})()
-	sum, err := h.in.IngestAdmitted(ctx, "http:"+r.RemoteAddr, dec, admit)
-	if errors.Is(err, errFull) {
-		h.full(w)
+	sum, err := h.in.ingestAdmitted(ctx, "http:"+r.RemoteAddr, dec, admit)
+	if qf := (*QueueFullError)(nil); errors.As(err, &qf) {
+		h.refuse(w, qf.Error())
 		return
 	}
 	outcome = bodyOutcome(sum, err)
@@ -217,10 +251,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Waiting is the number of bodies read up to their first batch and waiting
-// for an ingest slot.
+// for room in a shard's queue.
 func (h *Handler) Waiting() int64 { return h.waiting.Load() }
 
-// full answers 503: no slot (or no reading place) is free, nothing stored.
+// full answers 503: no reading place is free, nothing stored.
 func (h *Handler) full(w http.ResponseWriter) { h.refuse(w, errFull.Error()) }
 
 // refuse answers 503 with Retry-After, nothing stored. The connection is

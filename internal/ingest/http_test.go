@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,7 @@ func post(t *testing.T, url, contentType string, body io.Reader) (int, map[strin
 func TestHTTPIngest(t *testing.T) {
 	t.Parallel()
 	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
-	h := ingest.NewHandler(b.in, 4096, 1)
+	h := ingest.NewHandler(b.in, 4096, 16)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 
@@ -66,24 +67,29 @@ func TestHTTPIngest(t *testing.T) {
 	})
 }
 
-// TestFullPipelineIs503: with the only ingest slot taken by a body being
-// written (held before its commit), the next body, read whole, waits for
-// the slot (Handler.AdmitWait) and is stored once it is free (200); a body
-// that waits longer than AdmitWait is refused with 503 and Retry-After,
-// nothing of it stored; with AdmitWait zero it is refused at once.
+// TestFullPipelineIs503: admission is by the rows waiting for a shard.
+// With room for one live row on s1 (QueuedRows 1), taken by a body being
+// written (held before its commit), the next s1 body, read whole, waits for
+// room (Handler.AdmitWait) and is stored once there is (200); a body that
+// waits longer than AdmitWait is refused with 503 and Retry-After, saying
+// which shard's queue was full, nothing of it stored; with AdmitWait zero
+// it is refused at once. A body for s2 alone does not wait for s1 (200
+// while s1 is held).
 func TestFullPipelineIs503(t *testing.T) {
 	t.Parallel()
 	held, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	hooks := &ingest.Hooks{BeforeCommit: func(string, ingest.Lane) error {
-		if first.CompareAndSwap(false, true) {
+	hooks := &ingest.Hooks{BeforeCommit: func(shard string, _ ingest.Lane) error {
+		if shard == "s1" && first.CompareAndSwap(false, true) {
 			close(held)
 			<-release
 		}
 		return nil
 	}}
-	b := setup(t, smallFleet, ingest.DefaultConfig(), hooks)
-	h := ingest.NewHandler(b.in, 4096, 1)
+	cfg := ingest.DefaultConfig()
+	cfg.QueuedRows = 1
+	b := setup(t, smallFleet, cfg, hooks)
+	h := ingest.NewHandler(b.in, 4096, 16)
 	h.AdmitWait = hang
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -115,9 +121,13 @@ func TestFullPipelineIs503(t *testing.T) {
 	waiter := postAsync(line("T-006", tuesday, tuesday) + "\n")
 	for deadline := time.Now().Add(hang); h.Waiting() != 1; {
 		if time.Now().After(deadline) {
-			t.Fatalf("the second body never waited for the slot: %d waiting, want 1", h.Waiting())
+			t.Fatalf("the second body never waited for room: %d waiting, want 1", h.Waiting())
 		}
 		runtime.Gosched()
+	}
+	// s2 has room: its body does not wait behind s1's.
+	if code, out, _ := post(t, srv.URL, "application/x-ndjson", strings.NewReader(line("U-001", tuesday, tuesday)+"\n")); code != http.StatusOK || out["accepted"] != 1.0 {
+		t.Fatalf("a body for s2 while s1's queue is full: status %d %v, want 200 with 1 accepted", code, out)
 	}
 
 	// Waiting past AdmitWait, or not at all, is a 503 with nothing stored.
@@ -125,8 +135,9 @@ func TestFullPipelineIs503(t *testing.T) {
 	for _, wait := range []time.Duration{0, 20 * time.Millisecond} {
 		h.AdmitWait = wait
 		code, out, hdr := post(t, srv.URL, "application/x-ndjson", strings.NewReader(body))
-		if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" {
-			t.Fatalf("AdmitWait %v, the slot taken: status %d Retry-After %q %v, want 503 with Retry-After 1", wait, code, hdr.Get("Retry-After"), out)
+		want := "shard s1's live queue is full (rows waiting to be written: 1, limit 1;"
+		if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" || !strings.HasPrefix(fmt.Sprint(out["error"]), want) {
+			t.Fatalf("AdmitWait %v, s1's queue full: status %d Retry-After %q %v, want 503 with Retry-After 1 and an error starting %q", wait, code, hdr.Get("Retry-After"), out, want)
 		}
 	}
 	if n := b.count(t, "s1", `SELECT count(*) FROM readings WHERE turbine_id = 'T-005'`); n != 0 {
@@ -134,7 +145,7 @@ func TestFullPipelineIs503(t *testing.T) {
 	}
 	select {
 	case c := <-waiter:
-		t.Fatalf("the waiting body was answered %d while the slot was taken, want it still waiting", c)
+		t.Fatalf("the waiting body was answered %d while s1's queue was full, want it still waiting", c)
 	default:
 	}
 	close(release)
@@ -143,12 +154,12 @@ func TestFullPipelineIs503(t *testing.T) {
 		t.Fatalf("the first body finished with %d, want 200", c)
 	}
 	if c := <-waiter; c != 200 {
-		t.Fatalf("the body that waited for the slot finished with %d, want 200", c)
+		t.Fatalf("the body that waited for room finished with %d, want 200", c)
 	}
 	if n := b.count(t, "s1", `SELECT count(*) FROM readings WHERE turbine_id = 'T-006'`); n != 1 {
 		t.Fatalf("the body that waited stored %d rows, want 1", n)
 	}
 	if code, out, _ := post(t, srv.URL, "application/x-ndjson", strings.NewReader(body)); code != http.StatusOK || out["accepted"] != 1.0 {
-		t.Fatalf("with the slot free: status %d %v, want 200 with 1 accepted", code, out)
+		t.Fatalf("with room on s1: status %d %v, want 200 with 1 accepted", code, out)
 	}
 }

@@ -37,8 +37,25 @@ type Config struct {
 	// mark margin (fleet.MinMarkMargin).
 	TxTimeout time.Duration
 	// Batch sizes (rows) and queue depths (batches) per shard and lane.
+	// LiveBatch is also the most one shared live write takes.
 	LiveBatch, BackfillBatch int
 	LiveQueue, BackfillQueue int
+	// QueuedRows is how many rows each lane of a shard holds queued or
+	// being written before a new HTTP body waits for room (and then, past
+	// the handler's AdmitWait, is answered 503), and before a source's next
+	// live batch waits to be queued: admission is by the work waiting, not
+	// by a count of bodies.
+	QueuedRows int
+	// SignalLive: while this process's live work on a shard waits, it
+	// signals every process to hold its replays back (internal/livefirst).
+	// serve signals; a bulk ingest does not (its live lane is a file's).
+	SignalLive bool
+	// NoYield: the backfill writer does not wait for other processes' live
+	// work (tests and benchmarks of a replay alone).
+	NoYield bool
+	// MaxRate, when positive, paces reading to at most this many lines a
+	// second (`orchestrator ingest --max-rate`).
+	MaxRate float64
 	// FlushInterval: a live-lane batch (delivered as it arrives, or
 	// replayed) older than this is sent when the next reading arrives even
 	// if it is not full.
@@ -53,8 +70,9 @@ func DefaultConfig() Config {
 		TxTimeout:     20 * time.Second,
 		LiveBatch:     20_000,
 		BackfillBatch: 50_000,
-		LiveQueue:     2,
+		LiveQueue:     256,
 		BackfillQueue: 1,
+		QueuedRows:    4 * 20_000,
 		FlushInterval: 250 * time.Millisecond,
 	}
 }
@@ -75,6 +93,9 @@ const BulkBatch = 50_000
 // arrives. serve keeps the defaults: its bodies are small and many.
 func (c Config) Bulk() Config {
 	c.LiveBatch, c.BackfillBatch = BulkBatch, BulkBatch
+	// one batch being written and two queued, as many as a bulk source's
+	// writer had before admission counted rows
+	c.QueuedRows = 3 * BulkBatch
 	return c
 }
 
@@ -200,6 +221,11 @@ type Ingestor struct {
 	// stale: a writer met a turbine fenced off its shard (a move switched
 	// it after these routes were loaded).
 	stale chan struct{}
+	// stop is closed by Close: the live signals stop holding their shards.
+	stop chan struct{}
+	// pace is the clock and sleep of MaxRate (the wall clock's; tests
+	// replace it).
+	pace pacer
 }
 
 // ErrClosed is returned by Ingest after Close.
@@ -216,7 +242,8 @@ func New(cfg Config, control *pgxpool.Pool, shards *fleet.Shards, routes *Routes
 	if cfg.Observer == nil {
 		cfg.Observer = noObserver{}
 	}
-	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}, stale: make(chan struct{}, 1)}
+	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}, stale: make(chan struct{}, 1), stop: make(chan struct{}),
+		pace: wallPacer{}}
 	in.routes.Store(routes)
 	for _, name := range shards.Names() {
 		in.writers[name] = newShardWriter(name, shards.Pool(name), control, cfg, now, hooks, in.stale)
@@ -230,6 +257,9 @@ func (in *Ingestor) Start(ctx context.Context) {
 		in.wg.Add(2)
 		go func() { defer in.wg.Done(); w.runLive(ctx) }()
 		go func() { defer in.wg.Done(); w.runBackfill(ctx) }()
+		if w.signal != nil {
+			in.wg.Go(func() { w.signal.Run(ctx, in.stop) })
+		}
 	}
 }
 
@@ -246,8 +276,19 @@ func (in *Ingestor) Close() {
 		close(w.live)
 		close(w.backfill)
 	}
+	close(in.stop)
 	in.sessions.Unlock()
 	in.wg.Wait()
+}
+
+// Yielded is how long this process's replays waited for live work, in
+// this process or another (live first), since it started.
+func (in *Ingestor) Yielded() time.Duration {
+	var d time.Duration
+	for _, w := range in.writers {
+		d += time.Duration(w.yielded.Load())
+	}
+	return d
 }
 
 func (in *Ingestor) isClosed() bool {
@@ -267,15 +308,24 @@ func (in *Ingestor) Routes() *Routes { return in.routes.Load() }
 // when the source could not be read or some rows could not be stored; the
 // summary is accurate either way.
 func (in *Ingestor) Ingest(ctx context.Context, source string, dec reading.Decoder) (Summary, error) {
-	return in.IngestAdmitted(ctx, source, dec, nil)
+	return in.ingestAdmitted(ctx, source, dec, nil)
 }
 
-// IngestAdmitted is Ingest, with admit called once before the first write
-// (a batch handed to a shard writer, or rejects stored): reading and
-// parsing up to the first full batch, or to the end of a small input, needs
-// no admission. When admit fails nothing has been written: the ingest stops
-// there and returns admit's error with an empty summary. Nil admit admits.
-func (in *Ingestor) IngestAdmitted(ctx context.Context, source string, dec reading.Decoder, admit func() error) (Summary, error) {
+// need is the rows one ingest holds for one lane of a shard when it asks
+// for admission.
+type need struct {
+	shard  string
+	prompt bool
+	rows   int
+}
+
+// ingestAdmitted is Ingest, with admit called once before the first write
+// (a batch handed to a shard writer, or rejects stored), given the rows
+// read so far per shard and lane: reading and parsing up to the first full
+// batch, or to the end of a small input, needs no admission. When admit
+// fails nothing has been written: the ingest stops there and returns
+// admit's error with an empty summary. Nil admit admits.
+func (in *Ingestor) ingestAdmitted(ctx context.Context, source string, dec reading.Decoder, admit func([]need) error) (Summary, error) {
 	in.sessions.RLock()
 	defer in.sessions.RUnlock()
 	if in.closed {
@@ -349,8 +399,11 @@ type session struct {
 
 	// admit is called before the first write (nil once admitted); refused
 	// is its error when it refused.
-	admit   func() error
+	admit   func([]need) error
 	refused error
+	// paced counts the lines read under MaxRate since paceStart.
+	paced     int64
+	paceStart time.Time
 
 	// keepRows rejects are stored verbatim (fleet_rules.reject_rows_kept);
 	// kept counts those handed to ingest_reject, notKept the rest.
@@ -367,6 +420,9 @@ type notKept struct {
 
 func (s *session) readAll(ctx context.Context, dec reading.Decoder) error {
 	for {
+		if s.in.cfg.MaxRate > 0 {
+			s.paceLine()
+		}
 		rec, err := dec.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -510,12 +566,38 @@ func (s *session) enter() error {
 	if s.admit == nil {
 		return nil
 	}
-	if err := s.admit(); err != nil {
+	if err := s.admit(s.needs()); err != nil {
 		s.refused = err
 		return err
 	}
 	s.admit = nil
 	return nil
+}
+
+// needs is the rows pending per shard and lane.
+func (s *session) needs() []need {
+	var out []need
+	for shard, slots := range s.pending {
+		var live, other int
+		for q, b := range slots {
+			if b == nil {
+				continue
+			}
+			if q == liveQueue {
+				live += len(b.rows)
+			} else {
+				other += len(b.rows)
+			}
+		}
+		if live > 0 {
+			out = append(out, need{shard: shard, prompt: true, rows: live})
+		}
+		if other > 0 {
+			out = append(out, need{shard: shard, rows: other})
+		}
+	}
+	slices.SortFunc(out, func(a, b need) int { return cmp.Compare(a.shard, b.shard) })
+	return out
 }
 
 // check validates a routed reading; it returns the reason it is refused
@@ -618,19 +700,24 @@ func (s *session) submit(ctx context.Context, shard string, b *batch) error {
 		s.tr.done(shard, b, batchResult{err: err})
 		return nil
 	}
-	ch := w.backfill
+	ch, q, n := w.backfill, w.queue(b.prompt), int64(len(b.rows))
 	if b.prompt {
+		// A live batch waits for room (the backfill lane's bound is its
+		// channel): a body's rows after its first batch, a file's live lane.
 		ch = w.live
-		w.liveQueued(+1)
+		if _, err := q.waitRoom(ctx, n, w.queuedRows, nil); err != nil {
+			s.tr.done(shard, b, batchResult{err: err})
+			return err
+		}
+		b.queued = time.Now()
 	}
+	q.add(n)
 	select {
 	case ch <- b:
 		return nil
 	case <-ctx.Done():
 		s.tr.done(shard, b, batchResult{err: ctx.Err()})
-		if b.prompt {
-			w.liveQueued(-1)
-		}
+		q.done(n)
 		return ctx.Err()
 	}
 }

@@ -95,6 +95,7 @@ type lastMark struct {
 	ld   window.Grid
 	runs *turbineRuns
 	agg  *markAgg
+	key  markKey
 }
 
 func newMarkSet(writeTime time.Time) *markSet {
@@ -121,8 +122,8 @@ func (s *markSet) runsOf(route *Route, ld window.Grid) *turbineRuns {
 	return t
 }
 
-// add considers one inserted reading.
-func (s *markSet) add(route *Route, recordedAt time.Time) {
+// add considers one inserted reading: marked says it marked its farm-day k.
+func (s *markSet) add(route *Route, recordedAt time.Time) (k markKey, marked bool) {
 	// The earliest window the reading can count towards: the one holding
 	// its slot's start, at most two cadences back (never before the day).
 	back := -2 * max(route.Cadence, time.Second)
@@ -136,7 +137,7 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 		run := lm.runs.runs[len(lm.runs.runs)-1]
 		if !from.Before(run.start) && recordedAt.Before(run.end) {
 			lm.agg.count(recordedAt)
-			return
+			return lm.key, true
 		}
 	}
 	// The day and its rules: the farm's calendar version governing it.
@@ -151,7 +152,6 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 	if from.Before(ld.Start) {
 		from = ld.Start
 	}
-	marked := false
 	var runs *turbineRuns
 	for ws, we := ld.Bounds(ld.Holding(from)); !ws.After(recordedAt); ws, we = ld.Bounds(ld.Holding(we)) {
 		if !s.writeTime.Before(we.Add(rule.Lateness - rule.Margin)) {
@@ -166,9 +166,9 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 		}
 	}
 	if !marked {
-		return
+		return markKey{}, false
 	}
-	k := markKey{farm: route.FarmID, day: ld.Day}
+	k = markKey{farm: route.FarmID, day: ld.Day}
 	m := s.marks[k]
 	if m == nil {
 		m = &markAgg{turbines: map[string]struct{}{}, first: recordedAt, last: recordedAt}
@@ -176,7 +176,8 @@ func (s *markSet) add(route *Route, recordedAt time.Time) {
 	}
 	m.turbines[route.TurbineID] = struct{}{}
 	m.count(recordedAt)
-	s.last[route] = lastMark{ld: ld, runs: runs, agg: m}
+	s.last[route] = lastMark{ld: ld, runs: runs, agg: m, key: k}
+	return k, true
 }
 
 // count adds one marked reading of the farm-day.

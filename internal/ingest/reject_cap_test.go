@@ -44,7 +44,7 @@ func TestRejectsBeyondTheCapAreCounted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
-	srv := httptest.NewServer(ingest.NewHandler(b.in, 1<<20, 1))
+	srv := httptest.NewServer(ingest.NewHandler(b.in, 1<<20, 16))
 	t.Cleanup(srv.Close)
 
 	code, out, _ := post(t, srv.URL, "application/x-ndjson", strings.NewReader(badBody(5000)))

@@ -18,7 +18,7 @@ import (
 func TestSlowBodyIsCut(t *testing.T) {
 	t.Parallel()
 	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
-	h := ingest.NewHandler(b.in, 1<<20, 4)
+	h := ingest.NewHandler(b.in, 1<<20, 64)
 	h.MinRate = ingest.MinRate{Bytes: 64, Per: time.Second}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

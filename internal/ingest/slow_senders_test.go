@@ -112,7 +112,7 @@ func do(client *http.Client, req *http.Request) postAnswer {
 func TestSlowSendersDoNotHoldIngest(t *testing.T) {
 	t.Parallel()
 	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
-	h := ingest.NewHandler(b.in, 1<<20, 4)
+	h := ingest.NewHandler(b.in, 1<<20, 64)
 	reading := make(chan struct{}, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Slow") != "" {

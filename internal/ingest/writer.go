@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/db/sharddb"
+	"github.com/galewatch/galewatch/internal/livefirst"
 	"github.com/galewatch/galewatch/internal/partition"
 )
 
@@ -46,6 +46,13 @@ type batch struct {
 	routes []*Route // routes[i] is rows[i]'s turbine
 	lines  []int64  // lines[i] is rows[i]'s line in its source
 	src    *tracker
+	// queued is when it was handed to the live writer (live first: a
+	// batch that waited longer than livefirst.Behind means live is behind).
+	queued time.Time
+	// members are the batches a shared write holds (nil for a batch of
+	// one source); owner[i] is the index in members of rows[i]'s batch.
+	members []*batch
+	owner   []int32
 }
 
 // batchResult is what one committed (or failed) batch did.
@@ -53,13 +60,18 @@ type batchResult struct {
 	accepted, duplicate int64
 	marks               []markKey
 	err                 error
+	// perMember splits a shared write's result by its members.
+	perMember []batchResult
 }
 
 // shardWriter owns the writes to one shard: a live and a backfill goroutine
-// with their own bounded queues. Before taking a batch the backfill
-// goroutine waits until the live queue is empty and no live batch is being
-// written, so live work never queues behind a replay; a live batch arriving
-// mid-replay runs concurrently on its own connection.
+// with their own queues. The live goroutine writes what is queued for it
+// in one transaction (a shared write, up to LiveBatch rows: many small
+// bodies cost one COPY and one commit). Before taking a batch the backfill
+// goroutine waits until no live row of this process is queued or being
+// written, and until no process signals live pressure on the shard
+// (internal/livefirst), so live work never queues behind a replay; a live
+// batch arriving mid-replay runs concurrently on its own connection.
 type shardWriter struct {
 	name     string
 	pool     *pgxpool.Pool
@@ -69,6 +81,18 @@ type shardWriter struct {
 	timeout  time.Duration
 	live     chan *batch
 	backfill chan *batch
+	// liveRows and backfillRows count the rows handed to each goroutine
+	// and not yet written: admission weighs them against queuedRows.
+	liveRows, backfillRows *rowQueue
+	queuedRows             int64
+	// groupRows: a shared write takes queued live batches up to this many rows.
+	groupRows int
+	// signal is raised while live work waits (nil: this process does not
+	// signal); yield: the backfill goroutine waits while any process does.
+	signal *livefirst.Signal
+	yield  bool
+	// yielded is the time the backfill goroutine waited for live work.
+	yielded atomic.Int64
 	// dupMode: the last batch hit the key, so go straight to staging until
 	// a batch comes through with no duplicate.
 	dupMode atomic.Bool
@@ -76,12 +100,6 @@ type shardWriter struct {
 	// stale is told when a batch met a fenced turbine: the routes are
 	// older than a move's switch (KeepRoutes reloads at once).
 	stale chan<- struct{}
-
-	// liveInFlight counts live batches queued or being written; the
-	// backfill goroutine starts a batch only when it is zero.
-	mu           sync.Mutex
-	cond         *sync.Cond
-	liveInFlight int
 }
 
 // Hooks let tests stop a writer at a precise point. Nil in production.
@@ -91,6 +109,9 @@ type Hooks struct {
 	BeforeCommit func(shard string, lane Lane) error
 	// BeforeBackfillBatch runs before a backfill batch is written.
 	BeforeBackfillBatch func(shard string)
+	// Yielding runs when the backfill writer finds another process's live
+	// work waiting on its shard, before it waits for it.
+	Yielding func(shard string)
 }
 
 func newShardWriter(name string, pool, control *pgxpool.Pool, cfg Config, now func() time.Time, hooks *Hooks, stale chan<- struct{}) *shardWriter {
@@ -98,42 +119,147 @@ func newShardWriter(name string, pool, control *pgxpool.Pool, cfg Config, now fu
 		name: name, pool: pool, control: control, keeper: partition.NewKeeper(pool),
 		now: now, timeout: cfg.TxTimeout, stale: stale,
 		live: make(chan *batch, cfg.LiveQueue), backfill: make(chan *batch, cfg.BackfillQueue), hooks: hooks,
+		liveRows: newRowQueue(), backfillRows: newRowQueue(), queuedRows: int64(cfg.QueuedRows), groupRows: cfg.LiveBatch,
+		yield: !cfg.NoYield,
 	}
-	w.cond = sync.NewCond(&w.mu)
+	if cfg.SignalLive && pool != nil {
+		w.signal = livefirst.NewSignal(name, pool)
+	}
 	return w
+}
+
+// queue returns the row count of a lane's goroutine and its limit.
+func (w *shardWriter) queue(prompt bool) *rowQueue {
+	if prompt {
+		return w.liveRows
+	}
+	return w.backfillRows
+}
+
+// liveWaits says live work on the shard waits (live first).
+func (w *shardWriter) liveWaits() {
+	if w.signal != nil {
+		w.signal.Raise()
+	}
 }
 
 func (w *shardWriter) runLive(ctx context.Context) {
 	for b := range w.live {
-		b.src.done(w.name, b, w.write(ctx, b))
-		w.liveQueued(-1)
+		group, rows := []*batch{b}, len(b.rows)
+	more:
+		for rows < w.groupRows {
+			select {
+			case next, ok := <-w.live:
+				if !ok {
+					break more
+				}
+				group = append(group, next)
+				rows += len(next.rows)
+			default:
+				break more
+			}
+		}
+		// More queued than one write takes, or the oldest waited long:
+		// live is behind.
+		if len(w.live) > 0 || time.Since(b.queued) > livefirst.Behind {
+			w.liveWaits()
+		}
+		res := w.writeGroup(ctx, group)
+		for i, m := range group {
+			m.src.done(w.name, m, res[i])
+		}
+		w.liveRows.done(int64(rows))
 	}
 }
 
 func (w *shardWriter) runBackfill(ctx context.Context) {
 	for b := range w.backfill {
-		w.mu.Lock()
-		for w.liveInFlight > 0 {
-			w.cond.Wait()
-		}
-		w.mu.Unlock()
+		w.waitForLive(ctx)
 		if w.hooks != nil && w.hooks.BeforeBackfillBatch != nil {
 			w.hooks.BeforeBackfillBatch(w.name)
 		}
 		b.src.done(w.name, b, w.write(ctx, b))
+		w.backfillRows.done(int64(len(b.rows)))
 	}
 }
 
-// liveQueued counts a live batch in (+1, before it is queued) or out (-1,
-// once written or abandoned), waking the backfill goroutine at zero.
-func (w *shardWriter) liveQueued(delta int) {
-	w.mu.Lock()
-	w.liveInFlight += delta
-	if w.liveInFlight == 0 {
-		w.cond.Broadcast()
+// waitForLive returns once no live row of this process is waiting for the
+// shard and no process signals live pressure on it. A signal that cannot
+// be read holds nothing back (the write then says what is wrong).
+func (w *shardWriter) waitForLive(ctx context.Context) {
+	w.liveRows.waitEmpty()
+	if !w.yield || w.pool == nil {
+		return
 	}
-	w.mu.Unlock()
+	if held, err := livefirst.Held(ctx, w.pool); err != nil || !held {
+		return
+	}
+	if w.hooks != nil && w.hooks.Yielding != nil {
+		w.hooks.Yielding(w.name)
+	}
+	waited, _ := livefirst.Wait(ctx, w.pool)
+	w.yielded.Add(int64(waited))
+	w.liveRows.waitEmpty()
 }
+
+// writeGroup writes a live goroutine's batches: alone, one batch or after
+// a duplicate (the staging path counts duplicates per batch); else in one
+// shared transaction, each member's result its own rows'. A shared write
+// refused for what one member holds (a duplicate of a stored row or of
+// another member's, a fenced turbine, a value the server refused) is
+// written again member by member, so that only that member's lines fail;
+// one that timed out or lost its shard fails every member.
+func (w *shardWriter) writeGroup(ctx context.Context, group []*batch) []batchResult {
+	out := make([]batchResult, len(group))
+	if len(group) > 1 && !w.dupMode.Load() {
+		shared := share(group)
+		res := w.write(ctx, shared)
+		if res.err == nil {
+			return res.perMember
+		}
+		if !memberFault(res.err) {
+			for i := range out {
+				out[i] = batchResult{err: res.err}
+			}
+			return out
+		}
+	}
+	for i, b := range group {
+		out[i] = w.write(ctx, b)
+	}
+	return out
+}
+
+// share joins batches into one shared write.
+func share(group []*batch) *batch {
+	n := 0
+	for _, b := range group {
+		n += len(b.rows)
+	}
+	s := &batch{lane: group[0].lane, prompt: true, size: n, members: group,
+		rows: make([]row, 0, n), routes: make([]*Route, 0, n), lines: make([]int64, 0, n), owner: make([]int32, 0, n)}
+	for i, b := range group {
+		s.rows = append(s.rows, b.rows...)
+		s.routes = append(s.routes, b.routes...)
+		s.lines = append(s.lines, b.lines...)
+		for range b.rows {
+			s.owner = append(s.owner, int32(i))
+		}
+	}
+	return s
+}
+
+// memberFault says a shared write failed for what a member holds: written
+// member by member, the others go through.
+func memberFault(err error) bool {
+	var pgErr *pgconn.PgError
+	var fe *fenceError
+	return errors.Is(err, errSharedDuplicate) || errors.As(err, &fe) || (errors.As(err, &pgErr) && isDataError(err))
+}
+
+// errSharedDuplicate: a shared write met the key (a re-sent body, or two
+// members holding the same reading); its members are written alone.
+var errSharedDuplicate = errors.New("a shared write holds a reading already stored")
 
 // write stores one batch exactly once and records its dirty marks in the
 // same transaction.
@@ -166,7 +292,9 @@ func (w *shardWriter) writeOnce(ctx context.Context, b *batch) batchResult {
 	// The write time is taken before the transaction opens: the mark rule
 	// needs a time no later than the commit minus the transaction's length.
 	writeTime := w.now()
-	if !w.dupMode.Load() {
+	// A shared write always tries COPY: its members' duplicates are
+	// counted when each is written alone.
+	if !w.dupMode.Load() || b.members != nil {
 		res, err := w.copyBatch(ctx, b, writeTime)
 		if err == nil {
 			return res
@@ -175,6 +303,9 @@ func (w *shardWriter) writeOnce(ctx context.Context, b *batch) batchResult {
 			return batchResult{err: err}
 		}
 		w.dupMode.Store(true)
+		if b.members != nil {
+			return batchResult{err: errSharedDuplicate}
+		}
 	}
 	res, err := w.stageBatch(ctx, b, writeTime)
 	if err != nil {
@@ -221,13 +352,31 @@ func (w *shardWriter) copyBatch(ctx context.Context, b *batch, writeTime time.Ti
 			return err
 		}
 		marks := newMarkSet(writeTime)
+		var memberMarks []map[markKey]struct{}
+		if b.members != nil {
+			memberMarks = make([]map[markKey]struct{}, len(b.members))
+		}
 		for i := range b.rows {
-			marks.add(b.routes[i], b.rows[i].RecordedAt)
+			k, marked := marks.add(b.routes[i], b.rows[i].RecordedAt)
+			if marked && memberMarks != nil {
+				m := &memberMarks[b.owner[i]]
+				if *m == nil {
+					*m = map[markKey]struct{}{}
+				}
+				(*m)[k] = struct{}{}
+			}
 		}
 		if res.marks, err = w.writeMarks(ctx, q, marks); err != nil {
 			return err
 		}
 		res.accepted = n
+		for i, m := range b.members {
+			r := batchResult{accepted: int64(len(m.rows))}
+			for k := range memberMarks[i] {
+				r.marks = append(r.marks, k)
+			}
+			res.perMember = append(res.perMember, r)
+		}
 		if err := w.checkFence(ctx, q, b); err != nil {
 			return err
 		}

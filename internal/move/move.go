@@ -38,6 +38,7 @@ import (
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/faultpoint"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/livefirst"
 	"github.com/galewatch/galewatch/internal/localday"
 )
 
@@ -271,6 +272,9 @@ func (m *Mover) verify(ctx context.Context, q *controldb.Queries, mv controldb.T
 // were copied. With check, it fails unless every row copied is then on the
 // new shard, equal in every column (same transaction).
 func copyDay(ctx context.Context, from, to *pgxpool.Pool, turbine string, day time.Time, check bool) (inserted, staged int64, err error) {
+	// A copy is a replay: it waits while live ingest on the new shard is
+	// behind (a signal that cannot be read holds nothing back).
+	_, _ = livefirst.Wait(ctx, to)
 	rows, err := sharddb.New(from).TurbineMoveReadings(ctx, sharddb.TurbineMoveReadingsParams{TurbineID: turbine, Day: day})
 	if err != nil {
 		return 0, 0, fmt.Errorf("read %s: %w", day.Format(time.DateOnly), err)

@@ -24,6 +24,22 @@ $$;
 
 COMMENT ON FUNCTION public.input_fingerprint(p_recorded_at timestamp with time zone, p_available boolean) IS 'One reading''s share of a fingerprint: a 32-bit hash of its recorded_at (as its distance from the epoch, so no session setting changes it), the last bit flipped when it says available.';
 
+-- Name: live_pressure_held(); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.live_pressure_held() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+          AND l.classid = 1::oid AND l.objid = 1::oid
+          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = current_database()))
+$$;
+
+-- Name: FUNCTION live_pressure_held(); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.live_pressure_held() IS 'True while some process signals that its live writes to this shard are behind: writers of replayed readings wait (internal/livefirst).';
+
 -- Name: reading_category_key(boolean, text, real, text[], integer[], integer, integer, integer, double precision, double precision); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.reading_category_key(p_available boolean, p_state text, p_wind real, state_codes text[], state_keys integer[], key_available integer, key_unavailable integer, key_environment integer, cut_in double precision, cut_out double precision) RETURNS integer
