@@ -13,6 +13,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/fleet"
 	"github.com/galewatch/galewatch/internal/ingest"
+	"github.com/galewatch/galewatch/internal/livefirst"
 	"github.com/galewatch/galewatch/internal/pgserver"
 	"github.com/galewatch/galewatch/internal/provision"
 	"github.com/galewatch/galewatch/internal/publish"
@@ -75,6 +76,24 @@ type Main struct {
 	retired     []*fleet.Shards // replaced by a later provisioning; closed by Close
 	// unreachable names the shards skipped at start (Migrate), with why.
 	unreachable map[string]error
+	// live is this process's live-first signals (LiveSignals).
+	live *livefirst.Signals
+}
+
+// LiveSignals returns (once) this process's live-first signals, one per
+// shard, held while raised until ctx ends: serve's live ingest and the fast
+// path raise them; replays and corrections everywhere wait on them.
+func (m *Main) LiveSignals(ctx context.Context) (*livefirst.Signals, error) {
+	if m.live != nil {
+		return m.live, nil
+	}
+	shards, err := m.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.live = livefirst.NewSignals(shards.Names(), shards.Pool)
+	go m.live.Run(ctx)
+	return m.live, nil
 }
 
 // NewMain returns a Main configured from the environment.

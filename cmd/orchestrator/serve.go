@@ -58,7 +58,9 @@ func (m *Main) serveCommand() *cobra.Command {
 			m.Config.Ingest.Observer, jobCfg.Observer = met.Ingest(), met.Jobs()
 			// serve's live bodies hold every process's replays back while
 			// they wait (internal/livefirst)
-			m.Config.Ingest.SignalLive = true
+			if m.Config.Ingest.LiveSignals, err = m.LiveSignals(ctx); err != nil {
+				return err
+			}
 			if maxIngest > 0 {
 				maxBodies = 16 * maxIngest
 			}

@@ -32,6 +32,10 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 		return nil, err
 	}
 	control := m.control
+	live, err := m.LiveSignals(ctx)
+	if err != nil {
+		return nil, err
+	}
 	computer := &rollup.Computer{Control: control, Shards: shards, Now: m.Now}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -41,8 +45,10 @@ func (m *Main) River(ctx context.Context, cfg jobs.Config) (*river.Client[pgx.Tx
 		// A shard that hangs holds back neither the next drain nor the next
 		// publication of the other shards' farms: each waits at most one
 		// period for it, then lets it finish in the background.
-		Drainer:   &drain.Drainer{Control: control, Shards: shards, Now: m.Now, Detach: cfg.DrainEvery},
-		Publisher: &publish.Publisher{Control: control, Shards: shards, Now: m.Now, Detach: cfg.PublishEvery},
+		Drainer: &drain.Drainer{Control: control, Shards: shards, Now: m.Now, Detach: cfg.DrainEvery},
+		// The fast path's rounds are live work: replays and corrections
+		// wait on the shards it publishes from (internal/livefirst).
+		Publisher: &publish.Publisher{Control: control, Shards: shards, Now: m.Now, Detach: cfg.PublishEvery, LiveWork: live.Raise},
 		Partitions: func(ctx context.Context) error {
 			return m.maintainPartitions(ctx, shards)
 		},

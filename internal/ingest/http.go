@@ -31,10 +31,12 @@ import (
 // and parsed is written, not thrown away. Past AdmitWait it gets 503 with
 // Retry-After, saying which shard's queue was full, and nothing is stored;
 // a body never waits for a shard it has no rows for. Memory is bounded by
-// the reading places: at most MaxBodies bodies are read or waiting at once
-// (each holding at most its first batch), and one remote address at most
-// its share of them (AddressShareOf); beyond either a request gets the same
-// 503 at once, before its body is read. A body slower than MinRate is cut
+// the reading places: at most MaxBodies bodies are read or waiting for
+// admission at once (each holding at most its first batch), and one remote
+// address at most its share of them (AddressShareOf); beyond either a
+// request gets the same 503 at once, before its body is read. A body read
+// whole and admitted gives its place back while it waits for its write
+// (its rows are counted in the queues). A body slower than MinRate is cut
 // with 408.
 type Handler struct {
 	in      *Ingestor
@@ -177,17 +179,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { h.in.cfg.Observer.Body(outcome) }()
 	addr := addressKey(r.RemoteAddr)
 	if !h.hold(addr) {
-		h.refuse(w, fmt.Sprintf("%d bodies from your address are already being read or written, its share of the ingest pipeline: retry later", h.perAddress))
+		h.refuse(w, fmt.Sprintf("%d bodies from your address are already being read or waiting, its share of the ingest pipeline: retry later", h.perAddress))
 		return
 	}
-	defer h.release(addr)
 	select {
 	case h.reading <- struct{}{}:
-		defer func() { <-h.reading }()
 	default:
+		h.release(addr)
 		h.full(w)
 		return
 	}
+	// The reading place (and the address's share) is given back once the
+	// body is read whole and admitted: from then on its rows are counted
+	// in its shards' queues (Config.QueuedRows), and a body waiting for
+	// its shared write holds nothing a sender could exhaust.
+	var placeOnce sync.Once
+	freePlace := func() { placeOnce.Do(func() { <-h.reading; h.release(addr) }) }
+	defer freePlace()
 	if r.ContentLength > h.maxBody {
 		writeSummary(w, http.StatusRequestEntityTooLarge, Summary{Error: fmt.Sprintf("body of %d bytes is over the limit of %d bytes; split it", r.ContentLength, h.maxBody)})
 		return
@@ -221,7 +229,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			cancel()
 		}
 	})()
-	sum, err := h.in.ingestAdmitted(ctx, "http:"+r.RemoteAddr, dec, admit)
+	sum, err := h.in.ingestAdmitted(ctx, "http:"+r.RemoteAddr, dec, admit, freePlace)
 	if qf := (*QueueFullError)(nil); errors.As(err, &qf) {
 		h.refuse(w, qf.Error())
 		return

@@ -24,6 +24,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/controldb"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/livefirst"
 	"github.com/galewatch/galewatch/internal/reading"
 )
 
@@ -46,10 +47,11 @@ type Config struct {
 	// live batch waits to be queued: admission is by the work waiting, not
 	// by a count of bodies.
 	QueuedRows int
-	// SignalLive: while this process's live work on a shard waits, it
-	// signals every process to hold its replays back (internal/livefirst).
-	// serve signals; a bulk ingest does not (its live lane is a file's).
-	SignalLive bool
+	// LiveSignals, when set, is told while this process's live work on a
+	// shard waits, and signals every process to hold its replays back
+	// (internal/livefirst). serve sets it; a bulk ingest does not (its live
+	// lane is a file's).
+	LiveSignals *livefirst.Signals
 	// NoYield: the backfill writer does not wait for other processes' live
 	// work (tests and benchmarks of a replay alone).
 	NoYield bool
@@ -221,8 +223,6 @@ type Ingestor struct {
 	// stale: a writer met a turbine fenced off its shard (a move switched
 	// it after these routes were loaded).
 	stale chan struct{}
-	// stop is closed by Close: the live signals stop holding their shards.
-	stop chan struct{}
 	// pace is the clock and sleep of MaxRate (the wall clock's; tests
 	// replace it).
 	pace pacer
@@ -242,7 +242,7 @@ func New(cfg Config, control *pgxpool.Pool, shards *fleet.Shards, routes *Routes
 	if cfg.Observer == nil {
 		cfg.Observer = noObserver{}
 	}
-	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}, stale: make(chan struct{}, 1), stop: make(chan struct{}),
+	in := &Ingestor{cfg: cfg, now: now, control: control, writers: map[string]*shardWriter{}, stale: make(chan struct{}, 1),
 		pace: wallPacer{}}
 	in.routes.Store(routes)
 	for _, name := range shards.Names() {
@@ -257,9 +257,6 @@ func (in *Ingestor) Start(ctx context.Context) {
 		in.wg.Add(2)
 		go func() { defer in.wg.Done(); w.runLive(ctx) }()
 		go func() { defer in.wg.Done(); w.runBackfill(ctx) }()
-		if w.signal != nil {
-			in.wg.Go(func() { w.signal.Run(ctx, in.stop) })
-		}
 	}
 }
 
@@ -276,7 +273,6 @@ func (in *Ingestor) Close() {
 		close(w.live)
 		close(w.backfill)
 	}
-	close(in.stop)
 	in.sessions.Unlock()
 	in.wg.Wait()
 }
@@ -308,7 +304,7 @@ func (in *Ingestor) Routes() *Routes { return in.routes.Load() }
 // when the source could not be read or some rows could not be stored; the
 // summary is accurate either way.
 func (in *Ingestor) Ingest(ctx context.Context, source string, dec reading.Decoder) (Summary, error) {
-	return in.ingestAdmitted(ctx, source, dec, nil)
+	return in.ingestAdmitted(ctx, source, dec, nil, nil)
 }
 
 // need is the rows one ingest holds for one lane of a shard when it asks
@@ -324,8 +320,10 @@ type need struct {
 // read so far per shard and lane: reading and parsing up to the first full
 // batch, or to the end of a small input, needs no admission. When admit
 // fails nothing has been written: the ingest stops there and returns
-// admit's error with an empty summary. Nil admit admits.
-func (in *Ingestor) ingestAdmitted(ctx context.Context, source string, dec reading.Decoder, admit func([]need) error) (Summary, error) {
+// admit's error with an empty summary. Nil admit admits. read, if set, is
+// called once the input is read to its end (or failed) and admitted: what
+// is left is to wait for the writes.
+func (in *Ingestor) ingestAdmitted(ctx context.Context, source string, dec reading.Decoder, admit func([]need) error, read func()) (Summary, error) {
 	in.sessions.RLock()
 	defer in.sessions.RUnlock()
 	if in.closed {
@@ -340,6 +338,9 @@ func (in *Ingestor) ingestAdmitted(ctx context.Context, source string, dec readi
 	}
 	if s.refused != nil {
 		return Summary{Error: s.refused.Error()}, s.refused
+	}
+	if read != nil {
+		read()
 	}
 	flushErr := s.flushAll(ctx)
 	s.tr.wait()

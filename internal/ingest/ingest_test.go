@@ -50,7 +50,17 @@ func setup(t *testing.T, fleetYAML string, cfg ingest.Config, hooks *ingest.Hook
 // days (0 = all).
 func setupRetention(t *testing.T, fleetYAML string, cfg ingest.Config, hooks *ingest.Hooks, retentionDays int) *bundle {
 	t.Helper()
-	env := testdb.New(t, fleetYAML)
+	return setupOnRetention(t, testdb.New(t, fleetYAML), cfg, hooks, retentionDays)
+}
+
+// setupOn is setup on an environment already made.
+func setupOn(t *testing.T, env *testdb.Env, cfg ingest.Config, hooks *ingest.Hooks) *bundle {
+	t.Helper()
+	return setupOnRetention(t, env, cfg, hooks, 0)
+}
+
+func setupOnRetention(t *testing.T, env *testdb.Env, cfg ingest.Config, hooks *ingest.Hooks, retentionDays int) *bundle {
+	t.Helper()
 	ctx := context.Background()
 	routes, err := ingest.LoadRoutes(ctx, env.Control, tuesday, retentionDays)
 	testdb.Must(t, err, "load routes")

@@ -28,9 +28,14 @@ func TestAReplayElsewhereWaitsWhileLiveWaits(t *testing.T) {
 	t.Parallel()
 	held, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
+	env := testdb.New(t, smallFleet)
+	signals := livefirst.NewSignals(env.Shards.Names(), env.Shards.Pool)
+	sctx, stopSignals := context.WithCancel(context.Background())
+	t.Cleanup(stopSignals)
+	go signals.Run(sctx)
 	cfg := ingest.DefaultConfig()
-	cfg.QueuedRows, cfg.SignalLive = 1, true
-	l := setup(t, smallFleet, cfg, &ingest.Hooks{BeforeCommit: func(shard string, _ ingest.Lane) error {
+	cfg.QueuedRows, cfg.LiveSignals = 1, signals
+	l := setupOn(t, env, cfg, &ingest.Hooks{BeforeCommit: func(shard string, _ ingest.Lane) error {
 		if shard == "s1" && first.CompareAndSwap(false, true) {
 			close(held)
 			<-release

@@ -87,10 +87,10 @@ type shardWriter struct {
 	queuedRows             int64
 	// groupRows: a shared write takes queued live batches up to this many rows.
 	groupRows int
-	// signal is raised while live work waits (nil: this process does not
+	// signals is raised while live work waits (nil: this process does not
 	// signal); yield: the backfill goroutine waits while any process does.
-	signal *livefirst.Signal
-	yield  bool
+	signals *livefirst.Signals
+	yield   bool
 	// yielded is the time the backfill goroutine waited for live work.
 	yielded atomic.Int64
 	// dupMode: the last batch hit the key, so go straight to staging until
@@ -120,10 +120,7 @@ func newShardWriter(name string, pool, control *pgxpool.Pool, cfg Config, now fu
 		now: now, timeout: cfg.TxTimeout, stale: stale,
 		live: make(chan *batch, cfg.LiveQueue), backfill: make(chan *batch, cfg.BackfillQueue), hooks: hooks,
 		liveRows: newRowQueue(), backfillRows: newRowQueue(), queuedRows: int64(cfg.QueuedRows), groupRows: cfg.LiveBatch,
-		yield: !cfg.NoYield,
-	}
-	if cfg.SignalLive && pool != nil {
-		w.signal = livefirst.NewSignal(name, pool)
+		yield: !cfg.NoYield, signals: cfg.LiveSignals,
 	}
 	return w
 }
@@ -137,11 +134,7 @@ func (w *shardWriter) queue(prompt bool) *rowQueue {
 }
 
 // liveWaits says live work on the shard waits (live first).
-func (w *shardWriter) liveWaits() {
-	if w.signal != nil {
-		w.signal.Raise()
-	}
-}
+func (w *shardWriter) liveWaits() { w.signals.Raise(w.name) }
 
 func (w *shardWriter) runLive(ctx context.Context) {
 	for b := range w.live {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/galewatch/galewatch/internal/livefirst"
 	"github.com/galewatch/galewatch/internal/rollup"
 )
 
@@ -41,6 +42,14 @@ func (w *RollupDayWorker) Work(ctx context.Context, job *river.Job[RollupDayArgs
 	day, err := time.Parse(time.DateOnly, job.Args.Day)
 	if err != nil {
 		return river.JobCancel(fmt.Errorf("rollup_day: day %q: %w", job.Args.Day, err))
+	}
+	// A correction is a replay's work: it waits, before it takes any
+	// lock, while live ingest or the fast path wait on its shard
+	// (internal/livefirst); one that is running goes on.
+	if w.Computer.Shards != nil {
+		if pool := w.Computer.Shards.Pool(job.Args.Shard); pool != nil {
+			_, _ = livefirst.Wait(ctx, pool)
+		}
 	}
 	id := job.ID
 	res, err := w.Computer.Recompute(ctx, rollup.Request{

@@ -130,3 +130,45 @@ func Wait(ctx context.Context, pool *pgxpool.Pool) (time.Duration, error) {
 		}
 	}
 }
+
+// Signals are a process's signals, one per shard; nil signals nothing.
+type Signals struct {
+	by   map[string]*Signal
+	stop chan struct{}
+}
+
+// NewSignals returns a signal for each named shard (pool gives its pool;
+// a shard without one is left out). Run holds them.
+func NewSignals(names []string, pool func(string) *pgxpool.Pool) *Signals {
+	s := &Signals{by: map[string]*Signal{}, stop: make(chan struct{})}
+	for _, n := range names {
+		if p := pool(n); p != nil {
+			s.by[n] = NewSignal(n, p)
+		}
+	}
+	return s
+}
+
+// Raise says live work on shard waits now (serve's live ingest behind, a
+// publication of due windows running). It never blocks.
+func (s *Signals) Raise(shard string) {
+	if s == nil {
+		return
+	}
+	if sig := s.by[shard]; sig != nil {
+		sig.Raise()
+	}
+}
+
+// Run holds each shard's signal while it is raised, until ctx ends.
+func (s *Signals) Run(ctx context.Context) {
+	done := make(chan struct{})
+	n := 0
+	for _, sig := range s.by {
+		n++
+		go func() { sig.Run(ctx, s.stop); done <- struct{}{} }()
+	}
+	for range n {
+		<-done
+	}
+}

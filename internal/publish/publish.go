@@ -83,6 +83,10 @@ type Publisher struct {
 	// OnStall, if set, sees every stall the watcher raised, extended or
 	// cleared (stall.go).
 	OnStall func(Stall)
+	// LiveWork, if set, is told each shard a publication of due windows
+	// computes on, as it starts: live work, which replays and corrections
+	// wait for (internal/livefirst).
+	LiveWork func(shard string)
 	// Log reports what does not stop a publication (the watcher's
 	// failures); nil: slog's default.
 	Log *slog.Logger
@@ -452,6 +456,11 @@ func (p *Publisher) publishDay(ctx context.Context, conn *pgxpool.Conn, farm str
 	windows := make([]int, 0, last-first+1)
 	for i := first; i <= last; i++ {
 		windows = append(windows, i)
+	}
+	if p.LiveWork != nil && !fillIn {
+		for _, shard := range shards {
+			p.LiveWork(shard)
+		}
 	}
 	var wg sync.WaitGroup
 	for i, shard := range shards {
