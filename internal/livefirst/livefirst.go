@@ -172,3 +172,20 @@ func (s *Signals) Run(ctx context.Context) {
 		<-done
 	}
 }
+
+// RangeWait is the most a correction waits between two of its ranges:
+// it holds its farm-day's window lock then, which that farm's own
+// publication needs.
+const RangeWait = 2 * time.Second
+
+// WaitAtMost is Wait for at most max: a writer holding locks others may
+// need waits no longer than that. Running out of max is no error.
+func WaitAtMost(ctx context.Context, pool *pgxpool.Pool, max time.Duration) (time.Duration, error) {
+	bounded, cancel := context.WithTimeout(ctx, max)
+	defer cancel()
+	waited, err := Wait(bounded, pool)
+	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
+		err = nil
+	}
+	return waited, err
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/galewatch/galewatch/internal/db/sharddb"
 	"github.com/galewatch/galewatch/internal/fleet"
+	"github.com/galewatch/galewatch/internal/livefirst"
 	"github.com/galewatch/galewatch/internal/window"
 )
 
@@ -94,6 +95,15 @@ func computeOverlapped(ctx context.Context, sq *sharddb.Queries, pool *pgxpool.P
 	)
 	take := func() ([]int, bool) {
 		mu.Lock()
+		started := next > 0
+		mu.Unlock()
+		// Between ranges a correction waits, briefly, while live ingest or
+		// the fast path wait on the shard (internal/livefirst): bounded,
+		// since it holds the farm-day's window lock.
+		if started && pool != nil {
+			_, _ = livefirst.WaitAtMost(ctx, pool, livefirst.RangeWait)
+		}
+		mu.Lock()
 		defer mu.Unlock()
 		if next == len(ranges) || ctx.Err() != nil {
 			return nil, false
@@ -150,6 +160,10 @@ func computeOverlapped(ctx context.Context, sq *sharddb.Queries, pool *pgxpool.P
 	var helped bool
 	helper := inBackground(func() error {
 		if pool == nil {
+			return nil
+		}
+		// No second core for a correction while live work waits on the shard.
+		if held, err := livefirst.Held(ctx, pool); err != nil || held {
 			return nil
 		}
 		conn, err := pool.Acquire(acquire)
