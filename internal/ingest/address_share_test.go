@@ -20,7 +20,7 @@ func fromAddress(ip string) *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
 }
 
-// TestOneAddressCannotHoldTheReaders: at serve's default --max-ingest of 4
+// TestOneAddressCannotHoldTheReaders: at serve's default --max-bodies of 64
 // (64 bodies read or waiting at once), 70 uploads from 127.0.0.2, each
 // sending a line and then a byte a second, hold 16 reading places (their
 // address's share): the other 54 are answered 503 with Retry-After at

@@ -106,7 +106,7 @@ func do(client *http.Client, req *http.Request) postAnswer {
 
 // TestSlowSendersDoNotHoldIngest: four uploads sending a
 // byte a second, each being read by the handler, at serve's default
-// --max-ingest of 4, do not delay a normal POST: it is answered 200 and its
+// --max-bodies of 64, do not delay a normal POST: it is answered 200 and its
 // readings are stored while all four are still open (none answered yet).
 // Then the four end, and are stored too.
 func TestSlowSendersDoNotHoldIngest(t *testing.T) {
