@@ -26,6 +26,22 @@ func post(t *testing.T, url, contentType string, body io.Reader) (int, map[strin
 	return resp.StatusCode, out, resp.Header
 }
 
+// postAsync posts an NDJSON body on its own goroutine; its status comes on
+// the channel (-1: no answer).
+func postAsync(url, body string) <-chan int {
+	answer := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(url, "application/x-ndjson", strings.NewReader(body))
+		if err != nil {
+			answer <- -1
+			return
+		}
+		resp.Body.Close()
+		answer <- resp.StatusCode
+	}()
+	return answer
+}
+
 func TestHTTPIngest(t *testing.T) {
 	t.Parallel()
 	b := setup(t, smallFleet, ingest.DefaultConfig(), nil)
@@ -99,19 +115,7 @@ func TestFullPipelineIs503(t *testing.T) {
 			close(release)
 		}
 	})
-	postAsync := func(body string) chan int {
-		answer := make(chan int, 1)
-		go func() {
-			resp, err := http.Post(srv.URL, "application/x-ndjson", strings.NewReader(body))
-			if err != nil {
-				answer <- -1
-				return
-			}
-			resp.Body.Close()
-			answer <- resp.StatusCode
-		}()
-		return answer
-	}
+	postAsync := func(body string) <-chan int { return postAsync(srv.URL, body) }
 	firstAnswer := postAsync(line("T-004", tuesday, tuesday) + "\n")
 	select {
 	case <-held:

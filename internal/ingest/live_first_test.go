@@ -52,19 +52,7 @@ func TestAReplayElsewhereWaitsWhileLiveWaits(t *testing.T) {
 	h.AdmitWait = hang
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	postAsync := func(body string) <-chan int {
-		out := make(chan int, 1)
-		go func() {
-			resp, err := http.Post(srv.URL, "application/x-ndjson", strings.NewReader(body))
-			if err != nil {
-				out <- -1
-				return
-			}
-			resp.Body.Close()
-			out <- resp.StatusCode
-		}()
-		return out
-	}
+	postAsync := func(body string) <-chan int { return postAsync(srv.URL, body) }
 	live1 := postAsync(line("T-001", tuesday, tuesday) + "\n")
 	select {
 	case <-held:
