@@ -34,7 +34,7 @@ generate: ## Regenerate internal/db from sql/ with the pinned sqlc
 # promtool checks the alerting rules when installed (make deps fetches it as
 # root); REQUIRE_PROMTOOL=1 (CI) fails without it instead of skipping.
 PROMTOOL ?= promtool
-verify: deps ## Fail if generated code or the schema dumps are stale, design.md's rule table cites a missing name, go.mod is untidy, code is unformatted or the alerting rules fail promtool
+verify: deps ## Fail if generated code or the schema dumps are stale, design.md's rule table cites a missing name, a file cites a document or issue number a reader does not have, go.mod is untidy, code is unformatted or the alerting rules fail promtool
 	$(GO) tool sqlc diff
 	$(GO) run ./internal/schema/dump -check
 	$(GO) test -count=1 ./docs ./alerts
@@ -97,7 +97,7 @@ test/race: deps ## Tests with the race detector
 # A count of executions, not a duration: with a duration, Go 1.26's fuzz
 # coordinator can fail a target at its deadline having found nothing
 # ("context deadline exceeded", golang/go#75804, fixed in Go 1.27; seen in
-# .ci/run on FuzzCSV, 2026-12-01).
+# .ci/run on FuzzCSV).
 FUZZTIME ?= 300000x
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME executions (default 300000x): NDJSON, CSV, storable text, fleet file

@@ -53,7 +53,7 @@ func (o *orchestrator) postReadings(lines []string, within time.Duration) (int, 
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
-	testdb.Must(o.t, err, "POST /v1/readings")
+	testdb.Must(o.t, err, "POST /v1/readings (no answer within %v is a hang)", within)
 	defer resp.Body.Close()
 	var sum ingest.Summary
 	raw, _ := io.ReadAll(resp.Body)
@@ -176,8 +176,9 @@ func TestFaultShardStopped(t *testing.T) {
 		send(50) // a sender trickling its file: live batches flush as time passes
 		time.Sleep(20 * time.Millisecond)
 	}
-	stoppedAt := time.Now()
 	testdb.Must(t, s2.StopImmediate(ctx), "stop s2")
+	// A publication that read its clock after this found s2 gone.
+	stoppedAt := time.Now()
 	send(len(cliLines))
 	stdin.Close()
 	cliErr := cmd.Wait()
@@ -237,7 +238,7 @@ func TestFaultShardStopped(t *testing.T) {
 		n := testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'fb' AND path = 'fast' AND computed_at > $1`, stoppedAt)
 		return n > 0, fmt.Sprintf("%d fb windows published since s2 stopped", n)
 	})
-	if n := testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'fa' AND path = 'fast' AND computed_at > $1`, stoppedAt.Add(time.Second)); n != 0 {
+	if n := testdb.Int(t, sep.Control, `SELECT count(*) FROM farm_window WHERE farm_id = 'fa' AND path = 'fast' AND computed_at > $1`, stoppedAt); n != 0 {
 		t.Fatalf("fa published %d windows while s2, holding half its turbines, was down", n)
 	}
 

@@ -97,7 +97,7 @@ func faultDay() localday.Date {
 }
 
 // dayData writes the day's readings of every farm of faultFleet (skewed
-// clocks, the seed fleet's delay mixture, FA-002 stopped) to an NDJSON file
+// clocks, simulate.DefaultDelay's delay mixture, FA-002 stopped) to an NDJSON file
 // and returns its path and line count.
 func dayData(t *testing.T, day localday.Date) (string, int64) {
 	t.Helper()

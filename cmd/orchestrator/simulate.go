@@ -115,7 +115,7 @@ func (m *Main) simulateCommand() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "with --ingest: print the summary as JSON")
 	f.StringVar(&scenario, "scenario", "", "named scenario: "+strings.Join(simulate.Scenarios(), ", "))
 	f.StringVar(&phase, "phase", "all", "all, day (without the lost readings) or replay (only them)")
-	f.BoolVar(&exact, "exact-clocks", false, "turbine clocks are exact (default: offsets drawn like the seed fleet's)")
+	f.BoolVar(&exact, "exact-clocks", false, "turbine clocks are exact (default: offsets drawn from measured ones: median 0.4 s, p99 9.6 s, worst 41 s)")
 	f.StringSliceVar(&stopped, "stopped", nil, "turbine ids stopped all run (available=false)")
 	f.StringSliceVar(&dead, "dead", nil, "turbine ids whose radio is dead (no readings)")
 	f.StringVar(&outage, "outage", "", "link down FROM/TO (RFC 3339): readings held, delivered at TO")

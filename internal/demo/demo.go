@@ -1,4 +1,4 @@
-// Package demo tells the seed story on a running pipeline (`serve --demo`,
+// Package demo tells the Ardnave story on a running pipeline (`serve --demo`,
 // which `make run` starts): a live simulated feed of the whole fleet at its
 // real rate, ingested continuously so the fast path publishes every farm's
 // windows and the tiles move; and the Ardnave Saturday played on the clock

@@ -258,8 +258,8 @@ func TestStoryOnTheClock(t *testing.T) {
 	}
 	// Incomplete by the report's rule (the status page's and the monthly
 	// report's): ended, rolled up after it closed, nothing pending, but a
-	// quarter of its slots without a reading, over the farm's 10 ‰. The
-	// seed story's trap, named.
+	// quarter of its slots without a reading, over the farm's 10 ‰: a day
+	// that looks settled, named incomplete.
 	if !day.AsExpected || day.Seen.Counts != afterDay || !day.Seen.Settled() || day.Seen.Status != report.StatusIncomplete || day.Seen.Source != "turbine_day" {
 		t.Fatalf("after the day phase the farm-day reads %+v, want %+v from turbine_day, settled, incomplete by the report's rule", day.Seen, afterDay)
 	}

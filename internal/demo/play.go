@@ -191,7 +191,7 @@ func (d *Demo) phase(ctx context.Context, phase string, due time.Time, want Coun
 		d.out.say("  %s of the day's %s slots never arrived. The windows shown leave the hole out of both sides of the ratio (the\n"+
 			"  streaming answer); the day counts it against the farm (the batch answer, what the monthly report sums). The day\n"+
 			"  has ended, was rolled up after it closed and nothing is pending, yet it is %s, not final: that much information\n"+
-			"  unavailable is the seed story's trap, and the month cannot be signed until the readings arrive or an operator\n"+
+			"  unavailable would otherwise pass for a final day, and the month cannot be signed until the readings arrive or an operator\n"+
 			"  accepts the day (orchestrator day accept)", provenance.Count(seen.Expected-seen.Received), provenance.Count(seen.Expected), seen.Status)
 	} else {
 		d.out.say("%s %s after the replay: %s %s\n%s", s.Farm, s.Day, pct(seen.Availability()), seen.Status, d.describe(seen))

@@ -131,7 +131,7 @@ func ceilDiv(d, step time.Duration) int64 { return int64((d + step - 1) / step) 
 // window with no reading on any shard gets no row from a correction, so
 // after the day phase the windows shown leave (nearly all of) the hole out
 // of both sides of the ratio and read close to the streaming answer, 98.67
-// %, beside the day's 75.85 %: the seed story's two numbers from one
+// %, beside the day's 75.85 %: the story's two numbers from one
 // database.
 type Observation struct {
 	At time.Time
@@ -158,10 +158,10 @@ func (o Observation) Settled() bool { return !o.Pending && !o.WindowsPending }
 // Complete: every expected slot has been received.
 func (o Observation) Complete() bool { return o.Found && o.Received == o.Expected }
 
-// Final: the report's status. It says final after the day phase already
-// (the day has ended, was rolled up after it closed, nothing is pending),
-// when a quarter of the day is missing and nothing says more is coming:
-// that is the seed story's trap, and only completeness tells.
+// Final: the report's status. After the day phase it is not final but
+// incomplete, though the day has ended, was rolled up after it closed and
+// nothing is pending: a quarter of it is missing, which only completeness
+// tells; final after the replay.
 func (o Observation) Final() bool { return o.Found && o.Status == report.StatusFinal }
 
 // Observe reads the story's farm-day at now.

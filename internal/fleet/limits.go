@@ -48,7 +48,7 @@ const (
 // What a fleet file may hold (docs/operator.md, "Size limits", says the
 // same). Parse checks the size before reading further and the counts on
 // the file's node tree before decoding it, so a refusal costs at most
-// MaxFileBytes read and one linear parse. The seed fleet (fleet/demo.yaml:
+// MaxFileBytes read and one linear parse. The demo fleet (fleet/demo.yaml:
 // 21 farms, 1,240 turbines, one model) is 4.5 KB; the soak's (41 farms,
 // 62,500 turbines) a few KB; each limit is far above a real operator's
 // fleet (thousands of turbines over tens to hundreds of farms).

@@ -44,8 +44,9 @@ farms:
 	if err == nil || sum.Accepted != 1 || sum.Failed != 2 || fmt.Sprint(sum.FailedLines) != "[{1 1} {3 3}]" {
 		t.Fatalf("with s1 hung: %+v, %v; want U-001 stored and lines 1 and 3 failed", sum, err)
 	}
-	if took > 10*cfg.TxTimeout {
-		t.Fatalf("with s1 hung the body took %v: hung past 10× the write bound %v", took, cfg.TxTimeout)
+	const hang = 40 * time.Second // normal 3.0 s (the write bound, and the partition asked within it); 40 s catches a hang
+	if took > hang {
+		t.Fatalf("with s1 hung the body took %v: it hung past the write bound %v", took, cfg.TxTimeout)
 	}
 	proxy.Resume()
 	resend := line("T-001", day, day) + "\n" + line("T-002", day, day) + "\n"

@@ -27,7 +27,7 @@ import (
 // inserted again, so the drain and the fast path stop for every farm.
 //
 // So the process holds a session advisory lock named after its client id
-// (worker_liveness_key, control migration 00018) on a connection of its
+// (worker_liveness_key, on the control database) on a connection of its
 // own; the lock ends with the session, that is with the process (the
 // control database sees a killed process's socket close at once; TCP
 // keepalives on the session find a vanished host within about a minute).

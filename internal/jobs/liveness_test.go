@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/galewatch/galewatch/internal/jobs"
+	"github.com/galewatch/galewatch/internal/pipelinetest"
 	"github.com/galewatch/galewatch/internal/testdb"
 )
 
@@ -22,8 +23,9 @@ func TestJobsOfAGoneWorkerAreGivenBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	env := testdb.New(t, testdb.ArdnaveFleet)
-	// Every hour: the test calls Rescue itself.
-	alive := &jobs.Liveness{Control: env.Control, ClientID: "alive-client", Grace: time.Second, Every: time.Hour}
+	// Every hour: the test calls Rescue itself, and moves the grace's clock.
+	clock := pipelinetest.NewClock(time.Now())
+	alive := &jobs.Liveness{Control: env.Control, ClientID: "alive-client", Grace: time.Second, Every: time.Hour, Now: clock.Now}
 	testdb.Must(t, alive.Start(ctx), "liveness")
 	t.Cleanup(alive.Stop)
 	running := func(client string, attempt, maxAttempts int) int64 {
@@ -35,24 +37,19 @@ func TestJobsOfAGoneWorkerAreGivenBack(t *testing.T) {
 	goneJob := running("gone-client", 1, 3)
 	lastJob := running("gone-client", 3, 3)
 
-	fresh := &jobs.Liveness{Control: env.Control, ClientID: "fresh-client", Grace: time.Hour, Every: time.Hour}
+	fresh := &jobs.Liveness{Control: env.Control, ClientID: "fresh-client", Grace: time.Hour, Every: time.Hour, Now: clock.Now}
 	testdb.Must(t, fresh.Start(ctx), "fresh liveness")
 	t.Cleanup(fresh.Stop)
 	if got, err := fresh.Rescue(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("a process that has held its lock for less than its grace gave back %v (%v), want nothing", got, err)
 	}
-
-	deadline := time.Now().Add(10 * time.Second)
-	var got []string
-	for len(got) == 0 {
-		var err error
-		got, err = alive.Rescue(ctx)
-		testdb.Must(t, err, "rescue")
-		if time.Now().After(deadline) {
-			t.Fatal("nothing given back within 10 s")
-		}
-		time.Sleep(50 * time.Millisecond) // the grace (1 s) of alive's own lock
+	if got, err := alive.Rescue(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("alive, its lock held for 0 s of its 1 s grace, gave back %v (%v), want nothing", got, err)
 	}
+
+	clock.Set(clock.Now().Add(time.Second)) // alive's grace has passed
+	got, err := alive.Rescue(ctx)
+	testdb.Must(t, err, "rescue")
 	if len(got) != 2 || !strings.Contains(strings.Join(got, "\n"), "gone-client") {
 		t.Fatalf("given back %q, want the gone client's two jobs", got)
 	}
@@ -76,6 +73,8 @@ func TestJobsOfAGoneWorkerAreGivenBack(t *testing.T) {
 	alive.Stop()
 	// The server ends the session (and its lock) as soon as it reads the
 	// closed socket.
+	const hang = 10 * time.Second // normal under 0.1 s; 10 s catches a hang
+	deadline := time.Now().Add(hang)
 	for {
 		ok, err := fresh.Alive(ctx, "alive-client")
 		testdb.Must(t, err, "alive")
@@ -83,7 +82,7 @@ func TestJobsOfAGoneWorkerAreGivenBack(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("alive-client still alive 10 s after its liveness stopped")
+			t.Fatalf("alive-client still alive %v after its liveness stopped: hung", hang)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // The facts about River jobs that Go and the control database's SQL both
-// rely on, in one place. The SQL side (migration 00007: the functions
+// rely on, in one place. The SQL side (the control database's functions
 // river_state_not_started, river_state_unfinished, rollup_day_unfinished)
 // says the same; TestRiverFactsAgreeWithSQL fails when the two disagree.
 

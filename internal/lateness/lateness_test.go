@@ -438,8 +438,9 @@ func TestMeasureShardTimeout(t *testing.T) {
 	start := time.Now()
 	rep, err := (&lateness.Measurer{Control: env.Control, Shards: env.Shards, ShardTimeout: 2 * time.Second}).Measure(ctx, "ardnave-point", from, to)
 	testdb.Must(t, err, "measure")
-	if took := time.Since(start); took > 20*time.Second {
-		t.Fatalf("measure took %s with a 2 s shard timeout: hung past 10× it", took)
+	const hang = 30 * time.Second // normal 2.1 s (the shard timeout); 30 s catches a hang
+	if took := time.Since(start); took > hang {
+		t.Fatalf("measure took %s with a 2 s shard timeout: it hung", took)
 	}
 	if !rep.Partial || len(rep.ShardsFailed) != 1 || rep.ShardsFailed[0].Shard != "s3" || !strings.Contains(rep.ShardsFailed[0].Error, "no answer within 2s") {
 		t.Fatalf("partial %v, failed %+v: want s3 failed with \"no answer within 2s\"", rep.Partial, rep.ShardsFailed)

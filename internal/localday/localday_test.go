@@ -84,8 +84,10 @@ func TestMatchesPostgres(t *testing.T) {
 	}
 }
 
-// TestSeedZones pins the cases the issue names.
-func TestSeedZones(t *testing.T) {
+// TestZonesWhoseMidnightMoves pins the day starts where local midnight is
+// skipped (Santiago's spring), repeated (Havana's fall back) or near a
+// change (Santiago's autumn, London's), against what Postgres computes.
+func TestZonesWhoseMidnightMoves(t *testing.T) {
 	for _, tc := range []struct {
 		zone string
 		day  localday.Date

@@ -14,9 +14,9 @@
 //
 // The scenario: two farms (north, 8 turbines in Europe/London split over
 // shards s1 and s2; south, 4 turbines in UTC on s2) send one hour of
-// readings, 10:00 to 11:00 UTC on 1 August 2026, with the seed fleet's
-// clock offsets and arrival delays (94 % within 5 s, a 90 s tail, a 4-hour
-// tail). They arrive in deliveries: at each of the scenario's clocks, what
+// readings, 10:00 to 11:00 UTC on 1 August 2026, with simulated clock
+// offsets (simulate.ClockOffsets) and arrival delays (simulate.DefaultDelay:
+// 94 % within 5 s, a 90 s tail, a 4-hour tail). They arrive in deliveries: at each of the scenario's clocks, what
 // was received before the next one is sent, then the clock moves on and
 // the pipeline does what is due (publishes the windows past their
 // watermark, drains the marks, runs the corrections). The day is closed at

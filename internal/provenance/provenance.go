@@ -2,7 +2,7 @@
 // status page, report) shows a number: its counts, which path made it
 // (fast or final), when, what it is complete through, its revision, and
 // whether a recompute is still pending. It reads the control database's
-// provenance views (migration 00010), which pick the row to show.
+// provenance views (window_provenance, day_provenance), which pick the row to show.
 package provenance
 
 import (

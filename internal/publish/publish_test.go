@@ -176,20 +176,32 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 	defer lock.Rollback(ctx)
 	testdb.Must(t, sharddb.New(lock).WindowLock(ctx, sharddb.WindowLockParams{FarmID: "south", Day: noon}), "hold south's window lock")
 
+	// South stays stuck until the lock is released, however slow the
+	// machine: no timeout of its own ends it first.
 	p := b.PublisherWith(2 * time.Minute)
-	p.Detach, p.ShardTimeout = time.Second, time.Minute
+	p.Detach, p.ShardTimeout, p.FarmTimeout = time.Second, testdb.Hang, testdb.Hang
+	const hang = 30 * time.Second // normal 1.0 s a round (Detach), 0.1 s a window; 30 s catches a hang
 	for round := 1; round <= 2; round++ {
-		start := time.Now()
-		sum, err := p.PublishDue(ctx)
-		took := time.Since(start)
-		// The second round skips south, still in flight from the first.
-		if err != nil || sum.InFlight < 1 || len(sum.Failed) != 0 || took > 3*time.Second {
-			t.Fatalf("round %d: %+v, %v in %v; want south in flight, after about 1 s", round, sum, err, took)
+		type result struct {
+			sum publish.Summary
+			err error
+		}
+		done := make(chan result, 1)
+		go func() { sum, err := p.PublishDue(ctx); done <- result{sum, err} }()
+		select {
+		case r := <-done:
+			// In flight (not failed): the first round detached south, the
+			// second skipped it (trying it again, it would find south's
+			// lock taken and count nothing).
+			if r.err != nil || r.sum.InFlight < 1 || len(r.sum.Failed) != 0 {
+				t.Fatalf("round %d: %+v, %v; want south in flight", round, r.sum, r.err)
+			}
+		case <-time.After(hang):
+			t.Fatalf("round %d hung waiting for south's stuck shard", round)
 		}
 	}
-	// North is published meanwhile (in its own time on a busy machine),
-	// south not.
-	deadline := time.Now().Add(30 * time.Second)
+	// North is published meanwhile, south not.
+	deadline := time.Now().Add(hang)
 	for {
 		if w, ok := b.Window(t, "north", noon, "fast"); ok {
 			if w.Received != 1 {
@@ -198,7 +210,7 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("north not published within 30 s while south's shard was stuck")
+			t.Fatalf("north not published after %v while south's shard was stuck: hung", hang)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a row
 	}
@@ -206,7 +218,7 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 		t.Fatal("south published while its shard was stuck")
 	}
 	testdb.Must(t, lock.Rollback(ctx), "release south's shard")
-	deadline = time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(hang)
 	for {
 		if w, ok := b.Window(t, "south", noon, "fast"); ok {
 			if w.Expected != 60 || w.Received != 0 {
@@ -215,7 +227,7 @@ func TestAStuckShardIsLeftToFinishInTheBackground(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("south's background publication did not finish within 30 s of its shard's release")
+			t.Fatalf("south's background publication did not finish %v after its shard's release: hung", hang)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a row
 	}

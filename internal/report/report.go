@@ -3,7 +3,7 @@
 // if not, which days hold it back and why.
 //
 // The rule lives in the control database (farm_day_status judges each day,
-// report_monthly_availability makes the month, migration 00016); the psql file sql/reports/monthly_availability.sql
+// report_monthly_availability makes the month); the psql file sql/reports/monthly_availability.sql
 // formats its rows. This package runs that very file (embedded), with the
 // psql variables bound as query parameters (Statement), so psql, the CLI
 // and the JSON API show the same rows. Rates are computed in SQL from the

@@ -38,7 +38,7 @@ func mustZone(name string) *time.Location {
 type bundle struct{ *pipelinetest.Pipeline }
 
 // setup starts the pipeline on fleetYAML at 03:00 on Sunday 2 August 2026
-// (London), the night after the seed story's Saturday.
+// (London), the night after the ardnave-saturday scenario's Saturday.
 func setup(t testing.TB, fleetYAML string, opts pipelinetest.Options) *bundle {
 	t.Helper()
 	opts.At = time.Date(2026, 8, 2, 3, 0, 0, 0, london)
@@ -78,8 +78,9 @@ farms:
       - {prefix: AP-, from: 286, to: 290, shard: s3}
 `
 
-// TestArdnaveSaturday is the seed story: the Saturday rolled up with the
-// hole, the hole replayed on Tuesday, the drain recomputing exactly that.
+// TestArdnaveSaturday is the ardnave-saturday scenario: the Saturday rolled
+// up with the hole, the hole replayed on Tuesday, the drain recomputing
+// exactly that.
 // On 20 turbines, 4 stopped: 16 × 33,210 / 20 × 43,200 = 61.50 % with the
 // hole, 16 × 43,200 / 20 × 43,200 = 80.00 % after the replay.
 func TestArdnaveSaturday(t *testing.T) {

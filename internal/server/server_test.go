@@ -227,9 +227,10 @@ func TestHealthzWithAHungShard(t *testing.T) {
 	if code != 200 || strings.TrimSpace(body) != want {
 		t.Fatalf("healthz with s1 hung: %d %s, want 200 %s", code, body, want)
 	}
-	// It waited its bound for s1, and did not hang (10× the bound catches a hang).
-	if took < server.HealthTimeout || took > 10*server.HealthTimeout {
-		t.Fatalf("healthz with s1 hung took %v, want its bound of %v (a hang past 10× it)", took, server.HealthTimeout)
+	// The answer naming s1 down is the bound firing; its time only catches a hang.
+	const hang = 30 * time.Second // normal 2.0 s (HealthTimeout); 30 s catches a hang
+	if took > hang {
+		t.Fatalf("healthz with s1 hung took %v: it hung (normal %v, its bound)", took, server.HealthTimeout)
 	}
 	proxy.Resume()
 	if code, body := get(t, url+"/healthz"); code != 200 || !strings.Contains(body, `"status":"ok"`) {
@@ -256,33 +257,33 @@ func TestSlowClientIsCutOff(t *testing.T) {
 	testdb.Must(t, err, "dial")
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /v1/readings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n")
+	// The trickle would take 10,000 s to send the body: the connection
+	// closing first is the read timeout's doing, however late it comes.
+	const hang = 15 * time.Second // normal 1.0 s (the read timeout); 15 s catches a hang
 	start := time.Now()
-	closed := make(chan time.Duration, 1)
+	closed := make(chan struct{})
 	go func() {
 		// The server closes the connection (or answers) once it gives up.
 		_, _ = bufio.NewReader(conn).ReadByte()
-		closed <- time.Since(start)
+		close(closed)
 	}()
 	trickle := time.NewTicker(100 * time.Millisecond)
 	defer trickle.Stop()
 	for {
 		select {
-		case took := <-closed:
-			if took > 3*time.Second {
-				t.Fatalf("connection closed after %s, want within the 1 s read timeout (+ slack)", took)
-			}
+		case <-closed:
 			select {
 			case err := <-readErr:
 				if err == nil {
 					t.Fatal("the handler read the trickled body without an error")
 				}
-			case <-time.After(2 * time.Second):
-				t.Fatal("the handler's read of the trickled body did not end")
+			case <-time.After(hang):
+				t.Fatalf("the handler's read of the trickled body hung %v after the connection closed", hang)
 			}
 			return
 		case <-trickle.C:
-			if time.Since(start) > 10*time.Second {
-				t.Fatal("a trickling client held the connection for 10 s")
+			if time.Since(start) > hang {
+				t.Fatalf("a trickling client held the connection for %v: the read timeout never cut it off (hung)", hang)
 			}
 			_, _ = conn.Write([]byte("{"))
 		}

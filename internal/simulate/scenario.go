@@ -11,8 +11,8 @@ import (
 	"github.com/galewatch/galewatch/internal/localday"
 )
 
-// scenarios are named, reproducible incidents from the source story; named
-// so tests, demos and bug reports all mean the same run.
+// scenarios are named, reproducible incidents the pipeline must count
+// right; named so tests, demos and bug reports all mean the same run.
 var scenarios = map[string]func(plan *fleet.Plan, phase string, seed uint64) (Config, error){
 	"ardnave-saturday": ardnaveSaturday,
 }

@@ -86,7 +86,8 @@ type Config struct {
 	Phase string
 }
 
-// DefaultDelay is the arrival-delay mixture of the seed fleet: 94% within
+// DefaultDelay is the arrival-delay mixture the pipeline is designed for
+// (the watermark and the correction horizon were sized on it): 94% within
 // 5 s, a 5.5% retry tail with a 90 s mean, and 0.5% multi-hour backlog.
 var DefaultDelay = []DelayComponent{
 	{Weight: 0.94, Kind: "uniform", Param: 5 * time.Second},

@@ -305,16 +305,16 @@ func TestClockOffsetQuantiles(t *testing.T) {
 	slices.Sort(abs)
 	q := func(p float64) float64 { return abs[int(p*float64(len(abs)))] }
 	if m := q(0.5); m < 0.3 || m > 0.5 {
-		t.Errorf("median |offset| = %.3f s, want 0.3–0.5 s (seed fleet: 0.4)", m)
+		t.Errorf("median |offset| = %.3f s, want 0.3–0.5 s (measured: 0.4)", m)
 	}
 	if p := q(0.95); p < 1.7 || p > 2.6 {
-		t.Errorf("p95 |offset| = %.3f s, want 1.7–2.6 s (seed fleet: 2.1)", p)
+		t.Errorf("p95 |offset| = %.3f s, want 1.7–2.6 s (measured: 2.1)", p)
 	}
 	if p := q(0.99); p < 7 || p > 13 {
-		t.Errorf("p99 |offset| = %.3f s, want 7–13 s (seed fleet: 9.6)", p)
+		t.Errorf("p99 |offset| = %.3f s, want 7–13 s (measured: 9.6)", p)
 	}
 	if mx := abs[len(abs)-1]; mx > 41 || mx < 20 {
-		t.Errorf("max |offset| = %.3f s, want 20–41 s (seed fleet worst: 41)", mx)
+		t.Errorf("max |offset| = %.3f s, want 20–41 s (measured worst: 41)", mx)
 	}
 	if pos < 500 || neg < 500 {
 		t.Errorf("signs: %d positive, %d negative; want at least 500 of each of 1,240", pos, neg)

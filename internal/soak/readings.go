@@ -34,7 +34,7 @@ func (f *Farm) Reading(i int, sec int64) reading.Reading {
 
 // ReplayStopped is how many of the replayed farm's turbines (the first
 // ones) sent nothing during the backlog, as 4 of Ardnave's 300 were
-// stopped on the seed story's Saturday.
+// stopped on the Ardnave Saturday (simulate's ardnave-saturday).
 const ReplayStopped = 4
 
 // ReplaySends says whether the replayed farm's turbine i has a reading at

@@ -1568,7 +1568,7 @@ CREATE TABLE public.farm (
 
 -- Name: TABLE farm; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.farm IS 'A wind farm. Its days are local days in its time zone.';
+COMMENT ON TABLE public.farm IS 'A wind farm as the last fleet apply left it; farm_version keeps every version. Its days are local days in the zone of the version governing each (farm_day_start).';
 
 -- Name: COLUMN farm.id; Type: COMMENT; Schema: public
 
@@ -1580,7 +1580,7 @@ COMMENT ON COLUMN public.farm.name IS 'Display name.';
 
 -- Name: COLUMN farm.timezone; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.farm.timezone IS 'IANA time zone (Europe/London); days, months and expected counts follow it.';
+COMMENT ON COLUMN public.farm.timezone IS 'IANA time zone in force now (Europe/London): today, yesterday and the fast path''s windows follow it; a day already past is cut in the zone of its own version (farm_version.timezone, farm_day_start).';
 
 -- Name: COLUMN farm.cadence_seconds; Type: COMMENT; Schema: public
 
@@ -1672,7 +1672,7 @@ CREATE TABLE public.turbine_day (
 
 -- Name: TABLE turbine_day; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.turbine_day IS 'One row per turbine per farm-local day: expected, received and available readings. Recomputed whole from the readings and overwritten (never incremented) by rollup_day jobs.';
+COMMENT ON TABLE public.turbine_day IS 'One row per turbine per farm-local day: expected, received and available cadence slots (the slot rule), with counts and lags of the day''s readings. Added up from the day''s turbine_window rows on the turbine''s shard (TurbineDayFromWindows) and overwritten whole, never incremented, by each rollup_day job of the farm-day.';
 
 -- Name: COLUMN turbine_day.turbine_id; Type: COMMENT; Schema: public
 
@@ -1897,7 +1897,7 @@ COMMENT ON COLUMN public.farm_day.held_back IS 'The reasons the day is provision
 
 -- Name: COLUMN farm_day.notes; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.farm_day.notes IS 'Facts that do not hold the day back: no turbines in service.';
+COMMENT ON COLUMN public.farm_day.notes IS 'Facts that do not hold the day back: no turbines in service; who accepted it, when and why (farm_day_acceptance).';
 
 -- Name: COLUMN farm_day.why; Type: COMMENT; Schema: public
 
@@ -2444,7 +2444,7 @@ COMMENT ON COLUMN public.farm_month.held_back IS 'The reasons some day of the mo
 
 -- Name: COLUMN farm_month.why; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.farm_month.why IS 'The days holding the month back, per reason, and the notes (no turbines in service), as the report''s total row says them.';
+COMMENT ON COLUMN public.farm_month.why IS 'The days holding the month back, per reason, and the days'' notes (no turbines in service, acceptances), as the report''s total row says them.';
 
 -- Name: fleet_rules; Type: TABLE; Schema: public
 
@@ -2485,7 +2485,7 @@ CREATE TABLE public.fleet_rules (
 
 -- Name: TABLE fleet_rules; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.fleet_rules IS 'Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file''s rules: section). A farm may override each one (farm.*); farm_rules gives the effective values.';
+COMMENT ON TABLE public.fleet_rules IS 'Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file''s rules: section). A farm may override each but reject_rows_kept and reject_retention_days (farm.*); farm_rules gives the values in force.';
 
 -- Name: COLUMN fleet_rules.id; Type: COMMENT; Schema: public
 
@@ -2572,7 +2572,7 @@ CREATE VIEW public.farm_rules AS
 
 -- Name: VIEW farm_rules; Type: COMMENT; Schema: public
 
-COMMENT ON VIEW public.farm_rules IS 'The rules in force for each farm: its override, else the fleet default. The one place ingest and the rollup read them from.';
+COMMENT ON VIEW public.farm_rules IS 'The rules in force for each farm now: its override, else the fleet default. Ingest, the fast path and the alerts read them here; a day''s counts use the rules of the farm_version governing that day.';
 
 -- Name: COLUMN farm_rules.farm_id; Type: COMMENT; Schema: public
 
@@ -2746,7 +2746,7 @@ CREATE TABLE public.ingest_reject (
 
 -- Name: TABLE ingest_reject; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.ingest_reject IS 'Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.';
+COMMENT ON TABLE public.ingest_reject IS 'Lines refused at ingest, one row per line with the reason: the first fleet_rules.reject_rows_kept of each body or file; the rest are counted in its ingest_reject_summary row. The body''s other lines are stored.';
 
 -- Name: COLUMN ingest_reject.id; Type: COMMENT; Schema: public
 
@@ -3269,7 +3269,7 @@ CREATE TABLE public.rollup_pending (
 
 -- Name: TABLE rollup_pending; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.rollup_pending IS 'Farm-day-shards dirtied by late readings whose recompute job is queued but has not started. The job claims (deletes) the row before reading the shard.';
+COMMENT ON TABLE public.rollup_pending IS 'Farm-day-shards the drain found dirtied by late readings, whose rollup_day job has not claimed them yet: the job claims (deletes) the row before reading the shard. A request whose job will never run (cancelled, discarded) is given a new job by the next drain.';
 
 -- Name: COLUMN rollup_pending.farm_id; Type: COMMENT; Schema: public
 
@@ -3420,7 +3420,7 @@ CREATE TABLE public.turbine (
 
 -- Name: TABLE turbine; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.turbine IS 'A turbine, the farm it belongs to and the shard that holds its readings.';
+COMMENT ON TABLE public.turbine IS 'A turbine as the last fleet apply or move left it: its farm, the shard that holds its readings, its cadence and service interval; turbine_version keeps every version.';
 
 -- Name: COLUMN turbine.id; Type: COMMENT; Schema: public
 
@@ -3432,19 +3432,19 @@ COMMENT ON COLUMN public.turbine.farm_id IS 'The farm (farm.id).';
 
 -- Name: COLUMN turbine.shard_name; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine.shard_name IS 'The shard holding the turbine''s readings (shard.name). Never changes: history stays where it was written.';
+COMMENT ON COLUMN public.turbine.shard_name IS 'The shard holding the turbine''s readings (shard.name): ingest routes by it and every computation reads the turbine there. Changed only by a move (turbine_move), which copies the readings to the new shard first.';
 
 -- Name: COLUMN turbine.cadence_seconds; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine.cadence_seconds IS 'Seconds between readings; expected readings per day = seconds in service that day / cadence.';
+COMMENT ON COLUMN public.turbine.cadence_seconds IS 'Seconds between readings, as the last apply left it (a day''s slots follow turbine_version.cadence_seconds): expected slots = floor(seconds in service / cadence).';
 
 -- Name: COLUMN turbine.commissioned_at; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine.commissioned_at IS 'Start of service; NULL = always. Expected counts are clipped to [commissioned_at, decommissioned_at).';
+COMMENT ON COLUMN public.turbine.commissioned_at IS 'Start of service: the fleet file''s commissioned_at, else the instant the apply that registered the turbine took effect; NULL = always (turbines registered before that rule). Expected counts are clipped to [commissioned_at, decommissioned_at).';
 
 -- Name: COLUMN turbine.decommissioned_at; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.turbine.decommissioned_at IS 'End of service; NULL = in service. Set automatically when a turbine disappears from the fleet file.';
+COMMENT ON COLUMN public.turbine.decommissioned_at IS 'End of service; NULL = in service. The fleet file''s decommissioned_at, or the apply''s effective instant when an apply retires a turbine the file no longer names (refused for a turbine in service unless --retire-missing).';
 
 -- Name: COLUMN turbine.in_fleet_file; Type: COMMENT; Schema: public
 

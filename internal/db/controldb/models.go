@@ -144,13 +144,13 @@ type DirtyMarkSettling struct {
 	UpdatedAt time.Time
 }
 
-// A wind farm. Its days are local days in its time zone.
+// A wind farm as the last fleet apply left it; farm_version keeps every version. Its days are local days in the zone of the version governing each (farm_day_start).
 type Farm struct {
 	// Farm id as written in the fleet file (ardnave-point).
 	ID string
 	// Display name.
 	Name string
-	// IANA time zone (Europe/London); days, months and expected counts follow it.
+	// IANA time zone in force now (Europe/London): today, yesterday and the fast path's windows follow it; a day already past is cut in the zone of its own version (farm_version.timezone, farm_day_start).
 	Timezone string
 	// Default reporting cadence of the farm's turbines, in seconds.
 	CadenceSeconds int32
@@ -232,7 +232,7 @@ type FarmDay struct {
 	Status string
 	// The reasons the day is provisional or incomplete (farm_day_reasons() order); NULL when final.
 	HeldBack []string
-	// Facts that do not hold the day back: no turbines in service.
+	// Facts that do not hold the day back: no turbines in service; who accepted it, when and why (farm_day_acceptance).
 	Notes []string
 	// held_back with details, then the notes; NULL when there is nothing to say.
 	Why string
@@ -386,10 +386,11 @@ type FarmMonth struct {
 	Status string
 	// The reasons some day of the month is provisional or incomplete; NULL when final.
 	HeldBack []string
-	// The days holding the month back, per reason, and the notes (no turbines in service), as the report's total row says them.
+	// The days holding the month back, per reason, and the days' notes (no turbines in service, acceptances), as the report's total row says them.
 	Why string
 }
 
+// The rules in force for each farm now: its override, else the fleet default. Ingest, the fast path and the alerts read them here; a day's counts use the rules of the farm_version governing that day.
 type FarmRule struct {
 	FarmID              string
 	LaneThresholdMs     int32
@@ -533,7 +534,7 @@ type FleetApply struct {
 	ReopenedDays []string
 }
 
-// Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file's rules: section). A farm may override each one (farm.*); farm_rules gives the effective values.
+// Fleet-wide defaults of the rules that define stored counts (one row, from the fleet file's rules: section). A farm may override each but reject_rows_kept and reject_retention_days (farm.*); farm_rules gives the values in force.
 type FleetRule struct {
 	// Always true: the table holds one row.
 	ID bool
@@ -569,7 +570,7 @@ type FleetRule struct {
 	WindMaxMs int32
 }
 
-// Readings refused at ingest, one row per bad line, with the reason. The rest of their batch was stored.
+// Lines refused at ingest, one row per line with the reason: the first fleet_rules.reject_rows_kept of each body or file; the rest are counted in its ingest_reject_summary row. The body's other lines are stored.
 type IngestReject struct {
 	// Row id, in order of rejection.
 	ID int64
@@ -725,7 +726,7 @@ type ReconciliationPm struct {
 	AvailableDivergencePm interface{}
 }
 
-// Farm-day-shards dirtied by late readings whose recompute job is queued but has not started. The job claims (deletes) the row before reading the shard.
+// Farm-day-shards the drain found dirtied by late readings, whose rollup_day job has not claimed them yet: the job claims (deletes) the row before reading the shard. A request whose job will never run (cancelled, discarded) is given a new job by the next drain.
 type RollupPending struct {
 	// The farm (farm.id).
 	FarmID string
@@ -783,19 +784,19 @@ type StallWatch struct {
 	UpdatedAt time.Time
 }
 
-// A turbine, the farm it belongs to and the shard that holds its readings.
+// A turbine as the last fleet apply or move left it: its farm, the shard that holds its readings, its cadence and service interval; turbine_version keeps every version.
 type Turbine struct {
 	// Turbine id as it appears in readings (AP-001).
 	ID string
 	// The farm (farm.id).
 	FarmID string
-	// The shard holding the turbine's readings (shard.name). Never changes: history stays where it was written.
+	// The shard holding the turbine's readings (shard.name): ingest routes by it and every computation reads the turbine there. Changed only by a move (turbine_move), which copies the readings to the new shard first.
 	ShardName string
-	// Seconds between readings; expected readings per day = seconds in service that day / cadence.
+	// Seconds between readings, as the last apply left it (a day's slots follow turbine_version.cadence_seconds): expected slots = floor(seconds in service / cadence).
 	CadenceSeconds int32
-	// Start of service; NULL = always. Expected counts are clipped to [commissioned_at, decommissioned_at).
+	// Start of service: the fleet file's commissioned_at, else the instant the apply that registered the turbine took effect; NULL = always (turbines registered before that rule). Expected counts are clipped to [commissioned_at, decommissioned_at).
 	CommissionedAt *time.Time
-	// End of service; NULL = in service. Set automatically when a turbine disappears from the fleet file.
+	// End of service; NULL = in service. The fleet file's decommissioned_at, or the apply's effective instant when an apply retires a turbine the file no longer names (refused for a turbine in service unless --retire-missing).
 	DecommissionedAt *time.Time
 	// False once the turbine was removed from the fleet file (its history is kept).
 	InFleetFile bool
@@ -805,7 +806,7 @@ type Turbine struct {
 	UpdatedAt time.Time
 }
 
-// One row per turbine per farm-local day: expected, received and available readings. Recomputed whole from the readings and overwritten (never incremented) by rollup_day jobs.
+// One row per turbine per farm-local day: expected, received and available cadence slots (the slot rule), with counts and lags of the day's readings. Added up from the day's turbine_window rows on the turbine's shard (TurbineDayFromWindows) and overwritten whole, never incremented, by each rollup_day job of the farm-day.
 type TurbineDay struct {
 	// The turbine (turbine.id).
 	TurbineID string

@@ -56,8 +56,8 @@ type RollupPendingLockRow struct {
 	Waiting    bool
 }
 
-// rollup_pending: the farm-day-shards whose recompute is requested (by the drain, a command or the
-// nightly close), claimed by rollup jobs.
+// rollup_pending: the farm-day-shards whose recompute the drain requested from dirty marks, claimed
+// by rollup jobs (a command's or the nightly close's whole farm-day jobs are enqueued without one).
 // RollupPendingLock reads (and locks) the request of a farm-day-shard, with
 // whether its job is still waiting to claim it.
 func (q *Queries) RollupPendingLock(ctx context.Context, arg RollupPendingLockParams) (RollupPendingLockRow, error) {

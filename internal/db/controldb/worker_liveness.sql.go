@@ -59,7 +59,7 @@ SELECT pg_try_advisory_lock(worker_liveness_key($1::text)) AS locked
 
 // Which River clients' processes are alive (worker_liveness), and the rescue of jobs whose process
 // died.
-// WorkerLivenessLock (control migration 00018) takes the lock that says a River client's process is
+// WorkerLivenessLock (worker_liveness_key) takes the lock that says a River client's process is
 // alive, on the session of that process's own liveness connection (held
 // until the session ends).
 func (q *Queries) WorkerLivenessLock(ctx context.Context, clientID string) (bool, error) {

@@ -1,6 +1,6 @@
 -- +goose Up
--- When is a farm-day final? One home for the rule (a code review of issue
--- 10): farm_day_status(farm, day, now) judges one farm-day, and the monthly
+-- When is a farm-day final? One home for the rule: farm_day_status(farm,
+-- day, now) judges one farm-day, and the monthly
 -- report, farm_day and farm_month all call it. Before this migration three
 -- copies disagreed: farm_day.computed_after_day_end compared computed_at
 -- with the day's end (no lateness), the report with the end + the allowed

@@ -1,7 +1,7 @@
 -- Which River clients' processes are alive (worker_liveness), and the rescue of jobs whose process
 -- died.
 
--- WorkerLivenessLock (control migration 00018) takes the lock that says a River client's process is
+-- WorkerLivenessLock (worker_liveness_key) takes the lock that says a River client's process is
 -- alive, on the session of that process's own liveness connection (held
 -- until the session ends).
 -- name: WorkerLivenessLock :one
