@@ -177,7 +177,7 @@ func TestAContractSortsADaysSlotsIntoItsCategories(t *testing.T) {
 	}
 
 	// No model: no energy (power and wind are the model's to interpret; the
-	// farm's windows are computed by TurbineWindowUpsertCounts), no
+	// farm's windows are computed from their counts only), no
 	// production-based figure.
 	var actual, potential, production string
 	err = b.Env.Control.QueryRow(context.Background(), `SELECT coalesce(category_actual_wh::text, 'none'), coalesce(category_potential_wh::text, 'none'),

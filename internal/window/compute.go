@@ -82,17 +82,7 @@ func Compute(ctx context.Context, sq *sharddb.Queries, g Grid, turbines []Turbin
 			// a zero key would count every slot in no category
 			return w, fmt.Errorf("compute windows of %s %s: the grid has no contract (GridOfDay)", g.FarmID, g.Day.Format(time.DateOnly))
 		}
-		var rows []sharddb.TurbineWindowUpsertRow
-		var err error
-		if g.CountsOnly() {
-			var counted []sharddb.TurbineWindowUpsertCountsRow
-			counted, err = sq.TurbineWindowUpsertCounts(ctx, countsParams(pairs.UpsertParams(g, turbines, rules, now)))
-			for _, r := range counted {
-				rows = append(rows, sharddb.TurbineWindowUpsertRow(r))
-			}
-		} else {
-			rows, err = sq.TurbineWindowUpsert(ctx, pairs.UpsertParams(g, turbines, rules, now))
-		}
+		rows, err := sq.TurbineWindowUpsert(ctx, pairs.UpsertParams(g, turbines, rules, now))
 		if err != nil {
 			return w, fmt.Errorf("compute windows: %w", err)
 		}
@@ -150,15 +140,4 @@ func PartParams(farm, shard string, sums []sharddb.FarmWindowSumsRow, computedAt
 		p.Readings = append(p.Readings, s.Readings)
 	}
 	return p
-}
-
-// countsParams are TurbineWindowUpsertCounts' arguments: the window
-// statement's without the contract and the curve.
-func countsParams(a sharddb.TurbineWindowUpsertParams) sharddb.TurbineWindowUpsertCountsParams {
-	return sharddb.TurbineWindowUpsertCountsParams{
-		DayStart: a.DayStart, DayEnd: a.DayEnd, TurbineIds: a.TurbineIds, CadenceSeconds: a.CadenceSeconds,
-		ServiceFrom: a.ServiceFrom, ServiceTo: a.ServiceTo, FirstWindow: a.FirstWindow, LastWindow: a.LastWindow,
-		WindowS: a.WindowS, LaneThresholdSeconds: a.LaneThresholdSeconds, EarlyToleranceSeconds: a.EarlyToleranceSeconds,
-		FarmID: a.FarmID, Day: a.Day, ComputedAt: a.ComputedAt,
-	}
 }

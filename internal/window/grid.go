@@ -1,7 +1,7 @@
 // Package window is the window engine: a farm-local day's window grid,
 // the turbines a window counts and their service intervals, and computing
 // turbine_window rows on a shard (TurbineWindowUpsert, whose slot rule is
-// the shard's slot_start and slot_count) with the shard's sums of them.
+// the shard's slot_start and slot_after) with the shard's sums of them.
 // The fast path (publish) and the farm-day recompute (rollup) both
 // compute windows through it; ingest's mark rule walks the same grid.
 package window
@@ -54,7 +54,7 @@ type Contract struct {
 }
 
 // CountsOnly says whether the day's categories follow from its counts
-// alone, so its windows are computed by TurbineWindowUpsertCounts: the
+// alone, so TurbineWindowUpsert computes its windows without categories: the
 // contract maps no state code and has no wind range, ranks forced outage
 // above full performance (a slot with one reading that says unavailable is
 // a forced outage, as it is not available), and the farm has no power

@@ -75,6 +75,7 @@ func (p Pairs) UpsertParams(g Grid, turbines []Turbine, rules fleet.Rules, compu
 		KeyUnavailable: g.Contract.KeyUnavailable, KeyEnvironment: g.Contract.KeyEnvironment,
 		CutInMs: g.Contract.CutInMS, CutOutMs: g.Contract.CutOutMS, Curve: g.Curve, KeyMissing: g.Contract.KeyMissing,
 		EventTurbines: g.Events.Turbines, EventFrom: g.Events.From, EventTo: g.Events.To, EventKeys: g.Events.Keys,
+		Categories: !g.CountsOnly(),
 	}
 	if args.StateCodes == nil {
 		args.StateCodes, args.StateKeys = []string{}, []int32{}

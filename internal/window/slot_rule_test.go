@@ -31,9 +31,9 @@ type slotRuleCounts struct {
 // whose service starts at 00:02:03.123457 local and ends at 22:13:20.5,
 // in 5-minute windows, and again for the run of windows 17-95 only; each on
 // the shard connection's custom plan and on the generic plan a large
-// correction runs; both window statements (TurbineWindowUpsert, with the
-// default contract's keys, and TurbineWindowUpsertCounts, which a farm on
-// such a contract without a power curve runs). Every count of every window
+// correction runs; in both of TurbineWindowUpsert's modes (categories by
+// the default contract's keys, and counts only, which a farm on such a
+// contract without a power curve runs). Every count of every window
 // must match: expected, received, available, beyond cadence, out of
 // service, late, early, the lags in milliseconds and the slots per
 // category.
@@ -164,8 +164,12 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 	type windowRow struct {
 		Windows int64
 	}
-	statements := map[string]func(q *sharddb.Queries, run [2]int) ([]windowRow, error){
-		"TurbineWindowUpsert": func(q *sharddb.Queries, run [2]int) ([]windowRow, error) {
+	// The statement in its two modes: sorting every slot into a category
+	// by the contract's keys, and the categories from the counts alone (a
+	// farm on such a contract without a power curve).
+	statements := map[string]func(q *sharddb.Queries, run [2]int) ([]windowRow, error){}
+	for name, categories := range map[string]bool{"categories": true, "counts only": false} {
+		statements[name] = func(q *sharddb.Queries, run [2]int) ([]windowRow, error) {
 			rows, err := q.TurbineWindowUpsert(ctx, sharddb.TurbineWindowUpsertParams{
 				DayStart: dayStart, DayEnd: dayEnd, TurbineIds: []string{"T-07"}, CadenceSeconds: []int32{int32(cadence / time.Second)},
 				ServiceFrom: []time.Time{serviceFrom}, ServiceTo: []time.Time{serviceTo},
@@ -174,35 +178,22 @@ func TestWindowsFollowTheSlotRule(t *testing.T) {
 				FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
 				StateCodes: []string{}, StateKeys: []int32{}, KeyAvailable: keyAvailable, KeyUnavailable: keyUnavailable, KeyEnvironment: keyEnvironment,
 				KeyMissing: keyMissing, EventTurbines: []string{}, EventFrom: []time.Time{}, EventTo: []time.Time{}, EventKeys: []int32{},
+				Categories: categories,
 			})
 			out := make([]windowRow, len(rows))
 			for i, r := range rows {
 				out[i].Windows = r.Windows
 			}
 			return out, err
-		},
-		"TurbineWindowUpsertCounts": func(q *sharddb.Queries, run [2]int) ([]windowRow, error) {
-			rows, err := q.TurbineWindowUpsertCounts(ctx, sharddb.TurbineWindowUpsertCountsParams{
-				DayStart: dayStart, DayEnd: dayEnd, TurbineIds: []string{"T-07"}, CadenceSeconds: []int32{int32(cadence / time.Second)},
-				ServiceFrom: []time.Time{serviceFrom}, ServiceTo: []time.Time{serviceTo},
-				FirstWindow: []int32{int32(run[0])}, LastWindow: []int32{int32(run[1])},
-				WindowS: int32(window / time.Second), LaneThresholdSeconds: lane.Seconds(), EarlyToleranceSeconds: early.Seconds(),
-				FarmID: "f", Day: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), ComputedAt: dayEnd,
-			})
-			out := make([]windowRow, len(rows))
-			for i, r := range rows {
-				out[i].Windows = r.Windows
-			}
-			return out, err
-		},
+		}
 	}
 	for _, tc := range []struct {
 		stmt    string
 		run     [2]int
 		generic bool
-	}{{"TurbineWindowUpsert", [2]int{0, n - 1}, false}, {"TurbineWindowUpsert", [2]int{17, 95}, false},
-		{"TurbineWindowUpsert", [2]int{0, n - 1}, true}, {"TurbineWindowUpsert", [2]int{17, 95}, true},
-		{"TurbineWindowUpsertCounts", [2]int{0, n - 1}, false}, {"TurbineWindowUpsertCounts", [2]int{17, 95}, true}} {
+	}{{"categories", [2]int{0, n - 1}, false}, {"categories", [2]int{17, 95}, false},
+		{"categories", [2]int{0, n - 1}, true}, {"categories", [2]int{17, 95}, true},
+		{"counts only", [2]int{0, n - 1}, false}, {"counts only", [2]int{17, 95}, true}} {
 		run := tc.run
 		// Each case in its own transaction, rolled back: the next starts
 		// from no window row.

@@ -2,6 +2,14 @@
 -- pg_dump --schema-only, normalised. Written by `make schema`; do not edit.
 -- `make verify` fails when it differs from what the migrations give.
 
+-- Name: window_categories; Type: TYPE; Schema: public
+
+CREATE TYPE public.window_categories AS (
+	slots integer[],
+	actual_wh bigint[],
+	potential_wh bigint[]
+);
+
 -- Name: curve_kw(real, double precision[]); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.curve_kw(p_wind real, p_lut double precision[]) RETURNS double precision
@@ -39,6 +47,36 @@ $$;
 -- Name: FUNCTION live_pressure_held(); Type: COMMENT; Schema: public
 
 COMMENT ON FUNCTION public.live_pressure_held() IS 'True while some process signals that its live writes to this shard are behind: writers of replayed readings wait (internal/livefirst).';
+
+-- Name: mwh_to_wh(bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.mwh_to_wh(p_mwh bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ((p_mwh + CASE WHEN (p_mwh < 0) THEN '-500'::integer ELSE 500 END) / 1000);
+
+-- Name: FUNCTION mwh_to_wh(p_mwh bigint); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.mwh_to_wh(p_mwh bigint) IS 'Milliwatt-hours to watt-hours, rounded half away from zero (as round(p_mwh / 1000.0)) in integer arithmetic. Example: mwh_to_wh(1500) = 2, mwh_to_wh(1499) = 1, mwh_to_wh(-1500) = -2.';
+
+-- Name: one_category_slots(integer, integer, integer); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.one_category_slots(p_category integer, p_slots integer, p_missing integer) RETURNS integer[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_category = 13) THEN ARRAY[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (p_slots + p_missing)] ELSE ((ARRAY[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, p_slots, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])[(14 - p_category):(25 - p_category)] || p_missing) END;
+
+-- Name: FUNCTION one_category_slots(p_category integer, p_slots integer, p_missing integer); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.one_category_slots(p_category integer, p_slots integer, p_missing integer) IS 'A window''s category_slots (13 elements, by availability_category.id) when its p_slots slots with a reading are all in category p_category (1..13) and its p_missing slots without one are information unavailable (13). Example: one_category_slots(1, 28, 2) = {28,0,0,0,0,0,0,0,0,0,0,0,2}.';
+
+-- Name: one_category_wh(integer, bigint); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.one_category_wh(p_category integer, p_wh bigint) RETURNS bigint[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (ARRAY[(0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, p_wh, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint, (0)::bigint])[(14 - p_category):(26 - p_category)];
+
+-- Name: FUNCTION one_category_wh(p_category integer, p_wh bigint); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.one_category_wh(p_category integer, p_wh bigint) IS 'A window''s energy per category (13 elements, by availability_category.id) when all of it, p_wh, is in category p_category (1..13). Example: one_category_wh(4, 1200) = {0,0,0,1200,0,0,0,0,0,0,0,0,0}.';
 
 -- Name: reading_category_key(boolean, text, real, text[], integer[], integer, integer, integer, double precision, double precision); Type: FUNCTION; Schema: public
 
@@ -119,11 +157,21 @@ BEGIN
 END
 $$;
 
+-- Name: slot_after(numeric, numeric, integer, integer); Type: FUNCTION; Schema: public
+
+CREATE FUNCTION public.slot_after(t_s numeric, origin_s numeric, cadence_s integer, slots integer) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (LEAST((slots)::numeric, GREATEST((0)::numeric, ceil(((t_s - origin_s) / (cadence_s)::numeric)))))::integer;
+
+-- Name: FUNCTION slot_after(t_s numeric, origin_s numeric, cadence_s integer, slots integer); Type: COMMENT; Schema: public
+
+COMMENT ON FUNCTION public.slot_after(t_s numeric, origin_s numeric, cadence_s integer, slots integer) IS 'The slot rule''s index: the first of a turbine''s slots (the k-th starting at origin_s + k * cadence_s, 0 <= k < slots) that starts at or after t_s, all in seconds from the day''s start; slots when none does. The slots starting in a window [from_s, to_s) are slot_after(from_s) .. slot_after(to_s) - 1. Example: origin 1 s, cadence 2 s, 29 slots: slot_after(0) = 0, slot_after(60) = 29, slot_after(4) = 2 (the slot at 5 s).';
+
 -- Name: slot_count(numeric, numeric, numeric, integer, integer); Type: FUNCTION; Schema: public
 
 CREATE FUNCTION public.slot_count(from_s numeric, to_s numeric, origin_s numeric, cadence_s integer, slots integer) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN (GREATEST((0)::numeric, (LEAST((slots)::numeric, ceil(((to_s - origin_s) / (cadence_s)::numeric))) - GREATEST((0)::numeric, ceil(((from_s - origin_s) / (cadence_s)::numeric))))))::integer;
+    RETURN GREATEST(0, (public.slot_after(to_s, origin_s, cadence_s, slots) - public.slot_after(from_s, origin_s, cadence_s, slots)));
 
 -- Name: FUNCTION slot_count(from_s numeric, to_s numeric, origin_s numeric, cadence_s integer, slots integer); Type: COMMENT; Schema: public
 
@@ -156,7 +204,7 @@ CREATE TABLE public.dirty_mark (
 
 -- Name: TABLE dirty_mark; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.dirty_mark IS 'Farm-days touched by late inserts on this shard, waiting to be recomputed. Written in the same transaction as the readings; deleted only after the recompute job is committed.';
+COMMENT ON TABLE public.dirty_mark IS 'Farm-days touched by late inserts on this shard, waiting to be recomputed. Written in the same transaction as the readings; deleted only after the recompute it asks for is recorded in the control database (rollup_pending and its job), or with its day when retention cuts it (readings_retention).';
 
 -- Name: COLUMN dirty_mark.id; Type: COMMENT; Schema: public
 
@@ -188,7 +236,7 @@ COMMENT ON COLUMN public.dirty_mark.readings IS 'Readings inserted under this ma
 
 -- Name: COLUMN dirty_mark.version; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.dirty_mark.version IS 'Bumped on every merge; the drainer deletes a mark only at the version it enqueued.';
+COMMENT ON COLUMN public.dirty_mark.version IS 'Bumped on every merge; the drain deletes a mark only at the version it read and recorded in the control database (a mark widened since stays for the next drain).';
 
 -- Name: COLUMN dirty_mark.created_at; Type: COMMENT; Schema: public
 
@@ -380,7 +428,7 @@ CREATE TABLE public.readings_staging (
 
 -- Name: TABLE readings_staging; Type: COMMENT; Schema: public
 
-COMMENT ON TABLE public.readings_staging IS 'Template of the per-session temporary staging table used when a batch hits duplicate keys. Always empty.';
+COMMENT ON TABLE public.readings_staging IS 'Template of the per-session temporary staging table: a batch that hits duplicate keys goes through it, and so does a move''s copy of a turbine''s readings from its old shard. Always empty.';
 
 -- Name: turbine_fence; Type: TABLE; Schema: public
 

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Farm-days touched by late inserts on this shard, waiting to be recomputed. Written in the same transaction as the readings; deleted only after the recompute job is committed.
+// Farm-days touched by late inserts on this shard, waiting to be recomputed. Written in the same transaction as the readings; deleted only after the recompute it asks for is recorded in the control database (rollup_pending and its job), or with its day when retention cuts it (readings_retention).
 type DirtyMark struct {
 	// Row id.
 	ID int64
@@ -24,7 +24,7 @@ type DirtyMark struct {
 	LastRecordedAt time.Time
 	// Readings inserted under this mark (duplicates excluded).
 	Readings int64
-	// Bumped on every merge; the drainer deletes a mark only at the version it enqueued.
+	// Bumped on every merge; the drain deletes a mark only at the version it read and recorded in the control database (a mark widened since stays for the next drain).
 	Version int64
 	// When the first reading of this mark landed.
 	CreatedAt time.Time
@@ -93,7 +93,7 @@ type ReadingsRetention struct {
 	UpdatedAt time.Time
 }
 
-// Template of the per-session temporary staging table used when a batch hits duplicate keys. Always empty.
+// Template of the per-session temporary staging table: a batch that hits duplicate keys goes through it, and so does a move's copy of a turbine's readings from its old shard. Always empty.
 type ReadingsStaging struct {
 	TurbineID  string
 	RecordedAt time.Time

@@ -494,77 +494,71 @@ func (q *Queries) TurbineWindowTrim(ctx context.Context, arg TurbineWindowTrimPa
 
 const turbineWindowUpsert = `-- name: TurbineWindowUpsert :many
 WITH run AS (
-    SELECT u.turbine_id, u.cadence_seconds AS c, u.w0, u.w1,
-           greatest($1::timestamptz, u.service_from) AS origin,
-           least($2::timestamptz, u.service_to) AS stop
-    FROM (SELECT unnest($3::text[]) AS turbine_id, unnest($4::integer[]) AS cadence_seconds,
-                 unnest($5::timestamptz[]) AS service_from, unnest($6::timestamptz[]) AS service_to,
-                 unnest($7::integer[]) AS w0, unnest($8::integer[]) AS w1) AS u
-), t AS (
-    SELECT run.turbine_id, run.c, run.w0, run.w1, run.origin, run.stop,
-           CASE WHEN run.stop > run.origin THEN floor(extract(epoch FROM run.stop - run.origin) / run.c)::integer ELSE 0 END AS e,
-           extract(epoch FROM run.origin - $1::timestamptz) AS off
-    FROM run
-), r AS (
-    SELECT t.turbine_id, t.c, t.w0, t.w1, t.origin, t.stop, t.e, t.off,
-           -- first slot that starts after the run's last window
-           least(t.e, greatest(0, ceil(((t.w1 + 1) * $9::integer - t.off) / t.c)))::integer AS k_after,
-           $1::timestamptz + t.w0 * $9::integer * interval '1 second' AS lo,
-           least($1::timestamptz + (t.w1 + 1) * $9::integer * interval '1 second', $2::timestamptz) AS we1
-    FROM t
-), span AS (
-    SELECT r.turbine_id, r.c, r.w0, r.w1, r.origin, r.stop, r.e, r.off, r.lo,
-           r.c * interval '1 second' AS cadence,
+    -- 1. Each run: its turbine's service time in the day, [origin, stop); the
+    --    e slots that fit in it (slot k starts at origin + k × cadence; the
+    --    last runs on to stop) and the start of the last; and the key range
+    --    it reads, [lo, hi): from its first window's start to the end of the
+    --    last slot that starts in its last window (the next slot's start,
+    --    or stop).
+    SELECT u.turbine_id, u.c, u.w0, u.w1, sv.origin, sv.stop, n.e, n.off,
+           u.c * interval '1 second' AS cadence,
            -- the arguments each reading is compared with, made intervals
            -- once (a generic plan would otherwise do it for every reading)
-           $9::integer * interval '1 second' AS window_len,
-           $10::float8 * interval '1 second' AS lane,
-           $11::float8 * interval '1 second' AS tolerance,
-           -- the start of the last slot (a reading after it, in a slot the
-           -- day's or the service's end cut short, counts in it)
-           CASE WHEN r.e > 0 THEN r.origin + (r.e - 1) * r.c * interval '1 second' END AS last_slot,
-           -- the start of the window after the run's last
-           $1::timestamptz + (r.w1 + 1) * $9::integer * interval '1 second' AS lo_next,
-           least($2::timestamptz, greatest(r.we1,
-               CASE WHEN r.k_after >= r.e THEN r.stop ELSE r.origin + r.k_after * r.c * interval '1 second' END)) AS hi
-    FROM r
+           $1::integer * interval '1 second' AS window_len,
+           $2::float8 * interval '1 second' AS lane,
+           $3::float8 * interval '1 second' AS tolerance,
+           CASE WHEN n.e > 0 THEN sv.origin + (n.e - 1) * u.c * interval '1 second' END AS last_slot,
+           $4::timestamptz + u.w0 * $1::integer * interval '1 second' AS lo,
+           $4::timestamptz + (u.w1 + 1) * $1::integer * interval '1 second' AS lo_next,
+           least($5::timestamptz,
+                 greatest($4::timestamptz + (u.w1 + 1) * $1::integer * interval '1 second',
+                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi,
+           -- the power curve in mWh over one slot (curve_kw's table, each
+           -- entry × cadence / 3.6 × 1000, rounded): a reading's potential
+           -- energy is one lookup
+           (SELECT array_agg(round(p.kw * u.c / 3.6 * 1000) ORDER BY p.i)
+            FROM unnest($6::float8[]) WITH ORDINALITY AS p(kw, i)) AS curve_mwh
+    FROM (SELECT unnest($7::text[]) AS turbine_id, unnest($8::integer[]) AS c,
+                 unnest($9::timestamptz[]) AS service_from, unnest($10::timestamptz[]) AS service_to,
+                 unnest($11::integer[]) AS w0, unnest($12::integer[]) AS w1) AS u
+    CROSS JOIN LATERAL (SELECT greatest($4::timestamptz, u.service_from) AS origin,
+                               least($5::timestamptz, u.service_to) AS stop) AS sv
+    CROSS JOIN LATERAL (SELECT CASE WHEN sv.stop > sv.origin THEN floor(extract(epoch FROM sv.stop - sv.origin) / u.c)::integer ELSE 0 END AS e,
+                               extract(epoch FROM sv.origin - $4::timestamptz) AS off) AS n
+    CROSS JOIN LATERAL (SELECT slot_after((u.w1 + 1) * $1::integer, n.off, u.c, n.e) AS after) AS k
 ), win AS (
-    SELECT s.turbine_id, w.i, b.window_start, b.window_end,
-           slot_count(w.i * $9::integer, (w.i + 1) * $9::integer, s.off, s.c, s.e) AS expected,
-           -- for a recount slot by slot: the slots starting in the window
-           -- are k0 .. k1 - 1 (slot_count's bounds), each at origin + k ×
-           -- cadence
-           s.origin, s.stop, s.c, s.cadence, s.last_slot, s.window_len,
-           greatest(0, ceil((w.i * $9::integer - s.off) / s.c))::integer AS k0,
-           least(s.e, ceil(((w.i + 1) * $9::integer - s.off) / s.c))::integer AS k1,
-           -- an operator event covers part of the window (FarmDayGet gives
-           -- the day's, one element per event and turbine, '' = all)
-           cardinality($12::integer[]) > 0
-               AND EXISTS (SELECT 1 FROM generate_subscripts($12::integer[], 1) AS j
-                           WHERE ($13::text[])[j] IN ('', s.turbine_id)
-                             AND ($14::timestamptz[])[j] < b.window_end
-                             AND ($15::timestamptz[])[j] > b.window_start) AS evented
-    FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
-    CROSS JOIN LATERAL (SELECT $1::timestamptz + w.i * $9::integer * interval '1 second' AS window_start,
-                               least($1::timestamptz + (w.i + 1) * $9::integer * interval '1 second', $2::timestamptz) AS window_end) AS b
+    -- 2. Each window of each run: its bounds, the slots that start in it
+    --    (k0 .. k1 - 1: expected), and whether an operator event covers
+    --    part of it (FarmDayGet gives the day's events, one element per
+    --    event and turbine, '' = all).
+    SELECT r.turbine_id, b.window_start, b.window_end, b.k0, b.k1, b.k1 - b.k0 AS expected,
+           r.c, r.origin, r.stop, r.cadence, r.last_slot,
+           cardinality($13::integer[]) > 0
+               AND EXISTS (SELECT 1 FROM generate_subscripts($13::integer[], 1) AS j
+                           WHERE ($14::text[])[j] IN ('', r.turbine_id)
+                             AND ($15::timestamptz[])[j] < b.window_end
+                             AND ($16::timestamptz[])[j] > b.window_start) AS evented
+    FROM run r
+    CROSS JOIN LATERAL generate_series(r.w0, r.w1) AS w(i)
+    CROSS JOIN LATERAL (SELECT $4::timestamptz + w.i * $1::integer * interval '1 second' AS window_start,
+                               least($4::timestamptz + (w.i + 1) * $1::integer * interval '1 second',
+                                     $5::timestamptz) AS window_end,
+                               slot_after(w.i * $1::integer, r.off, r.c, r.e) AS k0,
+                               slot_after((w.i + 1) * $1::integer, r.off, r.c, r.e) AS k1) AS b
 ), agg AS (
-    SELECT s.turbine_id, s.c, s.origin, s.stop, s.cadence, s.last_slot, s.window_len,
-           b.window_start, b.received, b.unavailable_slots, b.in_service, b.out_of_service, b.late, b.early,
-           b.min_lag_ms, b.max_lag_ms, b.last_received_at, b.input_hash,
-           -- recounted slot by slot (ins) when a slot has two readings (the
-           -- counts below counted it twice) or the window three keys or more
-           -- (the split below is of two)
-           b.repeated + CASE WHEN b.k2 > b.k1 AND (b.sk <> b.k1 * (b.n - v.n2) + b.k2 * v.n2
-                                                   OR b.sq <> b.k1 * b.k1 * (b.n - v.n2) + b.k2 * b.k2 * v.n2) THEN 1 ELSE 0 END AS repeated,
-           u.category_slots, e.category_actual_wh, e.category_potential_wh
-    FROM span s
+    -- 3. Each window's readings, counted in one pass over each run's key
+    --    range: a reading counts in its slot's window (out of service, in
+    --    its own time's). With categories, also each reading's key (the
+    --    contract's: priority rank × 16 + category) and energy over its slot
+    --    (kW × s / 3.6 = Wh, power drawn while idle is no production), in
+    --    whole mWh as float8: sums of integers under 2^53 (the farm's power
+    --    bounds: docs/dba.md, "Bounded sums"), exact in any order.
+    SELECT r.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash, a.k1, a.k2, a.actual_mwh, a.potential_mwh
+    FROM run r
     CROSS JOIN LATERAL (
         SELECT x.window_start,
                count(DISTINCT x.slot) AS received,
                count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
-               -- count(x.key) = count(x.slot): a reading in a slot has a key
-               -- (the same aggregate as n below, computed once)
-               count(x.key) - count(DISTINCT x.slot) AS repeated,
                count(*) FILTER (WHERE x.in_service) AS in_service,
                count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
                count(*) FILTER (WHERE x.late) AS late,
@@ -573,208 +567,112 @@ WITH run AS (
                (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
                max(x.received_at) AS last_received_at,
                sum(x.fp)::bigint AS input_hash,
-               -- Per category: a window's readings have one key (nearly
-               -- always) or two; n readings of keys k1 <= k2, the sum and the
-               -- sum of squares of their keys say how many have k2 (n2 =
-               -- (sk - k1 n) / (k2 - k1)), and that no third key is among
-               -- them (with the same count and sum, a key strictly between
-               -- k1 and k2 makes the sum of squares smaller); the energy of
-               -- k2's readings is (weighted - k1 × sum) / (k2 - k1). Nine
-               -- plain sums a reading, where a count per category would be
-               -- thirteen (the aggregates per reading are the cost).
-               count(x.key) AS n, min(x.key) AS k1, max(x.key) AS k2, sum(x.key) AS sk, sum(x.key * x.key) AS sq,
-               sum(x.actual_wh) AS sa, sum(x.actual_wh * x.key) AS ta,
-               sum(x.potential_wh) AS sp, sum(x.potential_wh * x.key) AS tp
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
-                     -- a reading outside every slot has no category and
-                     -- no energy
-                     CASE WHEN y.slot IS NOT NULL THEN y.key END AS key,
-                     CASE WHEN y.slot IS NOT NULL THEN y.actual_wh END AS actual_wh,
-                     CASE WHEN y.slot IS NOT NULL THEN y.potential_wh END AS potential_wh,
-                     -- the reading's window: its slot's, or (out of service)
-                     -- its own time's
-                     date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
-              -- Per reading, timestamps only (date_bin and comparisons: exact
-              -- microsecond arithmetic, by value); the interval lag is kept
-              -- for its minimum and maximum alone (slots as epoch seconds
-              -- divided in floating point, and late/early as interval
-              -- comparisons, cost more per reading).
-              FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
-                           -- the start of the reading's cadence slot
-                           slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
+               min(x.key) AS k1, max(x.key) AS k2,
+               sum(x.actual_mwh) AS actual_mwh, sum(x.potential_mwh) AS potential_mwh
+        FROM (SELECT y.in_service, y.slot, y.recorded_at, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.key, y.actual_mwh, y.potential_mwh, date_bin(r.window_len, coalesce(y.slot, y.recorded_at), $4::timestamptz) AS window_start
+              -- Per reading, timestamps compared by value (exact
+              -- microseconds); the interval lag kept for its minimum and
+              -- maximum alone.
+              FROM (SELECT rd.recorded_at >= r.origin AND rd.recorded_at < r.stop AS in_service,
+                           slot_start(rd.recorded_at, r.origin, r.stop, r.cadence, r.last_slot) AS slot,
                            rd.recorded_at, rd.available,
                            rd.received_at - rd.recorded_at AS lag,
-                           rd.received_at > rd.recorded_at + s.lane AS late,
-                           rd.recorded_at > rd.received_at + s.tolerance AS early,
+                           rd.received_at > rd.recorded_at + r.lane AS late,
+                           rd.recorded_at > rd.received_at + r.tolerance AS early,
                            rd.received_at,
                            input_fingerprint(rd.recorded_at, rd.available) AS fp,
-                           -- its category by the contract
-                           reading_category_key(rd.available, rd.state, rd.wind_ms, $16::text[], $17::integer[],
-                                                $18::integer, $19::integer, $20::integer,
-                                                $21::float8, $22::float8) AS key,
-                           -- energy over the slot (kW × s / 3.6 = Wh); power drawn
-                           -- while idle is no production
-                           -- in whole milliwatt-hours, as float8: every sum
-                           -- below is of integers under 2^53 (the farm's
-                           -- power bounds: docs/dba.md, "Bounded sums"), so
-                           -- exact, and a window's energy does not depend on
-                           -- the order its readings are added in (a bigint
-                           -- sum, exact too, costs twice as much a reading)
-                           round(greatest(rd.power_kw, 0) * s.c / 3.6 * 1000) AS actual_wh,
-                           round(curve_kw(rd.wind_ms, $23::float8[]) * s.c / 3.6 * 1000) AS potential_wh
+                           CASE WHEN $17::boolean
+                                THEN reading_category_key(rd.available, rd.state, rd.wind_ms, $18::text[], $19::integer[],
+                                                          $20::integer, $21::integer, $22::integer,
+                                                          $23::float8, $24::float8) END AS key,
+                           CASE WHEN r.curve_mwh IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
+                           CASE WHEN r.curve_mwh IS NOT NULL THEN curve_kw(rd.wind_ms, r.curve_mwh) END AS potential_mwh
                     FROM readings rd
-                    WHERE rd.turbine_id = s.turbine_id
-                      AND rd.recorded_at >= s.lo
-                      AND rd.recorded_at < s.hi
+                    WHERE rd.turbine_id = r.turbine_id
+                      AND rd.recorded_at >= r.lo
+                      AND rd.recorded_at < r.hi
                       -- the day's bounds as arguments: the planner keeps
-                      -- the day's partitions only (with s.lo and s.hi alone
+                      -- the day's partitions only (with r.lo and r.hi alone
                       -- it plans and locks every partition retention
                       -- keeps; TestWindowsPlanTheirDayPartitions)
-                      AND rd.recorded_at >= $1::timestamptz
-                      AND rd.recorded_at < $2::timestamptz
+                      AND rd.recorded_at >= $4::timestamptz
+                      AND rd.recorded_at < $5::timestamptz
                     OFFSET 0) AS y
               -- OFFSET 0: the window is computed once a reading, not
               -- again in the filter below and in the sort
               OFFSET 0) AS x
-        WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
+        WHERE x.window_start >= r.lo AND x.window_start < r.lo_next
         GROUP BY x.window_start
-    ) AS b
-    -- the window's one or two categories (key % 16 = availability_category.id),
-    -- how many of its readings have k2's key, and each category's energy
-    -- rounded to Wh once (four roundings a window, not one per category):
-    -- k2's is (weighted - k1 × sum) / (k2 - k1), k1's the rest. Only for a
-    -- window of one reading a slot: at most one reading per slot bounds
-    -- these sums (docs/dba.md, "Bounded sums"), where readings repeated in
-    -- a slot are not bounded by anything; such a window is recounted slot
-    -- by slot below, and its per-reading sums are left unused, not cast.
-    CROSS JOIN LATERAL (SELECT b.k1 % 16 AS c1, b.k2 % 16 AS c2,
-                               CASE WHEN b.k2 > b.k1 THEN (b.sk - b.k1 * b.n) / (b.k2 - b.k1) ELSE 0 END AS n2,
-                               CASE WHEN b.repeated = 0 THEN round(coalesce(b.sa - CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS a1,
-                               CASE WHEN b.repeated = 0 THEN round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.ta - b.k1 * b.sa) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS a2,
-                               CASE WHEN b.repeated = 0 THEN round(coalesce(b.sp - CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS p1,
-                               CASE WHEN b.repeated = 0 THEN round(coalesce(CASE WHEN b.k2 > b.k1 THEN (b.tp - b.k1 * b.sp) / (b.k2 - b.k1) ELSE 0 END, 0)::bigint / 1000.0)::bigint END AS p2) AS v
-    -- slots per category (availability_category.id 1..13) of the slots with
-    -- a reading (those without are information unavailable, added in ins)
-    CROSS JOIN LATERAL (SELECT ARRAY[CASE WHEN v.c1 = 1 THEN b.n - v.n2 WHEN v.c2 = 1 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 2 THEN b.n - v.n2 WHEN v.c2 = 2 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 3 THEN b.n - v.n2 WHEN v.c2 = 3 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 4 THEN b.n - v.n2 WHEN v.c2 = 4 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 5 THEN b.n - v.n2 WHEN v.c2 = 5 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 6 THEN b.n - v.n2 WHEN v.c2 = 6 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 7 THEN b.n - v.n2 WHEN v.c2 = 7 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 8 THEN b.n - v.n2 WHEN v.c2 = 8 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 9 THEN b.n - v.n2 WHEN v.c2 = 9 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 10 THEN b.n - v.n2 WHEN v.c2 = 10 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 11 THEN b.n - v.n2 WHEN v.c2 = 11 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 12 THEN b.n - v.n2 WHEN v.c2 = 12 THEN v.n2 ELSE 0 END,
-                         CASE WHEN v.c1 = 13 THEN b.n - v.n2 WHEN v.c2 = 13 THEN v.n2 ELSE 0 END]::integer[] AS category_slots) AS u
-    -- energy per category (Wh, from the exact sums in mWh): a window of one
-    -- key has it all, of two it is split (v), of three it is recounted
-    CROSS JOIN LATERAL (SELECT ARRAY[CASE WHEN v.c1 = 1 THEN v.a1 WHEN v.c2 = 1 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 2 THEN v.a1 WHEN v.c2 = 2 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 3 THEN v.a1 WHEN v.c2 = 3 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 4 THEN v.a1 WHEN v.c2 = 4 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 5 THEN v.a1 WHEN v.c2 = 5 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 6 THEN v.a1 WHEN v.c2 = 6 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 7 THEN v.a1 WHEN v.c2 = 7 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 8 THEN v.a1 WHEN v.c2 = 8 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 9 THEN v.a1 WHEN v.c2 = 9 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 10 THEN v.a1 WHEN v.c2 = 10 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 11 THEN v.a1 WHEN v.c2 = 11 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 12 THEN v.a1 WHEN v.c2 = 12 THEN v.a2 ELSE 0 END,
-                         CASE WHEN v.c1 = 13 THEN v.a1 WHEN v.c2 = 13 THEN v.a2 ELSE 0 END]::bigint[] AS category_actual_wh,
-                               ARRAY[CASE WHEN v.c1 = 1 THEN v.p1 WHEN v.c2 = 1 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 2 THEN v.p1 WHEN v.c2 = 2 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 3 THEN v.p1 WHEN v.c2 = 3 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 4 THEN v.p1 WHEN v.c2 = 4 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 5 THEN v.p1 WHEN v.c2 = 5 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 6 THEN v.p1 WHEN v.c2 = 6 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 7 THEN v.p1 WHEN v.c2 = 7 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 8 THEN v.p1 WHEN v.c2 = 8 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 9 THEN v.p1 WHEN v.c2 = 9 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 10 THEN v.p1 WHEN v.c2 = 10 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 11 THEN v.p1 WHEN v.c2 = 11 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 12 THEN v.p1 WHEN v.c2 = 12 THEN v.p2 ELSE 0 END,
-                         CASE WHEN v.c1 = 13 THEN v.p1 WHEN v.c2 = 13 THEN v.p2 ELSE 0 END]::bigint[] AS category_potential_wh) AS e
+    ) AS a
 ), ins AS (
+    -- 4. Written: the counts, and the slots and energy per category
+    --    (13 elements, by availability_category.id). Without categories,
+    --    from the counts (full performance, forced outage, information
+    --    unavailable; no energy). With, a window whose readings have one
+    --    key is that key's category whole; one with two keys, a slot of
+    --    two readings, a reading out of service or an operator event
+    --    (rare) is sorted slot by slot (step 5).
     INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
                                 input_hash, category_slots, category_actual_wh, category_potential_wh)
-    SELECT w.turbine_id, w.window_start, w.window_end, $24::text, $25::date, w.expected,
+    SELECT w.turbine_id, w.window_start, w.window_end, $25::text, $26::date, w.expected,
            coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           $26::timestamptz, coalesce(a.input_hash, 0),
-           -- recounted: every slot; else the slots without a reading are
-           -- information unavailable
-           CASE WHEN c.slots IS NOT NULL THEN c.slots
-                WHEN a.category_slots IS NULL THEN array_fill(0, ARRAY[12]) || w.expected
-                ELSE a.category_slots[1:12] || (a.category_slots[13] + w.expected - a.received)::integer END,
-           -- no model, no energy: power and wind mean something once a
-           -- farm names the turbines' model
-           CASE WHEN $23::float8[] IS NOT NULL THEN coalesce(c.actual_wh, a.category_actual_wh, array_fill(0::bigint, ARRAY[13])) END,
-           CASE WHEN $23::float8[] IS NOT NULL THEN coalesce(c.potential_wh, a.category_potential_wh, array_fill(0::bigint, ARRAY[13])) END
+           $27::timestamptz, coalesce(a.input_hash, 0),
+           CASE WHEN NOT $17::boolean
+                THEN ARRAY[coalesce(a.received - a.unavailable_slots, 0), 0, 0, 0, 0, 0, 0, 0, 0, coalesce(a.unavailable_slots, 0), 0, 0,
+                           w.expected - coalesce(a.received, 0)]::integer[]
+                ELSE coalesce((s.by_slot).slots, one_category_slots(coalesce(a.k1, $28::integer) % 16, coalesce(a.received, 0)::integer,
+                                                                    w.expected - coalesce(a.received, 0)::integer)) END,
+           CASE WHEN $6::float8[] IS NOT NULL
+                THEN coalesce((s.by_slot).actual_wh, one_category_wh(coalesce(a.k1, $28::integer) % 16, mwh_to_wh(coalesce(a.actual_mwh, 0)::bigint))) END,
+           CASE WHEN $6::float8[] IS NOT NULL
+                THEN coalesce((s.by_slot).potential_wh, one_category_wh(coalesce(a.k1, $28::integer) % 16, mwh_to_wh(coalesce(a.potential_mwh, 0)::bigint))) END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
-    -- A window with a slot of two readings (the per-reading sums above
-    -- count such a slot twice), or three categories, or covered in part by
-    -- an operator event, is recounted slot by slot.
-    LEFT JOIN LATERAL (
-        SELECT ARRAY[count(*) FILTER (WHERE k.category = 1), count(*) FILTER (WHERE k.category = 2),
-               count(*) FILTER (WHERE k.category = 3), count(*) FILTER (WHERE k.category = 4),
-               count(*) FILTER (WHERE k.category = 5), count(*) FILTER (WHERE k.category = 6),
-               count(*) FILTER (WHERE k.category = 7), count(*) FILTER (WHERE k.category = 8),
-               count(*) FILTER (WHERE k.category = 9), count(*) FILTER (WHERE k.category = 10),
-               count(*) FILTER (WHERE k.category = 11), count(*) FILTER (WHERE k.category = 12),
-               count(*) FILTER (WHERE k.category = 13)]::integer[] AS slots,
-               ARRAY[round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 1), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 2), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 3), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 4), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 5), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 6), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 7), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 8), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 9), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 10), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 11), 0) / 1000.0)::bigint, round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 12), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.actual_wh) FILTER (WHERE k.category = 13), 0) / 1000.0)::bigint] AS actual_wh,
-               ARRAY[round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 1), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 2), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 3), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 4), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 5), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 6), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 7), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 8), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 9), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 10), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 11), 0) / 1000.0)::bigint, round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 12), 0) / 1000.0)::bigint,
-               round(coalesce(sum(k.potential_wh) FILTER (WHERE k.category = 13), 0) / 1000.0)::bigint] AS potential_wh
-        -- every slot of the window: its readings' least key (none:
-        -- information unavailable's) against the keys of the events
-        -- covering its start, the least wins; its readings' mean power and
-        -- curve
-        FROM (SELECT least(coalesce(r.key, $27::integer), v.key) % 16 AS category,
-                     coalesce(r.actual_wh, 0) AS actual_wh, coalesce(r.potential_wh, 0) AS potential_wh
-              FROM generate_series(w.k0, w.k1 - 1) AS sl(k)
-              LEFT JOIN (SELECT slot_start(rd.recorded_at, w.origin, w.stop, w.cadence, w.last_slot) AS slot,
-                                min(reading_category_key(rd.available, rd.state, rd.wind_ms, $16::text[], $17::integer[],
-                                                         $18::integer, $19::integer, $20::integer,
-                                                         $21::float8, $22::float8)) AS key,
-                                round(avg(greatest(rd.power_kw, 0)) * w.c / 3.6 * 1000)::bigint AS actual_wh,
-                                round(avg(curve_kw(rd.wind_ms, $23::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_wh
-                         FROM readings rd
-                         -- the readings of the slots that start in the
-                         -- window: from its start to a cadence past its end
-                         -- (to the service's or day's end when its last slot
-                         -- is the day's last)
-                         WHERE rd.turbine_id = w.turbine_id
-                           AND rd.recorded_at >= w.window_start
-                           AND rd.recorded_at < greatest(w.window_end + w.cadence, CASE WHEN w.last_slot < w.window_end THEN w.stop END)
-                           AND rd.recorded_at >= $1::timestamptz
-                           AND rd.recorded_at < $2::timestamptz
-                         GROUP BY 1) AS r ON r.slot = w.origin + sl.k * w.cadence
-              LEFT JOIN LATERAL (SELECT min(($12::integer[])[j]) AS key
-                                 FROM generate_subscripts($12::integer[], 1) AS j
-                                 WHERE ($13::text[])[j] IN ('', w.turbine_id)
-                                   AND w.origin + sl.k * w.cadence >= ($14::timestamptz[])[j]
-                                   AND w.origin + sl.k * w.cadence < ($15::timestamptz[])[j]) AS v ON true
-              -- only such a window (rare) reads its readings again: a
-              -- one-time filter
-              WHERE coalesce(a.repeated, 0) > 0 OR w.evented) AS k
-        HAVING count(*) > 0
-    ) AS c ON true
+    -- 5. The slot-by-slot sort, only for the windows that need it (a
+    --    subquery the CASE evaluates for those alone): every slot's category
+    --    is the least of its readings' keys (none: information
+    --    unavailable's) and of the keys of the events covering its start;
+    --    its energy, its readings' mean power and curve over the slot.
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN $17::boolean
+                         AND (w.evented OR a.k1 <> a.k2 OR a.in_service > a.received OR a.out_of_service > 0)
+                    THEN (SELECT ROW(array_agg(coalesce(g.slots, 0) ORDER BY cat.id), array_agg(coalesce(g.actual_wh, 0) ORDER BY cat.id),
+                                     array_agg(coalesce(g.potential_wh, 0) ORDER BY cat.id))::window_categories
+                          FROM generate_series(1, 13) AS cat(id)
+                          LEFT JOIN (
+                              SELECT k.category, count(*)::integer AS slots, mwh_to_wh(sum(k.actual_mwh)::bigint) AS actual_wh,
+                                     mwh_to_wh(sum(k.potential_mwh)::bigint) AS potential_wh
+                              FROM (SELECT least(coalesce(rs.key, $28::integer), ev.key) % 16 AS category,
+                                           coalesce(rs.actual_mwh, 0) AS actual_mwh, coalesce(rs.potential_mwh, 0) AS potential_mwh
+                                    FROM generate_series(w.k0, w.k1 - 1) AS sl(k)
+                                    LEFT JOIN (SELECT slot_start(rd.recorded_at, w.origin, w.stop, w.cadence, w.last_slot) AS slot,
+                                                      min(reading_category_key(rd.available, rd.state, rd.wind_ms, $18::text[], $19::integer[],
+                                                                               $20::integer, $21::integer, $22::integer,
+                                                                               $23::float8, $24::float8)) AS key,
+                                                      round(avg(greatest(rd.power_kw, 0)) * w.c / 3.6 * 1000)::bigint AS actual_mwh,
+                                                      round(avg(curve_kw(rd.wind_ms, $6::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_mwh
+                                               FROM readings rd
+                                               -- the readings of the slots that start in the
+                                               -- window: from its start to a cadence past its
+                                               -- end (to the service's or day's end when its
+                                               -- last slot is the day's last)
+                                               WHERE rd.turbine_id = w.turbine_id
+                                                 AND rd.recorded_at >= w.window_start
+                                                 AND rd.recorded_at < greatest(w.window_end + w.cadence, CASE WHEN w.last_slot < w.window_end THEN w.stop END)
+                                                 AND rd.recorded_at >= $4::timestamptz
+                                                 AND rd.recorded_at < $5::timestamptz
+                                               GROUP BY 1) AS rs ON rs.slot = w.origin + sl.k * w.cadence
+                                    LEFT JOIN LATERAL (SELECT min(($13::integer[])[j]) AS key
+                                                       FROM generate_subscripts($13::integer[], 1) AS j
+                                                       WHERE ($14::text[])[j] IN ('', w.turbine_id)
+                                                         AND w.origin + sl.k * w.cadence >= ($15::timestamptz[])[j]
+                                                         AND w.origin + sl.k * w.cadence < ($16::timestamptz[])[j]) AS ev ON true) AS k
+                              GROUP BY k.category) AS g ON g.category = cat.id) END AS by_slot
+        -- OFFSET 0: computed once a window, not once a column above
+        OFFSET 0) AS s
     ON CONFLICT (turbine_id, window_start) DO UPDATE
     SET window_end = EXCLUDED.window_end, farm_id = EXCLUDED.farm_id, day = EXCLUDED.day,
         expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
@@ -787,6 +685,7 @@ WITH run AS (
     RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
               received + beyond_cadence + out_of_service AS readings
 ), delta AS (
+
     -- The change to this shard's farm-window sums: the rows written, less
     -- the rows they replaced.
     SELECT i.farm_id, i.window_start, i.window_end, i.day, 1 AS turbines, i.expected::bigint AS expected,
@@ -801,10 +700,10 @@ WITH run AS (
     -- snapshot: before the upsert), matched to the run's windows (OFFSET 0
     -- keeps it a range scan: a generic plan would otherwise hash the whole
     -- table)
-    FROM span s
+    FROM run s
     CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.category_slots, tw.category_actual_wh, tw.category_potential_wh FROM turbine_window tw
                         WHERE tw.turbine_id = s.turbine_id AND tw.window_start >= s.lo
-                          AND tw.window_start < $1::timestamptz + (s.w1 + 1) * $9::integer * interval '1 second'
+                          AND tw.window_start < s.lo_next
                         OFFSET 0) AS o
     JOIN win w ON w.turbine_id = o.turbine_id AND w.window_start = o.window_start
 ), sums AS (
@@ -836,21 +735,23 @@ ORDER BY x.window_start
 `
 
 type TurbineWindowUpsertParams struct {
+	WindowS               int32
+	LaneThresholdSeconds  float64
+	EarlyToleranceSeconds float64
 	DayStart              time.Time
 	DayEnd                time.Time
+	Curve                 []float64
 	TurbineIds            []string
 	CadenceSeconds        []int32
 	ServiceFrom           []time.Time
 	ServiceTo             []time.Time
 	FirstWindow           []int32
 	LastWindow            []int32
-	WindowS               int32
-	LaneThresholdSeconds  float64
-	EarlyToleranceSeconds float64
 	EventKeys             []int32
 	EventTurbines         []string
 	EventFrom             []time.Time
 	EventTo               []time.Time
+	Categories            bool
 	StateCodes            []string
 	StateKeys             []int32
 	KeyAvailable          int32
@@ -858,7 +759,6 @@ type TurbineWindowUpsertParams struct {
 	KeyEnvironment        int32
 	CutInMs               *float64
 	CutOutMs              *float64
-	Curve                 []float64
 	FarmID                string
 	Day                   time.Time
 	ComputedAt            time.Time
@@ -881,46 +781,53 @@ type TurbineWindowUpsertRow struct {
 	ShardXid    int64
 }
 
-// TurbineWindowUpsert computes, from the readings, the counts of the given
-// runs of windows (turbine, first window index, last window index; runs
-// must not overlap) and upserts them into turbine_window. It returns, one
-// row per window written, this shard's farm-window sum as the statement
-// left it (what FarmWindowSums would read next, without the second round
-// trip; its turbines, the rows summed, say whether the window is whole
-// here), beside how many turbine_window rows it wrote and how many
-// readings it counted (its work; the same on every row).
+// TurbineWindowUpsert computes the given runs of windows from the readings
+// (a run: a turbine and its consecutive windows first_window ..
+// last_window; runs must not overlap), upserts them into turbine_window and
+// keeps farm_window_sum (this shard's part of each farm window) in step: it
+// adds the rows written and subtracts the rows they replace. It returns,
+// one row per window written, the farm-window sum as the statement left it
+// (what FarmWindowSums would read next; its turbines, the rows summed, say
+// whether the window is whole here), beside how many turbine_window rows
+// it wrote and how many readings it counted (its work; the same on every
+// row).
 //
-// The slot rule is turbine_day's (docs/dba.md, "The slot rule"): a turbine's
-// service time in the day, [origin, stop), is cut into E cadence slots; slot
-// k starts at origin + k * cadence and the last runs on to stop. A slot
-// belongs to the window in which it starts, so the windows of a day add up
-// exactly to the day: expected = slots starting in the window; received =
-// those with a reading; available = those none of whose readings says
-// unavailable; beyond_cadence = further readings in counted slots (and
-// readings in service when the service time holds no slot);
+// The slot rule is turbine_day's (docs/dba.md, "The slot rule"): a
+// turbine's service time in the day, [origin, stop), is cut into e cadence
+// slots; slot k starts at origin + k × cadence and the last runs on to
+// stop. A slot belongs to the window in which it starts, so the windows of
+// a day add up exactly to the day: expected = slots starting in the
+// window; received = those with a reading; available = those none of whose
+// readings says unavailable; beyond_cadence = further readings in counted
+// slots (and readings in service when the service time holds no slot);
 // out_of_service = readings of the window (by recorded_at) outside the
-// service interval. A run reads its turbine's key range from its first
-// window's start to the end of the last slot that starts in its last
-// window (one LATERAL index range scan per run). The same statement keeps
-// farm_window_sum (this shard's part of each farm window) in step: it adds
-// the rows written and subtracts the rows they replace.
+// service time.
+//
+// categories (window.Grid.CountsOnly is false: the contract maps a state
+// code or has a wind range, the farm has a power curve, or an operator
+// event covers the day) also sorts every slot into its category and
+// measures each category's energy. Without, a slot's category follows from
+// its counts (full performance, forced outage, information unavailable)
+// and no reading pays for a key or an energy.
 func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpsertParams) ([]TurbineWindowUpsertRow, error) {
 	rows, err := q.db.Query(ctx, turbineWindowUpsert,
+		arg.WindowS,
+		arg.LaneThresholdSeconds,
+		arg.EarlyToleranceSeconds,
 		arg.DayStart,
 		arg.DayEnd,
+		arg.Curve,
 		arg.TurbineIds,
 		arg.CadenceSeconds,
 		arg.ServiceFrom,
 		arg.ServiceTo,
 		arg.FirstWindow,
 		arg.LastWindow,
-		arg.WindowS,
-		arg.LaneThresholdSeconds,
-		arg.EarlyToleranceSeconds,
 		arg.EventKeys,
 		arg.EventTurbines,
 		arg.EventFrom,
 		arg.EventTo,
+		arg.Categories,
 		arg.StateCodes,
 		arg.StateKeys,
 		arg.KeyAvailable,
@@ -928,7 +835,6 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 		arg.KeyEnvironment,
 		arg.CutInMs,
 		arg.CutOutMs,
-		arg.Curve,
 		arg.FarmID,
 		arg.Day,
 		arg.ComputedAt,
@@ -941,267 +847,6 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 	var items []TurbineWindowUpsertRow
 	for rows.Next() {
 		var i TurbineWindowUpsertRow
-		if err := rows.Scan(
-			&i.Windows,
-			&i.RowsRead,
-			&i.WindowStart,
-			&i.WindowEnd,
-			&i.Day,
-			&i.Turbines,
-			&i.Expected,
-			&i.Received,
-			&i.Available,
-			&i.Late,
-			&i.Readings,
-			&i.SpanS,
-			&i.ShardXid,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const turbineWindowUpsertCounts = `-- name: TurbineWindowUpsertCounts :many
-WITH run AS (
-    SELECT u.turbine_id, u.cadence_seconds AS c, u.w0, u.w1,
-           greatest($1::timestamptz, u.service_from) AS origin,
-           least($2::timestamptz, u.service_to) AS stop
-    FROM (SELECT unnest($3::text[]) AS turbine_id, unnest($4::integer[]) AS cadence_seconds,
-                 unnest($5::timestamptz[]) AS service_from, unnest($6::timestamptz[]) AS service_to,
-                 unnest($7::integer[]) AS w0, unnest($8::integer[]) AS w1) AS u
-), t AS (
-    SELECT run.turbine_id, run.c, run.w0, run.w1, run.origin, run.stop,
-           CASE WHEN run.stop > run.origin THEN floor(extract(epoch FROM run.stop - run.origin) / run.c)::integer ELSE 0 END AS e,
-           extract(epoch FROM run.origin - $1::timestamptz) AS off
-    FROM run
-), r AS (
-    SELECT t.turbine_id, t.c, t.w0, t.w1, t.origin, t.stop, t.e, t.off,
-           -- first slot that starts after the run's last window
-           least(t.e, greatest(0, ceil(((t.w1 + 1) * $9::integer - t.off) / t.c)))::integer AS k_after,
-           $1::timestamptz + t.w0 * $9::integer * interval '1 second' AS lo,
-           least($1::timestamptz + (t.w1 + 1) * $9::integer * interval '1 second', $2::timestamptz) AS we1
-    FROM t
-), span AS (
-    SELECT r.turbine_id, r.c, r.w0, r.w1, r.origin, r.stop, r.e, r.off, r.lo,
-           r.c * interval '1 second' AS cadence,
-           -- the arguments each reading is compared with, made intervals
-           -- once (a generic plan would otherwise do it for every reading)
-           $9::integer * interval '1 second' AS window_len,
-           $10::float8 * interval '1 second' AS lane,
-           $11::float8 * interval '1 second' AS tolerance,
-           -- the start of the last slot (a reading after it, in a slot the
-           -- day's or the service's end cut short, counts in it)
-           CASE WHEN r.e > 0 THEN r.origin + (r.e - 1) * r.c * interval '1 second' END AS last_slot,
-           -- the start of the window after the run's last
-           $1::timestamptz + (r.w1 + 1) * $9::integer * interval '1 second' AS lo_next,
-           least($2::timestamptz, greatest(r.we1,
-               CASE WHEN r.k_after >= r.e THEN r.stop ELSE r.origin + r.k_after * r.c * interval '1 second' END)) AS hi
-    FROM r
-), win AS (
-    SELECT s.turbine_id, w.i,
-           $1::timestamptz + w.i * $9::integer * interval '1 second' AS window_start,
-           least($1::timestamptz + (w.i + 1) * $9::integer * interval '1 second', $2::timestamptz) AS window_end,
-           slot_count(w.i * $9::integer, (w.i + 1) * $9::integer, s.off, s.c, s.e) AS expected
-    FROM span s CROSS JOIN LATERAL generate_series(s.w0, s.w1) AS w(i)
-), agg AS (
-    SELECT s.turbine_id, a.window_start, a.received, a.unavailable_slots, a.in_service, a.out_of_service, a.late, a.early, a.min_lag_ms, a.max_lag_ms, a.last_received_at, a.input_hash
-    FROM span s
-    CROSS JOIN LATERAL (
-        SELECT x.window_start,
-               count(DISTINCT x.slot) AS received,
-               count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
-               count(*) FILTER (WHERE x.in_service) AS in_service,
-               count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
-               count(*) FILTER (WHERE x.late) AS late,
-               count(*) FILTER (WHERE x.early) AS early,
-               (extract(epoch FROM min(x.lag)) * 1000)::bigint AS min_lag_ms,
-               (extract(epoch FROM max(x.lag)) * 1000)::bigint AS max_lag_ms,
-               max(x.received_at) AS last_received_at,
-               sum(x.fp)::bigint AS input_hash
-        FROM (SELECT y.in_service, y.slot, y.available, y.lag, y.late, y.early, y.received_at, y.fp,
-                     -- the reading's window: its slot's, or (out of service)
-                     -- its own time's
-                     date_bin(s.window_len, coalesce(y.slot, y.recorded_at), $1::timestamptz) AS window_start
-              -- Per reading, timestamps only (date_bin and comparisons: exact
-              -- microsecond arithmetic, by value); the interval lag is kept
-              -- for its minimum and maximum alone (slots as epoch seconds
-              -- divided in floating point, and late/early as interval
-              -- comparisons, cost more per reading).
-              FROM (SELECT rd.recorded_at >= s.origin AND rd.recorded_at < s.stop AS in_service,
-                           -- the start of the reading's cadence slot
-                           slot_start(rd.recorded_at, s.origin, s.stop, s.cadence, s.last_slot) AS slot,
-                           rd.recorded_at, rd.available,
-                           rd.received_at - rd.recorded_at AS lag,
-                           rd.received_at > rd.recorded_at + s.lane AS late,
-                           rd.recorded_at > rd.received_at + s.tolerance AS early,
-                           rd.received_at,
-                           input_fingerprint(rd.recorded_at, rd.available) AS fp
-                    FROM readings rd
-                    WHERE rd.turbine_id = s.turbine_id
-                      AND rd.recorded_at >= s.lo
-                      AND rd.recorded_at < s.hi
-                      -- the day's bounds as arguments: the planner keeps
-                      -- the day's partitions only (with s.lo and s.hi alone
-                      -- it plans and locks every partition retention
-                      -- keeps; TestWindowsPlanTheirDayPartitions)
-                      AND rd.recorded_at >= $1::timestamptz
-                      AND rd.recorded_at < $2::timestamptz
-                    OFFSET 0) AS y
-              -- OFFSET 0: the window is computed once a reading, not
-              -- again in the filter below and in the sort
-              OFFSET 0) AS x
-        WHERE x.window_start >= s.lo AND x.window_start < s.lo_next
-        GROUP BY x.window_start
-    ) AS a
-), ins AS (
-    INSERT INTO turbine_window (turbine_id, window_start, window_end, farm_id, day, expected, received, available,
-                                beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
-                                input_hash, category_slots)
-    SELECT w.turbine_id, w.window_start, w.window_end, $12::text, $13::date, w.expected,
-           coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
-           coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
-           coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
-           $14::timestamptz, coalesce(a.input_hash, 0),
-           -- the counts sorted by a contract that maps no state and has no
-           -- wind range, forced outage ranked above full performance
-           -- (contract_keys): a slot whose readings all say available is
-           -- full performance (1), one with a reading that says unavailable
-           -- forced outage (10), one without a reading information
-           -- unavailable (13)
-           ARRAY[coalesce(a.received - a.unavailable_slots, 0), 0, 0, 0, 0, 0, 0, 0, 0, coalesce(a.unavailable_slots, 0), 0, 0,
-                 w.expected - coalesce(a.received, 0)]::integer[]
-    FROM win w
-    LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
-    ON CONFLICT (turbine_id, window_start) DO UPDATE
-    SET window_end = EXCLUDED.window_end, farm_id = EXCLUDED.farm_id, day = EXCLUDED.day,
-        expected = EXCLUDED.expected, received = EXCLUDED.received, available = EXCLUDED.available,
-        beyond_cadence = EXCLUDED.beyond_cadence, out_of_service = EXCLUDED.out_of_service,
-        late = EXCLUDED.late, early = EXCLUDED.early,
-        min_lag_ms = EXCLUDED.min_lag_ms, max_lag_ms = EXCLUDED.max_lag_ms,
-        last_received_at = EXCLUDED.last_received_at, computed_at = EXCLUDED.computed_at,
-        input_hash = EXCLUDED.input_hash, category_slots = EXCLUDED.category_slots,
-        category_actual_wh = NULL, category_potential_wh = NULL
-    RETURNING farm_id, window_start, window_end, day, expected, received, available, late,
-              received + beyond_cadence + out_of_service AS readings
-), delta AS (
-    -- The change to this shard's farm-window sums: the rows written, less
-    -- the rows they replaced.
-    SELECT i.farm_id, i.window_start, i.window_end, i.day, 1 AS turbines, i.expected::bigint AS expected,
-           i.received::bigint AS received, i.available::bigint AS available, i.late::bigint AS late, i.readings::bigint AS readings,
-           extract(epoch FROM i.window_end - i.window_start)::bigint AS span_s
-    FROM ins i
-    UNION ALL
-    SELECT o.farm_id, o.window_start, o.window_end, o.day, -1, -o.expected::bigint, -o.received::bigint, -o.available::bigint,
-           -o.late::bigint, -(o.received + o.beyond_cadence + o.out_of_service)::bigint,
-           -extract(epoch FROM o.window_end - o.window_start)::bigint
-    -- one key-range scan per run of the rows it replaces (the statement's
-    -- snapshot: before the upsert), matched to the run's windows (OFFSET 0
-    -- keeps it a range scan: a generic plan would otherwise hash the whole
-    -- table)
-    FROM span s
-    CROSS JOIN LATERAL (SELECT tw.turbine_id, tw.window_start, tw.window_end, tw.farm_id, tw.day, tw.expected, tw.received, tw.available, tw.beyond_cadence, tw.out_of_service, tw.late, tw.early, tw.min_lag_ms, tw.max_lag_ms, tw.last_received_at, tw.computed_at, tw.input_hash, tw.category_slots, tw.category_actual_wh, tw.category_potential_wh FROM turbine_window tw
-                        WHERE tw.turbine_id = s.turbine_id AND tw.window_start >= s.lo
-                          AND tw.window_start < $1::timestamptz + (s.w1 + 1) * $9::integer * interval '1 second'
-                        OFFSET 0) AS o
-    JOIN win w ON w.turbine_id = o.turbine_id AND w.window_start = o.window_start
-), sums AS (
-    -- An upsert, not an update of the rows that exist: its conflict check
-    -- always probes the key, where an UPDATE ... FROM is planned from the
-    -- table's statistics, and right after a day's first rows (before
-    -- autovacuum has analysed them) that plan can scan every row per window.
-    INSERT INTO farm_window_sum AS fs (farm_id, window_start, window_end, day, turbines, expected, received, available, late, readings, span_s)
-    SELECT d.farm_id, d.window_start,
-           coalesce(max(d.window_end) FILTER (WHERE d.turbines > 0), max(d.window_end)),
-           coalesce(max(d.day) FILTER (WHERE d.turbines > 0), max(d.day)),
-           sum(d.turbines), sum(d.expected), sum(d.received), sum(d.available), sum(d.late), sum(d.readings), sum(d.span_s)
-    FROM delta d
-    GROUP BY d.farm_id, d.window_start
-    ON CONFLICT (farm_id, window_start) DO UPDATE
-    SET window_end = EXCLUDED.window_end, day = EXCLUDED.day,
-        turbines = fs.turbines + EXCLUDED.turbines, expected = fs.expected + EXCLUDED.expected,
-        received = fs.received + EXCLUDED.received, available = fs.available + EXCLUDED.available,
-        late = fs.late + EXCLUDED.late, readings = fs.readings + EXCLUDED.readings, span_s = fs.span_s + EXCLUDED.span_s
-    RETURNING fs.window_start, fs.window_end, fs.day, fs.turbines, fs.expected, fs.received, fs.available, fs.late, fs.readings, fs.span_s
-), written AS (
-    SELECT count(*)::bigint AS windows, coalesce(sum(ins.readings), 0)::bigint AS rows_read FROM ins
-)
-SELECT w.windows, w.rows_read, x.window_start, x.window_end, x.day, x.turbines, x.expected, x.received, x.available, x.late, x.readings,
-       x.span_s, (pg_current_xact_id()::text)::bigint AS shard_xid
-FROM written w
-CROSS JOIN sums AS x
-ORDER BY x.window_start
-`
-
-type TurbineWindowUpsertCountsParams struct {
-	DayStart              time.Time
-	DayEnd                time.Time
-	TurbineIds            []string
-	CadenceSeconds        []int32
-	ServiceFrom           []time.Time
-	ServiceTo             []time.Time
-	FirstWindow           []int32
-	LastWindow            []int32
-	WindowS               int32
-	LaneThresholdSeconds  float64
-	EarlyToleranceSeconds float64
-	FarmID                string
-	Day                   time.Time
-	ComputedAt            time.Time
-}
-
-type TurbineWindowUpsertCountsRow struct {
-	Windows     int64
-	RowsRead    int64
-	WindowStart time.Time
-	WindowEnd   time.Time
-	Day         time.Time
-	Turbines    int32
-	Expected    int64
-	Received    int64
-	Available   int64
-	Late        int64
-	Readings    int64
-	SpanS       int64
-	ShardXid    int64
-}
-
-// TurbineWindowUpsertCounts is TurbineWindowUpsert for a day whose
-// categories follow from its counts alone (window.Grid.CountsOnly: the
-// contract maps no state code and has no wind range, and the farm has no
-// power curve, so no energy is measured): the same slot rule and sums, without
-// a category key, a curve or an energy sum per reading, whose cost a
-// farm on the default contract should not pay (the fast path computes
-// every live turbine's window every two seconds). TestWindowsFollowTheSlotRule
-// runs both on the same readings.
-func (q *Queries) TurbineWindowUpsertCounts(ctx context.Context, arg TurbineWindowUpsertCountsParams) ([]TurbineWindowUpsertCountsRow, error) {
-	rows, err := q.db.Query(ctx, turbineWindowUpsertCounts,
-		arg.DayStart,
-		arg.DayEnd,
-		arg.TurbineIds,
-		arg.CadenceSeconds,
-		arg.ServiceFrom,
-		arg.ServiceTo,
-		arg.FirstWindow,
-		arg.LastWindow,
-		arg.WindowS,
-		arg.LaneThresholdSeconds,
-		arg.EarlyToleranceSeconds,
-		arg.FarmID,
-		arg.Day,
-		arg.ComputedAt,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []TurbineWindowUpsertCountsRow
-	for rows.Next() {
-		var i TurbineWindowUpsertCountsRow
 		if err := rows.Scan(
 			&i.Windows,
 			&i.RowsRead,
