@@ -1,6 +1,3 @@
-// Package fleet is the registry of shards, farms and turbines: the fleet
-// file format, its validation, applying it to the control database, and the
-// set of shard connections built from it.
 package fleet
 
 import (

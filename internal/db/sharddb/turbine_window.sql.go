@@ -512,15 +512,10 @@ WITH run AS (
            $4::timestamptz + (u.w1 + 1) * $1::integer * interval '1 second' AS lo_next,
            least($5::timestamptz,
                  greatest($4::timestamptz + (u.w1 + 1) * $1::integer * interval '1 second',
-                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi,
-           -- the power curve in mWh over one slot (curve_kw's table, each
-           -- entry × cadence / 3.6 × 1000, rounded): a reading's potential
-           -- energy is one lookup
-           (SELECT array_agg(round(p.kw * u.c / 3.6 * 1000) ORDER BY p.i)
-            FROM unnest($6::float8[]) WITH ORDINALITY AS p(kw, i)) AS curve_mwh
-    FROM (SELECT unnest($7::text[]) AS turbine_id, unnest($8::integer[]) AS c,
-                 unnest($9::timestamptz[]) AS service_from, unnest($10::timestamptz[]) AS service_to,
-                 unnest($11::integer[]) AS w0, unnest($12::integer[]) AS w1) AS u
+                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi
+    FROM (SELECT unnest($6::text[]) AS turbine_id, unnest($7::integer[]) AS c,
+                 unnest($8::timestamptz[]) AS service_from, unnest($9::timestamptz[]) AS service_to,
+                 unnest($10::integer[]) AS w0, unnest($11::integer[]) AS w1) AS u
     CROSS JOIN LATERAL (SELECT greatest($4::timestamptz, u.service_from) AS origin,
                                least($5::timestamptz, u.service_to) AS stop) AS sv
     CROSS JOIN LATERAL (SELECT CASE WHEN sv.stop > sv.origin THEN floor(extract(epoch FROM sv.stop - sv.origin) / u.c)::integer ELSE 0 END AS e,
@@ -533,11 +528,11 @@ WITH run AS (
     --    event and turbine, '' = all).
     SELECT r.turbine_id, b.window_start, b.window_end, b.k0, b.k1, b.k1 - b.k0 AS expected,
            r.c, r.origin, r.stop, r.cadence, r.last_slot,
-           cardinality($13::integer[]) > 0
-               AND EXISTS (SELECT 1 FROM generate_subscripts($13::integer[], 1) AS j
-                           WHERE ($14::text[])[j] IN ('', r.turbine_id)
-                             AND ($15::timestamptz[])[j] < b.window_end
-                             AND ($16::timestamptz[])[j] > b.window_start) AS evented
+           cardinality($12::integer[]) > 0
+               AND EXISTS (SELECT 1 FROM generate_subscripts($12::integer[], 1) AS j
+                           WHERE ($13::text[])[j] IN ('', r.turbine_id)
+                             AND ($14::timestamptz[])[j] < b.window_end
+                             AND ($15::timestamptz[])[j] > b.window_start) AS evented
     FROM run r
     CROSS JOIN LATERAL generate_series(r.w0, r.w1) AS w(i)
     CROSS JOIN LATERAL (SELECT $4::timestamptz + w.i * $1::integer * interval '1 second' AS window_start,
@@ -581,12 +576,12 @@ WITH run AS (
                            rd.recorded_at > rd.received_at + r.tolerance AS early,
                            rd.received_at,
                            input_fingerprint(rd.recorded_at, rd.available) AS fp,
-                           CASE WHEN $17::boolean
-                                THEN reading_category_key(rd.available, rd.state, rd.wind_ms, $18::text[], $19::integer[],
-                                                          $20::integer, $21::integer, $22::integer,
-                                                          $23::float8, $24::float8) END AS key,
-                           CASE WHEN r.curve_mwh IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
-                           CASE WHEN r.curve_mwh IS NOT NULL THEN curve_kw(rd.wind_ms, r.curve_mwh) END AS potential_mwh
+                           CASE WHEN $16::boolean
+                                THEN reading_category_key(rd.available, rd.state, rd.wind_ms, $17::text[], $18::integer[],
+                                                          $19::integer, $20::integer, $21::integer,
+                                                          $22::float8, $23::float8) END AS key,
+                           CASE WHEN $24::float8[] IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
+                           CASE WHEN $24::float8[] IS NOT NULL THEN round(curve_kw(rd.wind_ms, $24::float8[]) * r.c / 3.6 * 1000) END AS potential_mwh
                     FROM readings rd
                     WHERE rd.turbine_id = r.turbine_id
                       AND rd.recorded_at >= r.lo
@@ -620,14 +615,14 @@ WITH run AS (
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
            $27::timestamptz, coalesce(a.input_hash, 0),
-           CASE WHEN NOT $17::boolean
+           CASE WHEN NOT $16::boolean
                 THEN ARRAY[coalesce(a.received - a.unavailable_slots, 0), 0, 0, 0, 0, 0, 0, 0, 0, coalesce(a.unavailable_slots, 0), 0, 0,
                            w.expected - coalesce(a.received, 0)]::integer[]
                 ELSE coalesce((s.by_slot).slots, one_category_slots(coalesce(a.k1, $28::integer) % 16, coalesce(a.received, 0)::integer,
                                                                     w.expected - coalesce(a.received, 0)::integer)) END,
-           CASE WHEN $6::float8[] IS NOT NULL
+           CASE WHEN $24::float8[] IS NOT NULL
                 THEN coalesce((s.by_slot).actual_wh, one_category_wh(coalesce(a.k1, $28::integer) % 16, mwh_to_wh(coalesce(a.actual_mwh, 0)::bigint))) END,
-           CASE WHEN $6::float8[] IS NOT NULL
+           CASE WHEN $24::float8[] IS NOT NULL
                 THEN coalesce((s.by_slot).potential_wh, one_category_wh(coalesce(a.k1, $28::integer) % 16, mwh_to_wh(coalesce(a.potential_mwh, 0)::bigint))) END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
@@ -637,7 +632,7 @@ WITH run AS (
     --    unavailable's) and of the keys of the events covering its start;
     --    its energy, its readings' mean power and curve over the slot.
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN $17::boolean
+        SELECT CASE WHEN $16::boolean
                          AND (w.evented OR a.k1 <> a.k2 OR a.in_service > a.received OR a.out_of_service > 0)
                     THEN (SELECT ROW(array_agg(coalesce(g.slots, 0) ORDER BY cat.id), array_agg(coalesce(g.actual_wh, 0) ORDER BY cat.id),
                                      array_agg(coalesce(g.potential_wh, 0) ORDER BY cat.id))::window_categories
@@ -649,11 +644,11 @@ WITH run AS (
                                            coalesce(rs.actual_mwh, 0) AS actual_mwh, coalesce(rs.potential_mwh, 0) AS potential_mwh
                                     FROM generate_series(w.k0, w.k1 - 1) AS sl(k)
                                     LEFT JOIN (SELECT slot_start(rd.recorded_at, w.origin, w.stop, w.cadence, w.last_slot) AS slot,
-                                                      min(reading_category_key(rd.available, rd.state, rd.wind_ms, $18::text[], $19::integer[],
-                                                                               $20::integer, $21::integer, $22::integer,
-                                                                               $23::float8, $24::float8)) AS key,
+                                                      min(reading_category_key(rd.available, rd.state, rd.wind_ms, $17::text[], $18::integer[],
+                                                                               $19::integer, $20::integer, $21::integer,
+                                                                               $22::float8, $23::float8)) AS key,
                                                       round(avg(greatest(rd.power_kw, 0)) * w.c / 3.6 * 1000)::bigint AS actual_mwh,
-                                                      round(avg(curve_kw(rd.wind_ms, $6::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_mwh
+                                                      round(avg(curve_kw(rd.wind_ms, $24::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_mwh
                                                FROM readings rd
                                                -- the readings of the slots that start in the
                                                -- window: from its start to a cadence past its
@@ -665,11 +660,11 @@ WITH run AS (
                                                  AND rd.recorded_at >= $4::timestamptz
                                                  AND rd.recorded_at < $5::timestamptz
                                                GROUP BY 1) AS rs ON rs.slot = w.origin + sl.k * w.cadence
-                                    LEFT JOIN LATERAL (SELECT min(($13::integer[])[j]) AS key
-                                                       FROM generate_subscripts($13::integer[], 1) AS j
-                                                       WHERE ($14::text[])[j] IN ('', w.turbine_id)
-                                                         AND w.origin + sl.k * w.cadence >= ($15::timestamptz[])[j]
-                                                         AND w.origin + sl.k * w.cadence < ($16::timestamptz[])[j]) AS ev ON true) AS k
+                                    LEFT JOIN LATERAL (SELECT min(($12::integer[])[j]) AS key
+                                                       FROM generate_subscripts($12::integer[], 1) AS j
+                                                       WHERE ($13::text[])[j] IN ('', w.turbine_id)
+                                                         AND w.origin + sl.k * w.cadence >= ($14::timestamptz[])[j]
+                                                         AND w.origin + sl.k * w.cadence < ($15::timestamptz[])[j]) AS ev ON true) AS k
                               GROUP BY k.category) AS g ON g.category = cat.id) END AS by_slot
         -- OFFSET 0: computed once a window, not once a column above
         OFFSET 0) AS s
@@ -740,7 +735,6 @@ type TurbineWindowUpsertParams struct {
 	EarlyToleranceSeconds float64
 	DayStart              time.Time
 	DayEnd                time.Time
-	Curve                 []float64
 	TurbineIds            []string
 	CadenceSeconds        []int32
 	ServiceFrom           []time.Time
@@ -759,6 +753,7 @@ type TurbineWindowUpsertParams struct {
 	KeyEnvironment        int32
 	CutInMs               *float64
 	CutOutMs              *float64
+	Curve                 []float64
 	FarmID                string
 	Day                   time.Time
 	ComputedAt            time.Time
@@ -816,7 +811,6 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 		arg.EarlyToleranceSeconds,
 		arg.DayStart,
 		arg.DayEnd,
-		arg.Curve,
 		arg.TurbineIds,
 		arg.CadenceSeconds,
 		arg.ServiceFrom,
@@ -835,6 +829,7 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 		arg.KeyEnvironment,
 		arg.CutInMs,
 		arg.CutOutMs,
+		arg.Curve,
 		arg.FarmID,
 		arg.Day,
 		arg.ComputedAt,

@@ -128,12 +128,7 @@ WITH run AS (
            sqlc.arg(day_start)::timestamptz + (u.w1 + 1) * sqlc.arg(window_s)::integer * interval '1 second' AS lo_next,
            least(sqlc.arg(day_end)::timestamptz,
                  greatest(sqlc.arg(day_start)::timestamptz + (u.w1 + 1) * sqlc.arg(window_s)::integer * interval '1 second',
-                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi,
-           -- the power curve in mWh over one slot (curve_kw's table, each
-           -- entry × cadence / 3.6 × 1000, rounded): a reading's potential
-           -- energy is one lookup
-           (SELECT array_agg(round(p.kw * u.c / 3.6 * 1000) ORDER BY p.i)
-            FROM unnest(sqlc.narg(curve)::float8[]) WITH ORDINALITY AS p(kw, i)) AS curve_mwh
+                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi
     FROM (SELECT unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id, unnest(sqlc.arg(cadence_seconds)::integer[]) AS c,
                  unnest(sqlc.arg(service_from)::timestamptz[]) AS service_from, unnest(sqlc.arg(service_to)::timestamptz[]) AS service_to,
                  unnest(sqlc.arg(first_window)::integer[]) AS w0, unnest(sqlc.arg(last_window)::integer[]) AS w1) AS u
@@ -201,8 +196,8 @@ WITH run AS (
                                 THEN reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
                                                           sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
                                                           sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) END AS key,
-                           CASE WHEN r.curve_mwh IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
-                           CASE WHEN r.curve_mwh IS NOT NULL THEN curve_kw(rd.wind_ms, r.curve_mwh) END AS potential_mwh
+                           CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
+                           CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN round(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * r.c / 3.6 * 1000) END AS potential_mwh
                     FROM readings rd
                     WHERE rd.turbine_id = r.turbine_id
                       AND rd.recorded_at >= r.lo
