@@ -493,7 +493,16 @@ func (q *Queries) TurbineWindowTrim(ctx context.Context, arg TurbineWindowTrimPa
 }
 
 const turbineWindowUpsert = `-- name: TurbineWindowUpsert :many
-WITH run AS (
+WITH slot_curve AS (
+    -- 0. The power curve in mWh over one slot, for each cadence of the
+    --    runs (curve_kw's table, each entry × cadence / 3.6 × 1000, rounded
+    --    as a reading's energy always was): a reading's potential energy
+    --    is then one lookup, not four operations.
+    SELECT c.c, ARRAY(SELECT round(p.kw * c.c / 3.6 * 1000)
+                      FROM unnest($1::float8[]) WITH ORDINALITY AS p(kw, i) ORDER BY p.i) AS curve_mwh
+    FROM (SELECT DISTINCT unnest($2::integer[]) AS c) AS c
+    WHERE $1::float8[] IS NOT NULL
+), run AS (
     -- 1. Each run: its turbine's service time in the day, [origin, stop); the
     --    e slots that fit in it (slot k starts at origin + k × cadence; the
     --    last runs on to stop) and the start of the last; and the key range
@@ -504,23 +513,25 @@ WITH run AS (
            u.c * interval '1 second' AS cadence,
            -- the arguments each reading is compared with, made intervals
            -- once (a generic plan would otherwise do it for every reading)
-           $1::integer * interval '1 second' AS window_len,
-           $2::float8 * interval '1 second' AS lane,
-           $3::float8 * interval '1 second' AS tolerance,
+           $3::integer * interval '1 second' AS window_len,
+           $4::float8 * interval '1 second' AS lane,
+           $5::float8 * interval '1 second' AS tolerance,
            CASE WHEN n.e > 0 THEN sv.origin + (n.e - 1) * u.c * interval '1 second' END AS last_slot,
-           $4::timestamptz + u.w0 * $1::integer * interval '1 second' AS lo,
-           $4::timestamptz + (u.w1 + 1) * $1::integer * interval '1 second' AS lo_next,
-           least($5::timestamptz,
-                 greatest($4::timestamptz + (u.w1 + 1) * $1::integer * interval '1 second',
-                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi
-    FROM (SELECT unnest($6::text[]) AS turbine_id, unnest($7::integer[]) AS c,
-                 unnest($8::timestamptz[]) AS service_from, unnest($9::timestamptz[]) AS service_to,
-                 unnest($10::integer[]) AS w0, unnest($11::integer[]) AS w1) AS u
-    CROSS JOIN LATERAL (SELECT greatest($4::timestamptz, u.service_from) AS origin,
-                               least($5::timestamptz, u.service_to) AS stop) AS sv
+           $6::timestamptz + u.w0 * $3::integer * interval '1 second' AS lo,
+           $6::timestamptz + (u.w1 + 1) * $3::integer * interval '1 second' AS lo_next,
+           least($7::timestamptz,
+                 greatest($6::timestamptz + (u.w1 + 1) * $3::integer * interval '1 second',
+                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi,
+           sc.curve_mwh
+    FROM (SELECT unnest($8::text[]) AS turbine_id, unnest($2::integer[]) AS c,
+                 unnest($9::timestamptz[]) AS service_from, unnest($10::timestamptz[]) AS service_to,
+                 unnest($11::integer[]) AS w0, unnest($12::integer[]) AS w1) AS u
+    CROSS JOIN LATERAL (SELECT greatest($6::timestamptz, u.service_from) AS origin,
+                               least($7::timestamptz, u.service_to) AS stop) AS sv
     CROSS JOIN LATERAL (SELECT CASE WHEN sv.stop > sv.origin THEN floor(extract(epoch FROM sv.stop - sv.origin) / u.c)::integer ELSE 0 END AS e,
-                               extract(epoch FROM sv.origin - $4::timestamptz) AS off) AS n
-    CROSS JOIN LATERAL (SELECT slot_after((u.w1 + 1) * $1::integer, n.off, u.c, n.e) AS after) AS k
+                               extract(epoch FROM sv.origin - $6::timestamptz) AS off) AS n
+    CROSS JOIN LATERAL (SELECT slot_after((u.w1 + 1) * $3::integer, n.off, u.c, n.e) AS after) AS k
+    LEFT JOIN slot_curve sc ON sc.c = u.c
 ), win AS (
     -- 2. Each window of each run: its bounds, the slots that start in it
     --    (k0 .. k1 - 1: expected), and whether an operator event covers
@@ -528,18 +539,18 @@ WITH run AS (
     --    event and turbine, '' = all).
     SELECT r.turbine_id, b.window_start, b.window_end, b.k0, b.k1, b.k1 - b.k0 AS expected,
            r.c, r.origin, r.stop, r.cadence, r.last_slot,
-           cardinality($12::integer[]) > 0
-               AND EXISTS (SELECT 1 FROM generate_subscripts($12::integer[], 1) AS j
-                           WHERE ($13::text[])[j] IN ('', r.turbine_id)
-                             AND ($14::timestamptz[])[j] < b.window_end
-                             AND ($15::timestamptz[])[j] > b.window_start) AS evented
+           cardinality($13::integer[]) > 0
+               AND EXISTS (SELECT 1 FROM generate_subscripts($13::integer[], 1) AS j
+                           WHERE ($14::text[])[j] IN ('', r.turbine_id)
+                             AND ($15::timestamptz[])[j] < b.window_end
+                             AND ($16::timestamptz[])[j] > b.window_start) AS evented
     FROM run r
     CROSS JOIN LATERAL generate_series(r.w0, r.w1) AS w(i)
-    CROSS JOIN LATERAL (SELECT $4::timestamptz + w.i * $1::integer * interval '1 second' AS window_start,
-                               least($4::timestamptz + (w.i + 1) * $1::integer * interval '1 second',
-                                     $5::timestamptz) AS window_end,
-                               slot_after(w.i * $1::integer, r.off, r.c, r.e) AS k0,
-                               slot_after((w.i + 1) * $1::integer, r.off, r.c, r.e) AS k1) AS b
+    CROSS JOIN LATERAL (SELECT $6::timestamptz + w.i * $3::integer * interval '1 second' AS window_start,
+                               least($6::timestamptz + (w.i + 1) * $3::integer * interval '1 second',
+                                     $7::timestamptz) AS window_end,
+                               slot_after(w.i * $3::integer, r.off, r.c, r.e) AS k0,
+                               slot_after((w.i + 1) * $3::integer, r.off, r.c, r.e) AS k1) AS b
 ), agg AS (
     -- 3. Each window's readings, counted in one pass over each run's key
     --    range: a reading counts in its slot's window (out of service, in
@@ -564,7 +575,7 @@ WITH run AS (
                sum(x.fp)::bigint AS input_hash,
                min(x.key) AS k1, max(x.key) AS k2,
                sum(x.actual_mwh) AS actual_mwh, sum(x.potential_mwh) AS potential_mwh
-        FROM (SELECT y.in_service, y.slot, y.recorded_at, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.key, y.actual_mwh, y.potential_mwh, date_bin(r.window_len, coalesce(y.slot, y.recorded_at), $4::timestamptz) AS window_start
+        FROM (SELECT y.in_service, y.slot, y.recorded_at, y.available, y.lag, y.late, y.early, y.received_at, y.fp, y.key, y.actual_mwh, y.potential_mwh, date_bin(r.window_len, coalesce(y.slot, y.recorded_at), $6::timestamptz) AS window_start
               -- Per reading, timestamps compared by value (exact
               -- microseconds); the interval lag kept for its minimum and
               -- maximum alone.
@@ -576,12 +587,12 @@ WITH run AS (
                            rd.recorded_at > rd.received_at + r.tolerance AS early,
                            rd.received_at,
                            input_fingerprint(rd.recorded_at, rd.available) AS fp,
-                           CASE WHEN $16::boolean
-                                THEN reading_category_key(rd.available, rd.state, rd.wind_ms, $17::text[], $18::integer[],
-                                                          $19::integer, $20::integer, $21::integer,
-                                                          $22::float8, $23::float8) END AS key,
-                           CASE WHEN $24::float8[] IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
-                           CASE WHEN $24::float8[] IS NOT NULL THEN round(curve_kw(rd.wind_ms, $24::float8[]) * r.c / 3.6 * 1000) END AS potential_mwh
+                           CASE WHEN $17::boolean
+                                THEN reading_category_key(rd.available, rd.state, rd.wind_ms, $18::text[], $19::integer[],
+                                                          $20::integer, $21::integer, $22::integer,
+                                                          $23::float8, $24::float8) END AS key,
+                           CASE WHEN r.curve_mwh IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
+                           CASE WHEN r.curve_mwh IS NOT NULL THEN curve_kw(rd.wind_ms, r.curve_mwh) END AS potential_mwh
                     FROM readings rd
                     WHERE rd.turbine_id = r.turbine_id
                       AND rd.recorded_at >= r.lo
@@ -590,8 +601,8 @@ WITH run AS (
                       -- the day's partitions only (with r.lo and r.hi alone
                       -- it plans and locks every partition retention
                       -- keeps; TestWindowsPlanTheirDayPartitions)
-                      AND rd.recorded_at >= $4::timestamptz
-                      AND rd.recorded_at < $5::timestamptz
+                      AND rd.recorded_at >= $6::timestamptz
+                      AND rd.recorded_at < $7::timestamptz
                     OFFSET 0) AS y
               -- OFFSET 0: the window is computed once a reading, not
               -- again in the filter below and in the sort
@@ -615,14 +626,14 @@ WITH run AS (
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
            $27::timestamptz, coalesce(a.input_hash, 0),
-           CASE WHEN NOT $16::boolean
+           CASE WHEN NOT $17::boolean
                 THEN ARRAY[coalesce(a.received - a.unavailable_slots, 0), 0, 0, 0, 0, 0, 0, 0, 0, coalesce(a.unavailable_slots, 0), 0, 0,
                            w.expected - coalesce(a.received, 0)]::integer[]
                 ELSE coalesce((s.by_slot).slots, one_category_slots(coalesce(a.k1, $28::integer) % 16, coalesce(a.received, 0)::integer,
                                                                     w.expected - coalesce(a.received, 0)::integer)) END,
-           CASE WHEN $24::float8[] IS NOT NULL
+           CASE WHEN $1::float8[] IS NOT NULL
                 THEN coalesce((s.by_slot).actual_wh, one_category_wh(coalesce(a.k1, $28::integer) % 16, mwh_to_wh(coalesce(a.actual_mwh, 0)::bigint))) END,
-           CASE WHEN $24::float8[] IS NOT NULL
+           CASE WHEN $1::float8[] IS NOT NULL
                 THEN coalesce((s.by_slot).potential_wh, one_category_wh(coalesce(a.k1, $28::integer) % 16, mwh_to_wh(coalesce(a.potential_mwh, 0)::bigint))) END
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
@@ -632,7 +643,7 @@ WITH run AS (
     --    unavailable's) and of the keys of the events covering its start;
     --    its energy, its readings' mean power and curve over the slot.
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN $16::boolean
+        SELECT CASE WHEN $17::boolean
                          AND (w.evented OR a.k1 <> a.k2 OR a.in_service > a.received OR a.out_of_service > 0)
                     THEN (SELECT ROW(array_agg(coalesce(g.slots, 0) ORDER BY cat.id), array_agg(coalesce(g.actual_wh, 0) ORDER BY cat.id),
                                      array_agg(coalesce(g.potential_wh, 0) ORDER BY cat.id))::window_categories
@@ -644,11 +655,11 @@ WITH run AS (
                                            coalesce(rs.actual_mwh, 0) AS actual_mwh, coalesce(rs.potential_mwh, 0) AS potential_mwh
                                     FROM generate_series(w.k0, w.k1 - 1) AS sl(k)
                                     LEFT JOIN (SELECT slot_start(rd.recorded_at, w.origin, w.stop, w.cadence, w.last_slot) AS slot,
-                                                      min(reading_category_key(rd.available, rd.state, rd.wind_ms, $17::text[], $18::integer[],
-                                                                               $19::integer, $20::integer, $21::integer,
-                                                                               $22::float8, $23::float8)) AS key,
+                                                      min(reading_category_key(rd.available, rd.state, rd.wind_ms, $18::text[], $19::integer[],
+                                                                               $20::integer, $21::integer, $22::integer,
+                                                                               $23::float8, $24::float8)) AS key,
                                                       round(avg(greatest(rd.power_kw, 0)) * w.c / 3.6 * 1000)::bigint AS actual_mwh,
-                                                      round(avg(curve_kw(rd.wind_ms, $24::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_mwh
+                                                      round(avg(curve_kw(rd.wind_ms, $1::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_mwh
                                                FROM readings rd
                                                -- the readings of the slots that start in the
                                                -- window: from its start to a cadence past its
@@ -657,14 +668,14 @@ WITH run AS (
                                                WHERE rd.turbine_id = w.turbine_id
                                                  AND rd.recorded_at >= w.window_start
                                                  AND rd.recorded_at < greatest(w.window_end + w.cadence, CASE WHEN w.last_slot < w.window_end THEN w.stop END)
-                                                 AND rd.recorded_at >= $4::timestamptz
-                                                 AND rd.recorded_at < $5::timestamptz
+                                                 AND rd.recorded_at >= $6::timestamptz
+                                                 AND rd.recorded_at < $7::timestamptz
                                                GROUP BY 1) AS rs ON rs.slot = w.origin + sl.k * w.cadence
-                                    LEFT JOIN LATERAL (SELECT min(($12::integer[])[j]) AS key
-                                                       FROM generate_subscripts($12::integer[], 1) AS j
-                                                       WHERE ($13::text[])[j] IN ('', w.turbine_id)
-                                                         AND w.origin + sl.k * w.cadence >= ($14::timestamptz[])[j]
-                                                         AND w.origin + sl.k * w.cadence < ($15::timestamptz[])[j]) AS ev ON true) AS k
+                                    LEFT JOIN LATERAL (SELECT min(($13::integer[])[j]) AS key
+                                                       FROM generate_subscripts($13::integer[], 1) AS j
+                                                       WHERE ($14::text[])[j] IN ('', w.turbine_id)
+                                                         AND w.origin + sl.k * w.cadence >= ($15::timestamptz[])[j]
+                                                         AND w.origin + sl.k * w.cadence < ($16::timestamptz[])[j]) AS ev ON true) AS k
                               GROUP BY k.category) AS g ON g.category = cat.id) END AS by_slot
         -- OFFSET 0: computed once a window, not once a column above
         OFFSET 0) AS s
@@ -730,13 +741,14 @@ ORDER BY x.window_start
 `
 
 type TurbineWindowUpsertParams struct {
+	Curve                 []float64
+	CadenceSeconds        []int32
 	WindowS               int32
 	LaneThresholdSeconds  float64
 	EarlyToleranceSeconds float64
 	DayStart              time.Time
 	DayEnd                time.Time
 	TurbineIds            []string
-	CadenceSeconds        []int32
 	ServiceFrom           []time.Time
 	ServiceTo             []time.Time
 	FirstWindow           []int32
@@ -753,7 +765,6 @@ type TurbineWindowUpsertParams struct {
 	KeyEnvironment        int32
 	CutInMs               *float64
 	CutOutMs              *float64
-	Curve                 []float64
 	FarmID                string
 	Day                   time.Time
 	ComputedAt            time.Time
@@ -806,13 +817,14 @@ type TurbineWindowUpsertRow struct {
 // and no reading pays for a key or an energy.
 func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpsertParams) ([]TurbineWindowUpsertRow, error) {
 	rows, err := q.db.Query(ctx, turbineWindowUpsert,
+		arg.Curve,
+		arg.CadenceSeconds,
 		arg.WindowS,
 		arg.LaneThresholdSeconds,
 		arg.EarlyToleranceSeconds,
 		arg.DayStart,
 		arg.DayEnd,
 		arg.TurbineIds,
-		arg.CadenceSeconds,
 		arg.ServiceFrom,
 		arg.ServiceTo,
 		arg.FirstWindow,
@@ -829,7 +841,6 @@ func (q *Queries) TurbineWindowUpsert(ctx context.Context, arg TurbineWindowUpse
 		arg.KeyEnvironment,
 		arg.CutInMs,
 		arg.CutOutMs,
-		arg.Curve,
 		arg.FarmID,
 		arg.Day,
 		arg.ComputedAt,

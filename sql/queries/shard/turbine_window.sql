@@ -109,7 +109,16 @@ SELECT count(*)::bigint AS removed FROM del;
 -- its counts (full performance, forced outage, information unavailable)
 -- and no reading pays for a key or an energy.
 -- name: TurbineWindowUpsert :many
-WITH run AS (
+WITH slot_curve AS (
+    -- 0. The power curve in mWh over one slot, for each cadence of the
+    --    runs (curve_kw's table, each entry × cadence / 3.6 × 1000, rounded
+    --    as a reading's energy always was): a reading's potential energy
+    --    is then one lookup, not four operations.
+    SELECT c.c, ARRAY(SELECT round(p.kw * c.c / 3.6 * 1000)
+                      FROM unnest(sqlc.narg(curve)::float8[]) WITH ORDINALITY AS p(kw, i) ORDER BY p.i) AS curve_mwh
+    FROM (SELECT DISTINCT unnest(sqlc.arg(cadence_seconds)::integer[]) AS c) AS c
+    WHERE sqlc.narg(curve)::float8[] IS NOT NULL
+), run AS (
     -- 1. Each run: its turbine's service time in the day, [origin, stop); the
     --    e slots that fit in it (slot k starts at origin + k × cadence; the
     --    last runs on to stop) and the start of the last; and the key range
@@ -128,7 +137,8 @@ WITH run AS (
            sqlc.arg(day_start)::timestamptz + (u.w1 + 1) * sqlc.arg(window_s)::integer * interval '1 second' AS lo_next,
            least(sqlc.arg(day_end)::timestamptz,
                  greatest(sqlc.arg(day_start)::timestamptz + (u.w1 + 1) * sqlc.arg(window_s)::integer * interval '1 second',
-                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi
+                          CASE WHEN k.after >= n.e THEN sv.stop ELSE sv.origin + k.after * u.c * interval '1 second' END)) AS hi,
+           sc.curve_mwh
     FROM (SELECT unnest(sqlc.arg(turbine_ids)::text[]) AS turbine_id, unnest(sqlc.arg(cadence_seconds)::integer[]) AS c,
                  unnest(sqlc.arg(service_from)::timestamptz[]) AS service_from, unnest(sqlc.arg(service_to)::timestamptz[]) AS service_to,
                  unnest(sqlc.arg(first_window)::integer[]) AS w0, unnest(sqlc.arg(last_window)::integer[]) AS w1) AS u
@@ -137,6 +147,7 @@ WITH run AS (
     CROSS JOIN LATERAL (SELECT CASE WHEN sv.stop > sv.origin THEN floor(extract(epoch FROM sv.stop - sv.origin) / u.c)::integer ELSE 0 END AS e,
                                extract(epoch FROM sv.origin - sqlc.arg(day_start)::timestamptz) AS off) AS n
     CROSS JOIN LATERAL (SELECT slot_after((u.w1 + 1) * sqlc.arg(window_s)::integer, n.off, u.c, n.e) AS after) AS k
+    LEFT JOIN slot_curve sc ON sc.c = u.c
 ), win AS (
     -- 2. Each window of each run: its bounds, the slots that start in it
     --    (k0 .. k1 - 1: expected), and whether an operator event covers
@@ -196,8 +207,8 @@ WITH run AS (
                                 THEN reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
                                                           sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
                                                           sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8) END AS key,
-                           CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
-                           CASE WHEN sqlc.narg(curve)::float8[] IS NOT NULL THEN round(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[]) * r.c / 3.6 * 1000) END AS potential_mwh
+                           CASE WHEN r.curve_mwh IS NOT NULL THEN round(greatest(rd.power_kw, 0) * r.c / 3.6 * 1000) END AS actual_mwh,
+                           CASE WHEN r.curve_mwh IS NOT NULL THEN curve_kw(rd.wind_ms, r.curve_mwh) END AS potential_mwh
                     FROM readings rd
                     WHERE rd.turbine_id = r.turbine_id
                       AND rd.recorded_at >= r.lo
