@@ -7,7 +7,8 @@
 CREATE TYPE public.window_categories AS (
 	slots integer[],
 	actual_wh bigint[],
-	potential_wh bigint[]
+	potential_wh bigint[],
+	unavailable integer
 );
 
 -- Name: curve_kw(real, double precision[]); Type: FUNCTION; Schema: public

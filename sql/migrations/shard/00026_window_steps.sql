@@ -51,8 +51,9 @@ COMMENT ON FUNCTION mwh_to_wh(bigint) IS
 'Example: mwh_to_wh(1500) = 2, mwh_to_wh(1499) = 1, mwh_to_wh(-1500) = -2.';
 
 -- The slot-by-slot sort's result for one window: its category_slots,
--- category_actual_wh and category_potential_wh together.
-CREATE TYPE window_categories AS (slots integer[], actual_wh bigint[], potential_wh bigint[]);
+-- category_actual_wh and category_potential_wh, and how many of its slots
+-- hold a reading that says unavailable.
+CREATE TYPE window_categories AS (slots integer[], actual_wh bigint[], potential_wh bigint[], unavailable integer);
 
 -- +goose Down
 DROP TYPE window_categories;

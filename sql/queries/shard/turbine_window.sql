@@ -180,7 +180,9 @@ WITH slot_curve AS (
     CROSS JOIN LATERAL (
         SELECT x.window_start,
                count(DISTINCT x.slot) AS received,
-               count(DISTINCT x.slot) FILTER (WHERE NOT x.available) AS unavailable_slots,
+               -- slots with a reading that says unavailable: these readings, when no
+               -- slot holds two (in_service = received; else step 5 counts them)
+               count(*) FILTER (WHERE x.in_service AND NOT x.available) AS unavailable_readings,
                count(*) FILTER (WHERE x.in_service) AS in_service,
                count(*) FILTER (WHERE NOT x.in_service) AS out_of_service,
                count(*) FILTER (WHERE x.late) AS late,
@@ -238,12 +240,13 @@ WITH slot_curve AS (
                                 beyond_cadence, out_of_service, late, early, min_lag_ms, max_lag_ms, last_received_at, computed_at,
                                 input_hash, category_slots, category_actual_wh, category_potential_wh)
     SELECT w.turbine_id, w.window_start, w.window_end, sqlc.arg(farm_id)::text, sqlc.arg(day)::date, w.expected,
-           coalesce(a.received, 0), coalesce(a.received - a.unavailable_slots, 0),
+           coalesce(a.received, 0), coalesce(a.received, 0) - coalesce((s.by_slot).unavailable, a.unavailable_readings, 0),
            coalesce(a.in_service - a.received, 0), coalesce(a.out_of_service, 0),
            coalesce(a.late, 0), coalesce(a.early, 0), a.min_lag_ms, a.max_lag_ms, a.last_received_at,
            sqlc.arg(computed_at)::timestamptz, coalesce(a.input_hash, 0),
            CASE WHEN NOT sqlc.arg(categories)::boolean
-                THEN ARRAY[coalesce(a.received - a.unavailable_slots, 0), 0, 0, 0, 0, 0, 0, 0, 0, coalesce(a.unavailable_slots, 0), 0, 0,
+                THEN ARRAY[coalesce(a.received, 0) - coalesce((s.by_slot).unavailable, a.unavailable_readings, 0), 0, 0, 0, 0, 0, 0, 0, 0,
+                           coalesce((s.by_slot).unavailable, a.unavailable_readings, 0), 0, 0,
                            w.expected - coalesce(a.received, 0)]::integer[]
                 ELSE coalesce((s.by_slot).slots, one_category_slots(coalesce(a.k1, sqlc.arg(key_missing)::integer) % 16, coalesce(a.received, 0)::integer,
                                                                     w.expected - coalesce(a.received, 0)::integer)) END,
@@ -254,28 +257,33 @@ WITH slot_curve AS (
     FROM win w
     LEFT JOIN agg a ON a.turbine_id = w.turbine_id AND a.window_start = w.window_start
     -- 5. The slot-by-slot sort, only for the windows that need it (a
-    --    subquery the CASE evaluates for those alone): every slot's category
-    --    is the least of its readings' keys (none: information
-    --    unavailable's) and of the keys of the events covering its start;
-    --    its energy, its readings' mean power and curve over the slot.
+    --    subquery the CASE evaluates for those alone: a slot of two readings
+    --    or a reading in a service time without slots, in either mode; with
+    --    categories, two keys, a reading out of service or an operator
+    --    event): every slot's category is the least of its readings' keys
+    --    (none: information unavailable's) and of the keys of the events
+    --    covering its start; its energy, its readings' mean power and curve
+    --    over the slot; and whether one of its readings says unavailable.
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN sqlc.arg(categories)::boolean
-                         AND (w.evented OR a.k1 <> a.k2 OR a.in_service > a.received OR a.out_of_service > 0)
+        SELECT CASE WHEN a.in_service > a.received
+                               OR (sqlc.arg(categories)::boolean AND (w.evented OR a.k1 <> a.k2 OR a.out_of_service > 0))
                     THEN (SELECT ROW(array_agg(coalesce(g.slots, 0) ORDER BY cat.id), array_agg(coalesce(g.actual_wh, 0) ORDER BY cat.id),
-                                     array_agg(coalesce(g.potential_wh, 0) ORDER BY cat.id))::window_categories
+                                     array_agg(coalesce(g.potential_wh, 0) ORDER BY cat.id), coalesce(sum(g.unavailable), 0))::window_categories
                           FROM generate_series(1, 13) AS cat(id)
                           LEFT JOIN (
-                              SELECT k.category, count(*)::integer AS slots, mwh_to_wh(sum(k.actual_mwh)::bigint) AS actual_wh,
-                                     mwh_to_wh(sum(k.potential_mwh)::bigint) AS potential_wh
+                              SELECT k.category, count(*)::integer AS slots, count(*) FILTER (WHERE k.down)::integer AS unavailable,
+                                     mwh_to_wh(sum(k.actual_mwh)::bigint) AS actual_wh, mwh_to_wh(sum(k.potential_mwh)::bigint) AS potential_wh
                               FROM (SELECT least(coalesce(rs.key, sqlc.arg(key_missing)::integer), ev.key) % 16 AS category,
-                                           coalesce(rs.actual_mwh, 0) AS actual_mwh, coalesce(rs.potential_mwh, 0) AS potential_mwh
+                                           coalesce(rs.actual_mwh, 0) AS actual_mwh, coalesce(rs.potential_mwh, 0) AS potential_mwh,
+                                           coalesce(rs.down, false) AS down
                                     FROM generate_series(w.k0, w.k1 - 1) AS sl(k)
                                     LEFT JOIN (SELECT slot_start(rd.recorded_at, w.origin, w.stop, w.cadence, w.last_slot) AS slot,
                                                       min(reading_category_key(rd.available, rd.state, rd.wind_ms, sqlc.arg(state_codes)::text[], sqlc.arg(state_keys)::integer[],
                                                                                sqlc.arg(key_available)::integer, sqlc.arg(key_unavailable)::integer, sqlc.arg(key_environment)::integer,
                                                                                sqlc.narg(cut_in_ms)::float8, sqlc.narg(cut_out_ms)::float8)) AS key,
                                                       round(avg(greatest(rd.power_kw, 0)) * w.c / 3.6 * 1000)::bigint AS actual_mwh,
-                                                      round(avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_mwh
+                                                      round(avg(curve_kw(rd.wind_ms, sqlc.narg(curve)::float8[])) * w.c / 3.6 * 1000)::bigint AS potential_mwh,
+                                                      bool_or(NOT rd.available) AS down
                                                FROM readings rd
                                                -- the readings of the slots that start in the
                                                -- window: from its start to a cadence past its
