@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -83,7 +86,29 @@ type ContractSpec struct {
 	Excluded  []string `yaml:"excluded"`
 	// Priority lists every category, highest first. Absent: the default.
 	Priority []string `yaml:"priority"`
+	// The contract year and its settlement (docs/report-user.md, "The
+	// contract year"): YearStart is MM-DD (default 01-01); LDs per
+	// percentage point below the warranty or per MWh of the shortfall (one
+	// of them), an optional cap a year, an optional bonus above a
+	// threshold; Currency labels every amount.
+	YearStart     string    `yaml:"year_start"`
+	Currency      string    `yaml:"currency"`
+	LDPerPoint    *PerPoint `yaml:"ld_per_point"`
+	LDPerMWh      *float64  `yaml:"ld_per_mwh"`
+	LDCap         *float64  `yaml:"ld_cap"`
+	BonusAbovePct *float64  `yaml:"bonus_above_pct"`
+	BonusPerPoint *PerPoint `yaml:"bonus_per_point"`
 }
+
+// PerPoint is an amount per percentage point for a whole contract year of
+// one turbine (per: turbine) or of the farm (per: farm).
+type PerPoint struct {
+	Amount *float64 `yaml:"amount"`
+	Per    string   `yaml:"per"`
+}
+
+// MaxMoney bounds an amount of a contract's terms (numeric(14, 2)).
+const MaxMoney = 999_999_999_999.99
 
 // StateCodes maps controller state codes to category codes (a contract's
 // states:).
@@ -188,6 +213,17 @@ type Contract struct {
 	Available       []string `json:"available"`
 	Excluded        []string `json:"excluded"`
 	Priority        []string `json:"priority"`
+	// Settlement terms, empty when not given (so a contract without them
+	// hashes as it did before they existed). Amounts as decimal text.
+	YearStart     string `json:"year_start,omitempty"` // MM-DD; empty: 01-01
+	Currency      string `json:"currency,omitempty"`
+	LDPerPoint    string `json:"ld_per_point,omitempty"`
+	LDPer         string `json:"ld_per,omitempty"`
+	LDPerMWh      string `json:"ld_per_mwh,omitempty"`
+	LDCap         string `json:"ld_cap,omitempty"`
+	BonusAbovePM  *int32 `json:"bonus_above_pm,omitempty"`
+	BonusPerPoint string `json:"bonus_per_point,omitempty"`
+	BonusPer      string `json:"bonus_per,omitempty"`
 }
 
 // Hash is the sha256 of the canonical form (hex).
@@ -199,11 +235,25 @@ func (c *Contract) Hash() string {
 
 // params is ContractEnsure's arguments.
 func (c *Contract) params() controldb.ContractEnsureParams {
-	return controldb.ContractEnsureParams{
+	p := controldb.ContractEnsureParams{
 		Hash: c.Hash(), Name: c.Name, StateCodes: c.StateCodes, StateCategories: c.StateCategories,
 		CutInMs: c.CutInMS, CutOutMs: c.CutOutMS, Priority: c.Priority, Available: c.Available, Excluded: c.Excluded,
-		WarrantyPm: c.WarrantyPM,
+		WarrantyPm: c.WarrantyPM, YearStartMonth: 1, YearStartDay: 1,
+		Currency: optional(c.Currency), LdPerPoint: optional(c.LDPerPoint), LdPer: optional(c.LDPer),
+		LdPerMwh: optional(c.LDPerMWh), LdCap: optional(c.LDCap), BonusAbovePm: c.BonusAbovePM,
+		BonusPerPoint: optional(c.BonusPerPoint), BonusPer: optional(c.BonusPer),
 	}
+	if c.YearStart != "" {
+		fmt.Sscanf(c.YearStart, "%02d-%02d", &p.YearStartMonth, &p.YearStartDay)
+	}
+	return p
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // resolve validates the spec (reporting each problem through bad, at names
@@ -327,7 +377,87 @@ func (s *ContractSpec) resolve(farm, at string, bad func(format string, args ...
 			bad("%s.priority: must list every category once; missing %s", at, strings.Join(missing, ", "))
 		}
 	}
+	s.resolveTerms(c, at, bad)
 	return c
+}
+
+// yearStart is a contract year's first day, MM-DD.
+var yearStart = regexp.MustCompile(`^(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`)
+
+// currencyCode is an ISO 4217 code's shape.
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// resolveTerms validates the contract year and settlement terms into c.
+func (s *ContractSpec) resolveTerms(c *Contract, at string, bad func(format string, args ...any)) {
+	if s.YearStart != "" && s.YearStart != "01-01" {
+		if _, err := time.Parse("2006-01-02", "2001-"+s.YearStart); err != nil || !yearStart.MatchString(s.YearStart) {
+			bad("%s.year_start: %s must be a day of the year as MM-DD, e.g. 04-01 (not 02-29: every year needs its start)", at, show(s.YearStart))
+		} else {
+			c.YearStart = s.YearStart
+		}
+	}
+	money := func(field string, v *float64) string {
+		if v == nil {
+			return ""
+		}
+		cents := math.Round(*v * 100)
+		if math.IsNaN(*v) || *v < 0 || *v > MaxMoney || math.Abs(cents-*v*100) > 1e-6 {
+			bad("%s.%s: %v must be an amount from 0 to %.2f with at most two decimals", at, field, *v, MaxMoney)
+			return ""
+		}
+		return strconv.FormatFloat(cents/100, 'f', 2, 64)
+	}
+	per := func(field string, p *PerPoint) (amount, basis string) {
+		if p == nil {
+			return "", ""
+		}
+		if p.Amount == nil {
+			bad("%s.%s.amount: missing (the amount per percentage point)", at, field)
+		}
+		if p.Per != "turbine" && p.Per != "farm" {
+			bad("%s.%s.per: %s must be turbine or farm (what a point's amount is for, for a whole contract year)", at, field, show(p.Per))
+			return money(field+".amount", p.Amount), ""
+		}
+		return money(field+".amount", p.Amount), p.Per
+	}
+	c.LDPerPoint, c.LDPer = per("ld_per_point", s.LDPerPoint)
+	c.LDPerMWh = money("ld_per_mwh", s.LDPerMWh)
+	c.LDCap = money("ld_cap", s.LDCap)
+	c.BonusPerPoint, c.BonusPer = per("bonus_per_point", s.BonusPerPoint)
+	if s.LDPerPoint != nil && s.LDPerMWh != nil {
+		bad("%s: ld_per_point and ld_per_mwh: give one (LDs per percentage point or per MWh of the shortfall)", at)
+	}
+	if s.LDCap != nil && s.LDPerPoint == nil && s.LDPerMWh == nil {
+		bad("%s.ld_cap: a cap without LDs (give ld_per_point or ld_per_mwh)", at)
+	}
+	if s.BonusAbovePct != nil {
+		w := *s.BonusAbovePct
+		pm := math.Round(w * 10)
+		switch {
+		case w <= 0 || w > 100 || math.Abs(pm-w*10) > 1e-9:
+			bad("%s.bonus_above_pct: %v must be a percentage in (0, 100] with at most one decimal", at, w)
+		case c.WarrantyPM != nil && int32(pm) <= *c.WarrantyPM:
+			bad("%s.bonus_above_pct: %v must be above warranty_pct %v", at, w, float64(*c.WarrantyPM)/10)
+		default:
+			v := int32(pm)
+			c.BonusAbovePM = &v
+		}
+	}
+	if (s.BonusAbovePct == nil) != (s.BonusPerPoint == nil) {
+		bad("%s: bonus_above_pct and bonus_per_point go together (the threshold and the amount per point above it)", at)
+	}
+	terms := s.LDPerPoint != nil || s.LDPerMWh != nil || s.BonusPerPoint != nil
+	if terms && s.WarrantyPct == nil {
+		bad("%s: LDs and a bonus are measured against warranty_pct: give it", at)
+	}
+	switch {
+	case s.Currency != "" && !currencyCode.MatchString(s.Currency):
+		bad("%s.currency: %s must be a currency code of three capital letters (ISO 4217, e.g. GBP, EUR)", at, show(s.Currency))
+	case s.Currency == "" && terms:
+		bad("%s.currency: missing (the currency of ld_per_point, ld_per_mwh, ld_cap and bonus_per_point, e.g. GBP)", at)
+	default:
+		c.Currency = s.Currency
+	}
 }
 
 func categoryCodes() []string {

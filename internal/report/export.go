@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -82,27 +80,8 @@ func Export(ctx context.Context, control *pgxpool.Pool, farmID, month string, f 
 	if err := Write(&b, m, f); err != nil {
 		return Exported{}, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Exported{}, err
-	}
-	path := filepath.Join(dir, FileName(farmID, month, f))
-	tmp, err := os.CreateTemp(dir, "."+FileName(farmID, month, f)+".*")
+	path, err := writeWhole(dir, FileName(farmID, month, f), b.Bytes())
 	if err != nil {
-		return Exported{}, err
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.Write(b.Bytes()); err != nil {
-		tmp.Close()
-		return Exported{}, err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return Exported{}, err
-	}
-	if err := tmp.Close(); err != nil {
-		return Exported{}, err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return Exported{}, err
 	}
 	return Exported{FarmID: farmID, Path: path, Status: m.Status, HeldBack: len(m.HeldBack)}, nil

@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed monthly_availability.sql
 var MonthlyAvailability string
+
+// ContractYear is contract_year.sql, as psql runs it.
+//
+//go:embed contract_year.sql
+var ContractYear string

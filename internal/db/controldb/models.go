@@ -82,6 +82,26 @@ type AvailabilityContract struct {
 	Excluded []int16
 	// The warranted contractual availability, per mille (NULL: none given); the fleet table compares the month with it.
 	WarrantyPm *int32
+	// The month the contract year starts in (1-12; default January).
+	YearStartMonth int16
+	// The day of year_start_month the contract year starts on (never 29 February: every year has its start).
+	YearStartDay int16
+	// The currency the money terms are in (ISO 4217 code, a label: nothing is converted). Required with any of them.
+	Currency *string
+	// Liquidated damages per percentage point of contractual availability below the warranty, for a whole contract year of one turbine (ld_per turbine) or of the farm (ld_per farm); a period shorter than the year pays its share (turbine_days or days / days in the year). NULL: not this style.
+	LdPerPoint pgtype.Numeric
+	// turbine or farm: what ld_per_point is per.
+	LdPer *string
+	// Liquidated damages per MWh of the shortfall in energy: (warranty - contractual availability) x the potential energy of the counted (not excluded) time. NULL: not this style.
+	LdPerMwh pgtype.Numeric
+	// The most liquidated damages a contract year pays (the cap of the contract governing the year's last counted day). NULL: no cap.
+	LdCap pgtype.Numeric
+	// Contractual availability above which a bonus is paid, per mille (above warranty_pm). NULL: no bonus.
+	BonusAbovePm *int32
+	// The bonus per percentage point above bonus_above_pm, for a whole year of one turbine or the farm (bonus_per), shared as ld_per_point is.
+	BonusPerPoint pgtype.Numeric
+	// turbine or farm: what bonus_per_point is per.
+	BonusPer *string
 }
 
 // Per farm-day, the sum of its windows as window_provenance shows them: path final only when every window so far has a final row. turbine_day/farm_day hold the closed day's rows.

@@ -44,7 +44,9 @@ func (q *Queries) CategoryList(ctx context.Context) ([]AvailabilityCategory, err
 
 const contractEnsure = `-- name: ContractEnsure :one
 INSERT INTO availability_contract AS k (hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
-                                        priority, available, excluded, warranty_pm)
+                                        priority, available, excluded, warranty_pm,
+                                        year_start_month, year_start_day, currency, ld_per_point, ld_per, ld_per_mwh,
+                                        ld_cap, bonus_above_pm, bonus_per_point, bonus_per)
 VALUES ($1::text, $2::text, $3::text[],
         (SELECT coalesce(array_agg(c.id ORDER BY x.i), '{}') FROM unnest($4::text[]) WITH ORDINALITY AS x(code, i)
          JOIN availability_category c ON c.code = x.code),
@@ -53,7 +55,11 @@ VALUES ($1::text, $2::text, $3::text[],
          JOIN availability_category c ON c.code = x.code),
         (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY ($8::text[])),
         (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY ($9::text[])),
-        $10::integer)
+        $10::integer,
+        $11::smallint, $12::smallint, $13::text,
+        $14::text::numeric, $15::text, $16::text::numeric,
+        $17::text::numeric, $18::integer,
+        $19::text::numeric, $20::text)
 ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
 RETURNING k.id
 `
@@ -69,6 +75,16 @@ type ContractEnsureParams struct {
 	Available       []string
 	Excluded        []string
 	WarrantyPm      *int32
+	YearStartMonth  int16
+	YearStartDay    int16
+	Currency        *string
+	LdPerPoint      *string
+	LdPer           *string
+	LdPerMwh        *string
+	LdCap           *string
+	BonusAbovePm    *int32
+	BonusPerPoint   *string
+	BonusPer        *string
 }
 
 // ContractEnsure records an availability contract by the hash of its
@@ -86,6 +102,16 @@ func (q *Queries) ContractEnsure(ctx context.Context, arg ContractEnsureParams) 
 		arg.Available,
 		arg.Excluded,
 		arg.WarrantyPm,
+		arg.YearStartMonth,
+		arg.YearStartDay,
+		arg.Currency,
+		arg.LdPerPoint,
+		arg.LdPer,
+		arg.LdPerMwh,
+		arg.LdCap,
+		arg.BonusAbovePm,
+		arg.BonusPerPoint,
+		arg.BonusPer,
 	)
 	var id int64
 	err := row.Scan(&id)

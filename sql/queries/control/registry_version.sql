@@ -57,7 +57,9 @@ VALUES (@farm_id,
 -- the same row) and returns its id.
 -- name: ContractEnsure :one
 INSERT INTO availability_contract AS k (hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
-                                        priority, available, excluded, warranty_pm)
+                                        priority, available, excluded, warranty_pm,
+                                        year_start_month, year_start_day, currency, ld_per_point, ld_per, ld_per_mwh,
+                                        ld_cap, bonus_above_pm, bonus_per_point, bonus_per)
 VALUES (@hash::text, @name::text, @state_codes::text[],
         (SELECT coalesce(array_agg(c.id ORDER BY x.i), '{}') FROM unnest(@state_categories::text[]) WITH ORDINALITY AS x(code, i)
          JOIN availability_category c ON c.code = x.code),
@@ -66,7 +68,11 @@ VALUES (@hash::text, @name::text, @state_codes::text[],
          JOIN availability_category c ON c.code = x.code),
         (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY (@available::text[])),
         (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY (@excluded::text[])),
-        sqlc.narg(warranty_pm)::integer)
+        sqlc.narg(warranty_pm)::integer,
+        @year_start_month::smallint, @year_start_day::smallint, sqlc.narg(currency)::text,
+        sqlc.narg(ld_per_point)::text::numeric, sqlc.narg(ld_per)::text, sqlc.narg(ld_per_mwh)::text::numeric,
+        sqlc.narg(ld_cap)::text::numeric, sqlc.narg(bonus_above_pm)::integer,
+        sqlc.narg(bonus_per_point)::text::numeric, sqlc.narg(bonus_per)::text)
 ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
 RETURNING k.id;
 
