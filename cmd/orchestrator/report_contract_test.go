@@ -110,19 +110,25 @@ var contractYearAmended = strings.NewReplacer(
 // time 11,702 x 2 = 23,404 MWh. Shortfall against 97 %: 0.97 - 11,222 /
 // 11,712 = 1.1837 points; 0.97 x 11,712 - 11,222 = 138.64 turbine-hours;
 // 0.0118374... x 23,404 = 277.043 MWh.
-//   pp: 1.18374... points x 1,000 GBP x 488 turbine-days / 365 = 1,582.65.
-//   mwh: 277.0432... MWh x 40 GBP = 11,081.73.
+//
+//	pp: 1.18374... points x 1,000 GBP x 488 turbine-days / 365 = 1,582.65.
+//	mwh: 277.0432... MWh x 40 GBP = 11,081.73.
+//
 // Period 2, 1 December - 31 March (121 days, 242 turbine-days), amended:
 // counted 5,808, available 5,760: 99.1736 % (production-based the same:
 // 11,520 / 11,616), potential 11,616 MWh; above 96 %: no shortfall, no LDs.
-//   pp's bonus above 98 %: (0.991735... - 0.98) x 100 = 1.17355 points x
-//   500 GBP x 242 / 365 = 389.04.
+//
+//	pp's bonus above 98 %: (0.991735... - 0.98) x 100 = 1.17355 points x
+//	500 GBP x 242 / 365 = 389.04.
+//
 // The year: 17,520 counted, 16,982 available: 96.9292 %; production-based
 // 33,964 / 35,020 = 96.9846 %; shortfall 138.64 turbine-hours of 17,520 =
 // 0.7913 points, 277.043 MWh.
-//   pp: LDs 1,582.65 (under the cap of 5,000), bonus 389.04.
-//   mwh: LDs 11,081.73, capped at 10,000.00: the cap of the contract
-//   governing the year's last day (the amended one; 2026's was 12,000).
+//
+//	pp: LDs 1,582.65 (under the cap of 5,000), bonus 389.04.
+//	mwh: LDs 11,081.73, capped at 10,000.00: the cap of the contract
+//	governing the year's last day (the amended one; 2026's was 12,000).
+//
 // Months: July 31 x 48 = 1,488 counted, 1,008 available: 67.7419 %,
 // 29.2581 points, 0.97 x 1,488 - 1,008 = 435.36 turbine-hours, x 2 MWh =
 // 870.720 MWh. October: 1,478 of 1,488: 99.3280 %, production-based 100 %
