@@ -233,10 +233,20 @@ func (c *Contract) Hash() string {
 	return hex.EncodeToString(sum[:])
 }
 
+// CountingHash is the hash of what sorts slots: the canonical form without
+// the year start and settlement terms (Hash, for a contract without them).
+// A version whose contract changes only those recounts no day.
+func (c *Contract) CountingHash() string {
+	counting := *c
+	counting.YearStart, counting.Currency, counting.LDPerPoint, counting.LDPer, counting.LDPerMWh = "", "", "", "", ""
+	counting.LDCap, counting.BonusAbovePM, counting.BonusPerPoint, counting.BonusPer = "", nil, "", ""
+	return counting.Hash()
+}
+
 // params is ContractEnsure's arguments.
 func (c *Contract) params() controldb.ContractEnsureParams {
 	p := controldb.ContractEnsureParams{
-		Hash: c.Hash(), Name: c.Name, StateCodes: c.StateCodes, StateCategories: c.StateCategories,
+		Hash: c.Hash(), CountingHash: c.CountingHash(), Name: c.Name, StateCodes: c.StateCodes, StateCategories: c.StateCategories,
 		CutInMs: c.CutInMS, CutOutMs: c.CutOutMS, Priority: c.Priority, Available: c.Available, Excluded: c.Excluded,
 		WarrantyPm: c.WarrantyPM, YearStartMonth: 1, YearStartDay: 1,
 		Currency: optional(c.Currency), LdPerPoint: optional(c.LDPerPoint), LdPer: optional(c.LDPer),

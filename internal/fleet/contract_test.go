@@ -156,3 +156,96 @@ farms:
 		t.Fatalf("farm a's model %+v, want M1 with 3 points", m)
 	}
 }
+
+// TestContractTermsAreValidatedWithEveryProblemNamed: each mistake in a
+// contract's year and settlement terms is reported with its farm and
+// field, all of them at once; good terms are stored as given.
+func TestContractTermsAreValidatedWithEveryProblemNamed(t *testing.T) {
+	t.Parallel()
+	const bad = `
+shards: [{name: s1}]
+farms:
+  - id: a
+    timezone: UTC
+    contract:
+      year_start: "02-29"
+      currency: gbp
+      ld_per_point: {amount: 10.005, per: mw}
+      ld_per_mwh: 40
+      bonus_above_pct: 98
+    turbines: [{id: A-1, shard: s1}]
+  - id: b
+    timezone: UTC
+    contract:
+      warranty_pct: 97
+      ld_cap: 1000
+      bonus_above_pct: 96.5
+      bonus_per_point: {per: farm}
+    turbines: [{id: B-1, shard: s1}]
+`
+	_, err := fleet.Parse("bad", strings.NewReader(bad))
+	var verr *fleet.ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("parse: %v, want a validation error", err)
+	}
+	want := []string{
+		`farms[0] (a).contract.year_start: "02-29" must be a day of the year as MM-DD, e.g. 04-01 (not 02-29: every year needs its start)`,
+		`farms[0] (a).contract.ld_per_point.per: "mw" must be turbine or farm`,
+		"farms[0] (a).contract.ld_per_point.amount: 10.005 must be an amount from 0 to 999999999999.99 with at most two decimals",
+		"farms[0] (a).contract: ld_per_point and ld_per_mwh: give one",
+		"farms[0] (a).contract: bonus_above_pct and bonus_per_point go together",
+		"farms[0] (a).contract: LDs and a bonus are measured against warranty_pct: give it",
+		`farms[0] (a).contract.currency: "gbp" must be a currency code of three capital letters`,
+		"farms[1] (b).contract.bonus_per_point.amount: missing",
+		"farms[1] (b).contract.ld_cap: a cap without LDs",
+		"farms[1] (b).contract.bonus_above_pct: 96.5 must be above warranty_pct 97",
+		"farms[1] (b).contract.currency: missing",
+	}
+	text := err.Error()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("validation error lacks %q:\n%s", w, text)
+		}
+	}
+	if len(verr.Problems) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%s", len(verr.Problems), len(want), text)
+	}
+}
+
+// TestAChangeOfTermsRecountsNoDay: 1-2 September are rolled up under a
+// contract; its LD rate and cap change effective 1 September. The sorting
+// is the same (counting_hash), so the apply is accepted without --reopen,
+// lists no day, and the farm's days from 1 September settle by the new
+// terms; a change of the warranty's sorting rules (cut_in_ms) from the same
+// day is refused for the rolled-up days.
+func TestAChangeOfTermsRecountsNoDay(t *testing.T) {
+	t.Parallel()
+	const base = "shards: [{name: s1}]\nfarms:\n  - id: a\n    timezone: UTC\n    contract: {name: TSA, warranty_pct: 97, currency: EUR, %s}\n    turbines: [{id: A-1, shard: s1}]\n"
+	env := testdb.New(t, strings.Replace(base, "%s", "ld_per_mwh: 40, ld_cap: 1000", 1))
+	ctx := context.Background()
+	for _, d := range []string{"2026-09-01", "2026-09-02"} {
+		testdb.Exec(t, env.Control, `INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early, computed_at, closed_at)
+			VALUES ('A-1', $1, 'a', 's1', 24, 24, 24, 0, 0, '2026-09-05', '2026-09-04')`, d)
+	}
+	apply := func(spec string) (fleet.ApplyResult, error) {
+		plan, err := fleet.Parse("terms", strings.NewReader(strings.Replace(base, "%s", spec, 1)))
+		testdb.Must(t, err, "parse")
+		at := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+		reg := *env.Registry
+		reg.Now = func() time.Time { return time.Date(2026, 9, 6, 0, 0, 0, 0, time.UTC) }
+		return reg.ApplyWith(ctx, "terms", plan, fleet.ApplyOptions{EffectiveFrom: &at})
+	}
+	res, err := apply("ld_per_mwh: 55, ld_cap: 2000")
+	testdb.Must(t, err, "apply new terms")
+	if len(res.Reopened) != 0 {
+		t.Fatalf("reopened %v, want none", res.Reopened)
+	}
+	if got := testdb.Text(t, env.Control, `SELECT format('%s %s', k.ld_per_mwh, k.ld_cap) FROM availability_contract k
+		WHERE k.id = (farm_day_version('a', '2026-09-01')).contract_id`); got != "55.00 2000.00" {
+		t.Fatalf("terms governing 1 September: %s, want 55.00 2000.00", got)
+	}
+	var closed *fleet.ChangesClosedDaysError
+	if _, err := apply("ld_per_mwh: 55, ld_cap: 2000, cut_in_ms: 3"); !errors.As(err, &closed) || !strings.Contains(err.Error(), "a/2026-09-01") {
+		t.Fatalf("a change of sorting over rolled-up days: %v, want refused naming a/2026-09-01", err)
+	}
+}

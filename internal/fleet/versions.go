@@ -92,6 +92,7 @@ type farmFacts struct {
 	cadence    int32
 	rules      Rules
 	contract   string // its hash (DefaultContractHash: none given)
+	counting   string // its CountingHash: what sorts slots
 	model      string // its model's hash ("": none)
 }
 
@@ -126,9 +127,10 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			return nil, fmt.Errorf("farm %s: %w", f.ID, err)
 		}
 		zones[f.ID] = loc
-		next := farmFacts{name: f.Name, zone: f.Timezone, cadence: int32(f.CadenceSeconds), rules: plan.FarmRules(f), contract: DefaultContractHash}
+		next := farmFacts{name: f.Name, zone: f.Timezone, cadence: int32(f.CadenceSeconds), rules: plan.FarmRules(f),
+			contract: DefaultContractHash, counting: DefaultContractHash}
 		if c := plan.Contracts[f.ID]; c != nil {
-			next.contract = c.Hash()
+			next.contract, next.counting = c.Hash(), c.CountingHash()
 			vp.contracts = append(vp.contracts, c.params())
 		}
 		if m := plan.Models[f.ID]; m != nil {
@@ -160,7 +162,7 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 			MaxAgeDays: cur.MaxAgeDays, WindowS: cur.WindowS, MarkMarginS: cur.MarkMarginS, AllowedLatenessS: cur.AllowedLatenessS,
 			DivergenceAlertPm: cur.DivergenceAlertPm, CompletenessAlertPm: cur.CompletenessAlertPm,
 			PowerMinKw: cur.PowerMinKw, PowerMaxKw: cur.PowerMaxKw, WindMaxMs: cur.WindMaxMs,
-		}), contract: cur.ContractHash, model: cur.ModelHash}
+		}), contract: cur.ContractHash, counting: cur.ContractCountingHash, model: cur.ModelHash}
 		if next == was {
 			continue
 		}
@@ -184,7 +186,8 @@ func (r *Registry) planVersions(ctx context.Context, q *controldb.Queries, plan 
 		what := fmt.Sprintf("farm %s: %s from farm-local day %s", f.ID, strings.Join(was.diff(next), ", "), first)
 		// A name is no count's definition, nor the farm's default cadence
 		// (each turbine's version carries the cadence it counts by).
-		if was.zone == next.zone && was.rules == next.rules && was.contract == next.contract && was.model == next.model {
+		// Nor are a contract's year start and settlement terms (counting).
+		if was.zone == next.zone && was.rules == next.rules && was.counting == next.counting && was.model == next.model {
 			vp.changes = append(vp.changes, Change{Kind: Changed, Farm: f.ID, What: what})
 			continue
 		}
@@ -485,7 +488,11 @@ func (f farmFacts) diff(g farmFacts) []string {
 		out = append(out, fmt.Sprintf("model %s → %s", shortHash(f.model), shortHash(g.model)))
 	}
 	if f.contract != g.contract {
-		out = append(out, fmt.Sprintf("contract %s → %s", shortHash(f.contract), shortHash(g.contract)))
+		terms := ""
+		if f.counting == g.counting {
+			terms = " (its year start or settlement terms only: no day is recounted)"
+		}
+		out = append(out, fmt.Sprintf("contract %s → %s%s", shortHash(f.contract), shortHash(g.contract), terms))
 	}
 	return out
 }

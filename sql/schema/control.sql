@@ -114,6 +114,7 @@ CREATE TABLE public.availability_contract (
     bonus_above_pm integer,
     bonus_per_point numeric(14,2),
     bonus_per text,
+    counting_hash text NOT NULL,
     CONSTRAINT availability_contract_bonus_above_pm_check CHECK (((bonus_above_pm >= 1) AND (bonus_above_pm <= 1000))),
     CONSTRAINT availability_contract_bonus_per_check CHECK ((bonus_per = ANY (ARRAY['turbine'::text, 'farm'::text]))),
     CONSTRAINT availability_contract_bonus_per_point_check CHECK ((bonus_per_point >= (0)::numeric)),
@@ -224,6 +225,10 @@ COMMENT ON COLUMN public.availability_contract.bonus_per_point IS 'The bonus per
 -- Name: COLUMN availability_contract.bonus_per; Type: COMMENT; Schema: public
 
 COMMENT ON COLUMN public.availability_contract.bonus_per IS 'turbine or farm: what bonus_per_point is per.';
+
+-- Name: COLUMN availability_contract.counting_hash; Type: COMMENT; Schema: public
+
+COMMENT ON COLUMN public.availability_contract.counting_hash IS 'sha256 of the contract''s canonical form without its year start and settlement terms (''default'' for row 1): two contracts with the same counting_hash sort every slot alike, so a version that changes only the terms recounts no day.';
 
 -- Name: contract_key(bigint, smallint); Type: FUNCTION; Schema: public
 

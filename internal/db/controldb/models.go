@@ -102,6 +102,8 @@ type AvailabilityContract struct {
 	BonusPerPoint pgtype.Numeric
 	// turbine or farm: what bonus_per_point is per.
 	BonusPer *string
+	// sha256 of the contract's canonical form without its year start and settlement terms ('default' for row 1): two contracts with the same counting_hash sort every slot alike, so a version that changes only the terms recounts no day.
+	CountingHash string
 }
 
 // Per farm-day, the sum of its windows as window_provenance shows them: path final only when every window so far has a final row. turbine_day/farm_day hold the closed day's rows.

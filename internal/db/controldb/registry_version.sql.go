@@ -43,29 +43,30 @@ func (q *Queries) CategoryList(ctx context.Context) ([]AvailabilityCategory, err
 }
 
 const contractEnsure = `-- name: ContractEnsure :one
-INSERT INTO availability_contract AS k (hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
+INSERT INTO availability_contract AS k (hash, counting_hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
                                         priority, available, excluded, warranty_pm,
                                         year_start_month, year_start_day, currency, ld_per_point, ld_per, ld_per_mwh,
                                         ld_cap, bonus_above_pm, bonus_per_point, bonus_per)
-VALUES ($1::text, $2::text, $3::text[],
-        (SELECT coalesce(array_agg(c.id ORDER BY x.i), '{}') FROM unnest($4::text[]) WITH ORDINALITY AS x(code, i)
+VALUES ($1::text, $2::text, $3::text, $4::text[],
+        (SELECT coalesce(array_agg(c.id ORDER BY x.i), '{}') FROM unnest($5::text[]) WITH ORDINALITY AS x(code, i)
          JOIN availability_category c ON c.code = x.code),
-        $5::real, $6::real,
-        (SELECT array_agg(c.id ORDER BY x.i) FROM unnest($7::text[]) WITH ORDINALITY AS x(code, i)
+        $6::real, $7::real,
+        (SELECT array_agg(c.id ORDER BY x.i) FROM unnest($8::text[]) WITH ORDINALITY AS x(code, i)
          JOIN availability_category c ON c.code = x.code),
-        (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY ($8::text[])),
         (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY ($9::text[])),
-        $10::integer,
-        $11::smallint, $12::smallint, $13::text,
-        $14::text::numeric, $15::text, $16::text::numeric,
-        $17::text::numeric, $18::integer,
-        $19::text::numeric, $20::text)
+        (SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') FROM availability_category c WHERE c.code = ANY ($10::text[])),
+        $11::integer,
+        $12::smallint, $13::smallint, $14::text,
+        $15::text::numeric, $16::text, $17::text::numeric,
+        $18::text::numeric, $19::integer,
+        $20::text::numeric, $21::text)
 ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
 RETURNING k.id
 `
 
 type ContractEnsureParams struct {
 	Hash            string
+	CountingHash    string
 	Name            string
 	StateCodes      []string
 	StateCategories []string
@@ -93,6 +94,7 @@ type ContractEnsureParams struct {
 func (q *Queries) ContractEnsure(ctx context.Context, arg ContractEnsureParams) (int64, error) {
 	row := q.db.QueryRow(ctx, contractEnsure,
 		arg.Hash,
+		arg.CountingHash,
 		arg.Name,
 		arg.StateCodes,
 		arg.StateCategories,
@@ -246,6 +248,7 @@ SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever, grea
        v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days, v.window_s, v.mark_margin_s,
        v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm, v.power_min_kw, v.power_max_kw, v.wind_max_ms,
        (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash,
+       (SELECT k.counting_hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_counting_hash,
        coalesce((SELECT m.hash FROM turbine_model m WHERE m.id = v.model_id), '')::text AS model_hash
 FROM farm_version v
 WHERE v.valid_to IS NULL
@@ -253,26 +256,27 @@ ORDER BY v.farm_id
 `
 
 type FarmVersionCurrentRow struct {
-	FarmID              string
-	SinceEver           bool
-	FirstDay            time.Time
-	Name                string
-	Timezone            string
-	CadenceSeconds      int32
-	LaneThresholdMs     int32
-	EarlyToleranceMs    int32
-	FutureLimitS        int32
-	MaxAgeDays          int32
-	WindowS             int32
-	MarkMarginS         int32
-	AllowedLatenessS    int32
-	DivergenceAlertPm   int32
-	CompletenessAlertPm int32
-	PowerMinKw          int32
-	PowerMaxKw          int32
-	WindMaxMs           int32
-	ContractHash        string
-	ModelHash           string
+	FarmID               string
+	SinceEver            bool
+	FirstDay             time.Time
+	Name                 string
+	Timezone             string
+	CadenceSeconds       int32
+	LaneThresholdMs      int32
+	EarlyToleranceMs     int32
+	FutureLimitS         int32
+	MaxAgeDays           int32
+	WindowS              int32
+	MarkMarginS          int32
+	AllowedLatenessS     int32
+	DivergenceAlertPm    int32
+	CompletenessAlertPm  int32
+	PowerMinKw           int32
+	PowerMaxKw           int32
+	WindMaxMs            int32
+	ContractHash         string
+	ContractCountingHash string
+	ModelHash            string
 }
 
 // FarmVersionCurrent is each farm's version in force (the latest);
@@ -306,6 +310,7 @@ func (q *Queries) FarmVersionCurrent(ctx context.Context) ([]FarmVersionCurrentR
 			&i.PowerMaxKw,
 			&i.WindMaxMs,
 			&i.ContractHash,
+			&i.ContractCountingHash,
 			&i.ModelHash,
 		); err != nil {
 			return nil, err

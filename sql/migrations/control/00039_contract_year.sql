@@ -31,6 +31,14 @@ ALTER TABLE availability_contract
         AND (bonus_per_point IS NULL) = (bonus_per IS NULL)
         AND (bonus_above_pm IS NULL OR bonus_above_pm > warranty_pm)
         AND (coalesce(ld_per_point, ld_per_mwh, bonus_per_point) IS NULL OR (warranty_pm IS NOT NULL AND currency IS NOT NULL)));
+-- A change of terms alone recounts no day: counting_hash is the hash of
+-- what sorts slots (the contract without its year and settlement terms),
+-- which fleet apply compares to decide which rolled-up days a new version
+-- changes. Every contract so far has no terms: its counting hash is its hash.
+ALTER TABLE availability_contract ADD COLUMN counting_hash text;
+UPDATE availability_contract SET counting_hash = hash;
+ALTER TABLE availability_contract ALTER COLUMN counting_hash SET NOT NULL;
+COMMENT ON COLUMN availability_contract.counting_hash IS 'sha256 of the contract''s canonical form without its year start and settlement terms (''default'' for row 1): two contracts with the same counting_hash sort every slot alike, so a version that changes only the terms recounts no day.';
 COMMENT ON COLUMN availability_contract.year_start_month IS 'The month the contract year starts in (1-12; default January).';
 COMMENT ON COLUMN availability_contract.year_start_day IS 'The day of year_start_month the contract year starts on (never 29 February: every year has its start).';
 COMMENT ON COLUMN availability_contract.currency IS 'The currency the money terms are in (ISO 4217 code, a label: nothing is converted). Required with any of them.';
@@ -392,4 +400,4 @@ ALTER TABLE availability_contract
     DROP CONSTRAINT availability_contract_year_start_check,
     DROP COLUMN bonus_per, DROP COLUMN bonus_per_point, DROP COLUMN bonus_above_pm, DROP COLUMN ld_cap,
     DROP COLUMN ld_per_mwh, DROP COLUMN ld_per, DROP COLUMN ld_per_point, DROP COLUMN currency,
-    DROP COLUMN year_start_day, DROP COLUMN year_start_month;
+    DROP COLUMN year_start_day, DROP COLUMN year_start_month, DROP COLUMN counting_hash;

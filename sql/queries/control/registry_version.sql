@@ -15,6 +15,7 @@ SELECT v.farm_id, (v.first_day = '-infinity'::date)::boolean AS since_ever, grea
        v.lane_threshold_ms, v.early_tolerance_ms, v.future_limit_s, v.max_age_days, v.window_s, v.mark_margin_s,
        v.allowed_lateness_s, v.divergence_alert_pm, v.completeness_alert_pm, v.power_min_kw, v.power_max_kw, v.wind_max_ms,
        (SELECT k.hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_hash,
+       (SELECT k.counting_hash FROM availability_contract k WHERE k.id = v.contract_id)::text AS contract_counting_hash,
        coalesce((SELECT m.hash FROM turbine_model m WHERE m.id = v.model_id), '')::text AS model_hash
 FROM farm_version v
 WHERE v.valid_to IS NULL
@@ -56,11 +57,11 @@ VALUES (@farm_id,
 -- canonical form (a contract's content never changes: the same content is
 -- the same row) and returns its id.
 -- name: ContractEnsure :one
-INSERT INTO availability_contract AS k (hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
+INSERT INTO availability_contract AS k (hash, counting_hash, name, state_codes, state_categories, cut_in_ms, cut_out_ms,
                                         priority, available, excluded, warranty_pm,
                                         year_start_month, year_start_day, currency, ld_per_point, ld_per, ld_per_mwh,
                                         ld_cap, bonus_above_pm, bonus_per_point, bonus_per)
-VALUES (@hash::text, @name::text, @state_codes::text[],
+VALUES (@hash::text, @counting_hash::text, @name::text, @state_codes::text[],
         (SELECT coalesce(array_agg(c.id ORDER BY x.i), '{}') FROM unnest(@state_categories::text[]) WITH ORDINALITY AS x(code, i)
          JOIN availability_category c ON c.code = x.code),
         sqlc.narg(cut_in_ms)::real, sqlc.narg(cut_out_ms)::real,
