@@ -197,15 +197,25 @@ func TestContractYearWorkedByHand(t *testing.T) {
 	if want := int64(2 * (365*48 - 10)); sum.Accepted != want {
 		t.Fatalf("ingest accepted %d, want %d", sum.Accepted, want)
 	}
+	// Nothing rolled up yet: no period, no figures; the year is provisional
+	// and why says for what, nothing else.
+	out, err := run("report", "contract", "--farm", "pp", "--year", "2026", "--format", "json")
+	testdb.Must(t, err, "report contract before the rollups")
+	var y report.ContractYear
+	testdb.Must(t, json.Unmarshal([]byte(out), &y), "json")
+	if len(y.Periods) != 0 || y.Total.Status != report.StatusProvisional || y.Total.Why != "no rollup: 2026-04-01..2027-03-31" || y.Total.ContractualAvailabilityPct != nil {
+		t.Fatalf("before the rollups: %d periods, year %s (%q), contractual %v; want none, provisional (no rollup: 2026-04-01..2027-03-31), no figure",
+			len(y.Periods), y.Total.Status, y.Total.Why, y.Total.ContractualAvailabilityPct)
+	}
 	captureStdout(t, func() {
 		_, err := run("work", "--until-idle")
 		testdb.Must(t, err, "work --until-idle")
 	})
 
 	// Before the acceptance: 3 October holds October and the year back.
-	out, err := run("report", "contract", "--farm", "pp", "--year", "2026", "--format", "json")
+	out, err = run("report", "contract", "--farm", "pp", "--year", "2026", "--format", "json")
 	testdb.Must(t, err, "report contract --format json")
-	var y report.ContractYear
+	y = report.ContractYear{}
 	testdb.Must(t, json.Unmarshal([]byte(out), &y), "json")
 	const settledPP = "settled in 2 periods, each by its contract: PP 2026 2026-04-01..2026-11-30, PP 2026 amended 2026-12-01..2027-03-31"
 	if len(y.Months) != 12 || y.Months[6].Status != report.StatusIncomplete || y.Months[6].Why != "information unavailable: 2026-10-03" ||

@@ -359,13 +359,13 @@ BEGIN
         SELECT 3, v_first, v_last, x.contract, NULL, x.currency, x.days, x.turbine_days,
                x.warranty_pm, x.contractual_availability, x.production_based_availability, x.counted_hours, x.shortfall_points,
                x.shortfall_turbine_hours, x.counted_potential_wh, x.shortfall_mwh, x.ld, x.bonus,
-               concat_ws('; ',
+               nullif(concat_ws('; ',
                    CASE WHEN (SELECT count(*) FROM f p WHERE p.scope = 'period') > 1 THEN
                        'settled in ' || (SELECT count(*) FROM f p WHERE p.scope = 'period') || ' periods, each by its contract: '
                        || (SELECT string_agg(p.contract || ' ' || to_char(p.first_day, 'YYYY-MM-DD') || '..' || to_char(p.last_day, 'YYYY-MM-DD'),
                                              ', ' ORDER BY p.first_day) FROM f p WHERE p.scope = 'period') END,
                    CASE WHEN x.ld_capped THEN 'LDs capped at the year''s cap (' || round(x.ld, 2) || ' ' || x.currency || ')' END,
-                   CASE WHEN x.currency LIKE '%,%' THEN 'no money total: the periods are in different currencies' END)
+                   CASE WHEN x.currency LIKE '%,%' THEN 'no money total: the periods are in different currencies' END), '')
         FROM f x WHERE x.scope = 'year'
         UNION ALL
         -- every day accepted as it is, with who, when and why
