@@ -135,6 +135,7 @@ func TestReportingRole(t *testing.T) {
 		{"Provenance", `SELECT count(*)::text FROM day_provenance`, "0"},
 		{"Drain", `SELECT shard_name || ' ' || marks_read::text || ' ' || (SELECT count(*) FROM dirty_mark_settling)::text FROM shard_drain`, "s1 0 0"},
 		{"DayStatus", `SELECT status FROM farm_day_status('north', '2026-08-01', '2026-09-01')`, "incomplete"},
+		{"ContractYear", `SELECT status || ' ' || first_day::text FROM report_contract_year('north', '2026', '2026-09-01') WHERE scope = 'year'`, "provisional 2026-01-01"},
 	} {
 		t.Run("Reads"+tc.name, func(t *testing.T) {
 			got, err := text(env.Control, role, tc.sql)
