@@ -168,7 +168,7 @@ farms:
   - id: a
     timezone: UTC
     contract:
-      year_start: "02-29"
+      year_start: "01-31"
       currency: gbp
       ld_per_point: {amount: 10.005, per: mw}
       ld_per_mwh: 40
@@ -189,7 +189,7 @@ farms:
 		t.Fatalf("parse: %v, want a validation error", err)
 	}
 	want := []string{
-		`farms[0] (a).contract.year_start: "02-29" must be a day of the year as MM-DD, e.g. 04-01 (not 02-29: every year needs its start)`,
+		`farms[0] (a).contract.year_start: "01-31" must be a day of the year as MM-DD, e.g. 04-01, with the day 01-28`,
 		`farms[0] (a).contract.ld_per_point.per: "mw" must be turbine or farm`,
 		"farms[0] (a).contract.ld_per_point.amount: 10.005 must be an amount from 0 to 999999999999.99 with at most two decimals",
 		"farms[0] (a).contract: ld_per_point and ld_per_mwh: give one",

@@ -129,12 +129,7 @@ CREATE TABLE public.availability_contract (
     CONSTRAINT availability_contract_ld_per_point_check CHECK ((ld_per_point >= (0)::numeric)),
     CONSTRAINT availability_contract_priority_check CHECK ((cardinality(priority) = 13)),
     CONSTRAINT availability_contract_warranty_pm_check CHECK (((warranty_pm >= 1) AND (warranty_pm <= 1000))),
-    CONSTRAINT availability_contract_year_start_check CHECK (((year_start_day >= 1) AND (year_start_day <=
-CASE
-    WHEN (year_start_month = 2) THEN 28
-    WHEN (year_start_month = ANY (ARRAY[4, 6, 9, 11])) THEN 30
-    ELSE 31
-END))),
+    CONSTRAINT availability_contract_year_start_check CHECK (((year_start_day >= 1) AND (year_start_day <= 28))),
     CONSTRAINT availability_contract_year_start_month_check CHECK (((year_start_month >= 1) AND (year_start_month <= 12)))
 );
 
@@ -192,7 +187,7 @@ COMMENT ON COLUMN public.availability_contract.year_start_month IS 'The month th
 
 -- Name: COLUMN availability_contract.year_start_day; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.availability_contract.year_start_day IS 'The day of year_start_month the contract year starts on (never 29 February: every year has its start).';
+COMMENT ON COLUMN public.availability_contract.year_start_day IS 'The day of year_start_month the contract year starts on, 1-28: each contract month starts on that day of its month, which every month has.';
 
 -- Name: COLUMN availability_contract.currency; Type: COMMENT; Schema: public
 

@@ -20,9 +20,8 @@ ALTER TABLE availability_contract
     ADD COLUMN bonus_above_pm   integer CHECK (bonus_above_pm BETWEEN 1 AND 1000),
     ADD COLUMN bonus_per_point  numeric(14, 2) CHECK (bonus_per_point >= 0),
     ADD COLUMN bonus_per        text CHECK (bonus_per IN ('turbine', 'farm')),
-    ADD CONSTRAINT availability_contract_year_start_check
-        CHECK (year_start_day BETWEEN 1 AND CASE WHEN year_start_month = 2 THEN 28
-                                                 WHEN year_start_month IN (4, 6, 9, 11) THEN 30 ELSE 31 END),
+    -- every month has the day a contract month starts on
+    ADD CONSTRAINT availability_contract_year_start_check CHECK (year_start_day BETWEEN 1 AND 28),
     ADD CONSTRAINT availability_contract_ld_check CHECK (
         (ld_per_point IS NULL) = (ld_per IS NULL)
         AND NOT (ld_per_point IS NOT NULL AND ld_per_mwh IS NOT NULL)
@@ -40,7 +39,7 @@ UPDATE availability_contract SET counting_hash = hash;
 ALTER TABLE availability_contract ALTER COLUMN counting_hash SET NOT NULL;
 COMMENT ON COLUMN availability_contract.counting_hash IS 'sha256 of the contract''s canonical form without its year start and settlement terms (''default'' for row 1): two contracts with the same counting_hash sort every slot alike, so a version that changes only the terms recounts no day.';
 COMMENT ON COLUMN availability_contract.year_start_month IS 'The month the contract year starts in (1-12; default January).';
-COMMENT ON COLUMN availability_contract.year_start_day IS 'The day of year_start_month the contract year starts on (never 29 February: every year has its start).';
+COMMENT ON COLUMN availability_contract.year_start_day IS 'The day of year_start_month the contract year starts on, 1-28: each contract month starts on that day of its month, which every month has.';
 COMMENT ON COLUMN availability_contract.currency IS 'The currency the money terms are in (ISO 4217 code, a label: nothing is converted). Required with any of them.';
 COMMENT ON COLUMN availability_contract.ld_per_point IS 'Liquidated damages per percentage point of contractual availability below the warranty, for a whole contract year of one turbine (ld_per turbine) or of the farm (ld_per farm); a period shorter than the year pays its share (turbine_days or days / days in the year). NULL: not this style.';
 COMMENT ON COLUMN availability_contract.ld_per IS 'turbine or farm: what ld_per_point is per.';
