@@ -233,10 +233,11 @@ func (c *Contract) Hash() string {
 }
 
 // CountingHash is the hash of what sorts slots: the canonical form without
-// the year start and settlement terms (Hash, for a contract without them).
-// A version whose contract changes only those recounts no day.
+// the name, warranty, year start and settlement terms (none of them is in a
+// stored count). A version whose contract changes only those recounts no day.
 func (c *Contract) CountingHash() string {
 	counting := *c
+	counting.Name, counting.WarrantyPM = "", nil
 	counting.YearStart, counting.Currency, counting.LDPerPoint, counting.LDPer, counting.LDPerMWh = "", "", "", "", ""
 	counting.LDCap, counting.BonusAbovePM, counting.BonusPerPoint, counting.BonusPer = "", nil, "", ""
 	return counting.Hash()

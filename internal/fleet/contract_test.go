@@ -196,6 +196,7 @@ farms:
 		"farms[0] (a).contract: bonus_above_pct and bonus_per_point go together",
 		"farms[0] (a).contract: LDs and a bonus are measured against warranty_pct: give it",
 		`farms[0] (a).contract.currency: "gbp" must be a currency code of three capital letters`,
+		"farms[0] (a).contract.ld_per_mwh: the farm has no model: the shortfall in MWh is of the potential energy its power curve gives",
 		"farms[1] (b).contract.bonus_per_point.amount: missing",
 		"farms[1] (b).contract.ld_cap: a cap without LDs",
 		"farms[1] (b).contract.bonus_above_pct: 96.5 must be above warranty_pct 97",
@@ -213,15 +214,15 @@ farms:
 }
 
 // TestAChangeOfTermsRecountsNoDay: 1-2 September are rolled up under a
-// contract; its LD rate and cap change effective 1 September. The sorting
-// is the same (counting_hash), so the apply is accepted without --reopen,
-// lists no day, and the farm's days from 1 September settle by the new
-// terms; a change of the warranty's sorting rules (cut_in_ms) from the same
-// day is refused for the rolled-up days.
+// contract; its name, warranty, LD rate and cap change effective 1
+// September. The sorting is the same (counting_hash), so the apply is
+// accepted without --reopen, lists no day, and the farm's days from 1
+// September settle by the new terms; a change of how slots are sorted
+// (cut_in_ms) from the same day is refused for the rolled-up days.
 func TestAChangeOfTermsRecountsNoDay(t *testing.T) {
 	t.Parallel()
-	const base = "shards: [{name: s1}]\nfarms:\n  - id: a\n    timezone: UTC\n    contract: {name: TSA, warranty_pct: 97, currency: EUR, %s}\n    turbines: [{id: A-1, shard: s1}]\n"
-	env := testdb.New(t, strings.Replace(base, "%s", "ld_per_mwh: 40, ld_cap: 1000", 1))
+	const base = "shards: [{name: s1}]\nfarms:\n  - id: a\n    timezone: UTC\n    contract: {currency: EUR, %s}\n    turbines: [{id: A-1, shard: s1}]\n"
+	env := testdb.New(t, strings.Replace(base, "%s", "name: TSA, warranty_pct: 97, ld_per_point: {amount: 40, per: farm}, ld_cap: 1000", 1))
 	ctx := context.Background()
 	for _, d := range []string{"2026-09-01", "2026-09-02"} {
 		testdb.Exec(t, env.Control, `INSERT INTO turbine_day (turbine_id, day, farm_id, shard_name, expected, received, available, late, early, computed_at, closed_at)
@@ -235,17 +236,17 @@ func TestAChangeOfTermsRecountsNoDay(t *testing.T) {
 		reg.Now = func() time.Time { return time.Date(2026, 9, 6, 0, 0, 0, 0, time.UTC) }
 		return reg.ApplyWith(ctx, "terms", plan, fleet.ApplyOptions{EffectiveFrom: &at})
 	}
-	res, err := apply("ld_per_mwh: 55, ld_cap: 2000")
+	res, err := apply("name: TSA 2, warranty_pct: 96, ld_per_point: {amount: 55, per: farm}, ld_cap: 2000")
 	testdb.Must(t, err, "apply new terms")
 	if len(res.Reopened) != 0 {
 		t.Fatalf("reopened %v, want none", res.Reopened)
 	}
-	if got := testdb.Text(t, env.Control, `SELECT format('%s %s', k.ld_per_mwh, k.ld_cap) FROM availability_contract k
-		WHERE k.id = (farm_day_version('a', '2026-09-01')).contract_id`); got != "55.00 2000.00" {
-		t.Fatalf("terms governing 1 September: %s, want 55.00 2000.00", got)
+	if got := testdb.Text(t, env.Control, `SELECT format('%s %s %s %s', k.name, k.warranty_pm, k.ld_per_point, k.ld_cap) FROM availability_contract k
+		WHERE k.id = (farm_day_version('a', '2026-09-01')).contract_id`); got != "TSA 2 960 55.00 2000.00" {
+		t.Fatalf("terms governing 1 September: %s, want TSA 2 960 55.00 2000.00", got)
 	}
 	var closed *fleet.ChangesClosedDaysError
-	if _, err := apply("ld_per_mwh: 55, ld_cap: 2000, cut_in_ms: 3"); !errors.As(err, &closed) || !strings.Contains(err.Error(), "a/2026-09-01") {
+	if _, err := apply("name: TSA 2, warranty_pct: 96, ld_per_point: {amount: 55, per: farm}, ld_cap: 2000, cut_in_ms: 3"); !errors.As(err, &closed) || !strings.Contains(err.Error(), "a/2026-09-01") {
 		t.Fatalf("a change of sorting over rolled-up days: %v, want refused naming a/2026-09-01", err)
 	}
 }

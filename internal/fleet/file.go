@@ -313,6 +313,9 @@ func (file *File) validate(source string, src *lines) (*Plan, error) {
 		}
 		if f.Contract != nil {
 			c := f.Contract.resolve(f.ID, at+".contract", func(format string, args ...any) { badAt(farmAt("contract"), format, args...) })
+			if c.LDPerMWh != "" && f.Model == "" {
+				badAt(farmAt("contract"), "%s.contract.ld_per_mwh: the farm has no model: the shortfall in MWh is of the potential energy its power curve gives (give the farm a model, or ld_per_point)", at)
+			}
 			if plan.Contracts == nil {
 				plan.Contracts = map[string]*Contract{}
 			}

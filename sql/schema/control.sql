@@ -223,7 +223,7 @@ COMMENT ON COLUMN public.availability_contract.bonus_per IS 'turbine or farm: wh
 
 -- Name: COLUMN availability_contract.counting_hash; Type: COMMENT; Schema: public
 
-COMMENT ON COLUMN public.availability_contract.counting_hash IS 'sha256 of the contract''s canonical form without its year start and settlement terms (''default'' for row 1): two contracts with the same counting_hash sort every slot alike, so a version that changes only the terms recounts no day.';
+COMMENT ON COLUMN public.availability_contract.counting_hash IS 'sha256 of the contract''s canonical form without its name, warranty, year start and settlement terms (''default'' for row 1; a contract recorded before this column: its hash): two contracts with the same counting_hash sort every slot alike, so a version that changes only those recounts no day.';
 
 -- Name: contract_key(bigint, smallint); Type: FUNCTION; Schema: public
 
@@ -440,7 +440,7 @@ CREATE FUNCTION public.farm_contract_year(p_farm text, p_year integer) RETURNS T
            CASE WHEN count(DISTINCT p.currency) <= 1 THEN
                CASE WHEN (SELECT c.ld_cap FROM year_cap c) < sum(p.ld) THEN (SELECT c.ld_cap FROM year_cap c) ELSE sum(p.ld) END END,
            CASE WHEN count(DISTINCT p.currency) <= 1 THEN sum(p.bonus) END,
-           coalesce((SELECT c.ld_cap FROM year_cap c) < sum(p.ld), false)
+           CASE WHEN count(DISTINCT p.currency) <= 1 THEN coalesce((SELECT c.ld_cap FROM year_cap c) < sum(p.ld), false) END
     FROM y LEFT JOIN periods p ON true
     GROUP BY y.first_day, y.last_day, y.days_in_year
     ORDER BY 1, 2

@@ -84,7 +84,7 @@ type AvailabilityContract struct {
 	WarrantyPm *int32
 	// The month the contract year starts in (1-12; default January).
 	YearStartMonth int16
-	// The day of year_start_month the contract year starts on (never 29 February: every year has its start).
+	// The day of year_start_month the contract year starts on, 1-28: each contract month starts on that day of its month, which every month has.
 	YearStartDay int16
 	// The currency the money terms are in (ISO 4217 code, a label: nothing is converted). Required with any of them.
 	Currency *string

@@ -31,13 +31,14 @@ ALTER TABLE availability_contract
         AND (bonus_above_pm IS NULL OR bonus_above_pm > warranty_pm)
         AND (coalesce(ld_per_point, ld_per_mwh, bonus_per_point) IS NULL OR (warranty_pm IS NOT NULL AND currency IS NOT NULL)));
 -- A change of terms alone recounts no day: counting_hash is the hash of
--- what sorts slots (the contract without its year and settlement terms),
--- which fleet apply compares to decide which rolled-up days a new version
--- changes. Every contract so far has no terms: its counting hash is its hash.
+-- what sorts slots (the contract without its name, warranty, year and
+-- settlement terms), which fleet apply compares to decide which rolled-up
+-- days a new version changes. A contract recorded before it has its hash
+-- there: a first change of its name or warranty recounts, as before.
 ALTER TABLE availability_contract ADD COLUMN counting_hash text;
 UPDATE availability_contract SET counting_hash = hash;
 ALTER TABLE availability_contract ALTER COLUMN counting_hash SET NOT NULL;
-COMMENT ON COLUMN availability_contract.counting_hash IS 'sha256 of the contract''s canonical form without its year start and settlement terms (''default'' for row 1): two contracts with the same counting_hash sort every slot alike, so a version that changes only the terms recounts no day.';
+COMMENT ON COLUMN availability_contract.counting_hash IS 'sha256 of the contract''s canonical form without its name, warranty, year start and settlement terms (''default'' for row 1; a contract recorded before this column: its hash): two contracts with the same counting_hash sort every slot alike, so a version that changes only those recounts no day.';
 COMMENT ON COLUMN availability_contract.year_start_month IS 'The month the contract year starts in (1-12; default January).';
 COMMENT ON COLUMN availability_contract.year_start_day IS 'The day of year_start_month the contract year starts on, 1-28: each contract month starts on that day of its month, which every month has.';
 COMMENT ON COLUMN availability_contract.currency IS 'The currency the money terms are in (ISO 4217 code, a label: nothing is converted). Required with any of them.';
@@ -239,7 +240,7 @@ LANGUAGE sql STABLE AS $$
            CASE WHEN count(DISTINCT p.currency) <= 1 THEN
                CASE WHEN (SELECT c.ld_cap FROM year_cap c) < sum(p.ld) THEN (SELECT c.ld_cap FROM year_cap c) ELSE sum(p.ld) END END,
            CASE WHEN count(DISTINCT p.currency) <= 1 THEN sum(p.bonus) END,
-           coalesce((SELECT c.ld_cap FROM year_cap c) < sum(p.ld), false)
+           CASE WHEN count(DISTINCT p.currency) <= 1 THEN coalesce((SELECT c.ld_cap FROM year_cap c) < sum(p.ld), false) END
     FROM y LEFT JOIN periods p ON true
     GROUP BY y.first_day, y.last_day, y.days_in_year
     ORDER BY 1, 2
