@@ -194,7 +194,16 @@ func (s *Server) loadTile(r *http.Request) (Tile, error) {
 	if err != nil {
 		return Tile{}, err
 	}
-	return s.tile(r.Context(), f, fresh[f.ID], backlogs[f.ID])
+	years, err := s.contractYears(r.Context(), &f.ID)
+	if err != nil {
+		return Tile{}, err
+	}
+	t, err := s.tile(r.Context(), f, fresh[f.ID], backlogs[f.ID])
+	if err != nil {
+		return Tile{}, err
+	}
+	t.ContractYear = years[f.ID]
+	return t, nil
 }
 
 // DaysResponse is /api/v1/farms/{id}/days.

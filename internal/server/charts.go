@@ -123,19 +123,13 @@ func dayIndex(first localday.Date, n int, day string) int {
 func availabilityChart(id string, first localday.Date, days []Day, warranty float64, compact bool) *Chart {
 	n := daysBetween(first, monthEnd(first)) + 1
 	c := newChart(id, "availability", "Daily availability (bars) and completeness (dots), farm-local days", compact)
-	// from 0: a low day is a short bar, never a stub on a cut axis
-	lo, hi := 0.0, 1.0
-	for v := lo; v <= hi+1e-9; v += tickStep(hi - lo) {
-		c.YTicks = append(c.YTicks, Tick{X: c.Left - 6, Y: c.y(v, lo, hi), Label: fmt.Sprintf("%.0f %%", v*100)})
-	}
+	c.percentAxis()
 	c.dayTicks(first, n)
 	for _, d := range days {
 		i := dayIndex(first, n, d.Day)
 		if i < 0 || d.Availability == nil {
 			continue
 		}
-		x, w := c.slot(i, n)
-		top := c.y(*d.Availability, lo, hi)
 		class := "bar availability"
 		label := ""
 		if d.Provisional() {
@@ -145,22 +139,88 @@ func availabilityChart(id string, first localday.Date, days []Day, warranty floa
 			class += " incomplete"
 			label = " (incomplete: information unavailable)"
 		}
-		c.Bars = append(c.Bars, Bar{X: x + w*0.18, Y: top, W: w * 0.64, H: c.Top + c.PlotH - top, Class: class, Day: d.Day,
-			Title: fmt.Sprintf("%s availability %s%s", d.Day, pct(d.Availability), label)})
+		c.Bars = append(c.Bars, c.bar(i, n, *d.Availability, class, d.Day, fmt.Sprintf("%s availability %s%s", d.Day, pct(d.Availability), label)))
 		if d.Completeness != nil {
-			c.Points = append(c.Points, Point{X: x + w/2, Y: c.y(*d.Completeness, lo, hi), R: math.Min(3.5, w*0.3), Class: "point completeness", Day: d.Day,
+			x, w := c.slot(i, n)
+			c.Points = append(c.Points, Point{X: x + w/2, Y: c.y(*d.Completeness, 0, 1), R: math.Min(3.5, w*0.3), Class: "point completeness", Day: d.Day,
 				Title: fmt.Sprintf("%s completeness %s%s", d.Day, pct(d.Completeness), label)})
 		}
 	}
-	wy := c.y(warranty, lo, hi)
-	c.Lines = append(c.Lines, Line{X1: c.Left, X2: c.Left + c.PlotW, Y: wy, Class: "threshold warranty",
-		Label: fmt.Sprintf("warranty %s", pct(&warranty)), LabelX: c.Left + c.PlotW - 2, LabelY: wy - 3})
+	c.warrantyLine(warranty, fmt.Sprintf("warranty %s", pct(&warranty)))
 	c.Legend = []LegendEntry{{X: c.Left, Class: "availability", Label: "availability"}, {X: c.Left + 110, Class: "provisional", Label: "provisional"},
 		{X: c.Left + 210, Class: "incomplete", Label: "incomplete"}, {X: c.Left + 310, Class: "completeness", Label: "completeness"}}
 	if len(c.Bars) == 0 {
 		c.Note = "no numbers for this month yet"
 	}
 	return c
+}
+
+// contractYearChart draws a contract year's months (bars: the contractual
+// availability of each month's rolled-up days) against the year's
+// warranty. A slot per month of the year, so a month without a rolled-up
+// day is a gap, not a zero.
+func contractYearChart(id string, y *ContractYear) *Chart {
+	const n = 12
+	c := newChart(id, "contract-year", fmt.Sprintf("Contract year %s to %s, %s: contractual availability per contract month", y.FirstDay, y.LastDay, y.Contract), false)
+	c.percentAxis()
+	for i := 0; i < n; i++ {
+		x, w := c.slot(i, n)
+		c.XTicks = append(c.XTicks, Tick{X: x + w/2, Y: c.Top + c.PlotH + 14, Label: y.first.AddDate(0, i, 0).Format("Jan 2006")})
+	}
+	c.XTicks = append(c.XTicks, Tick{X: c.Left + c.PlotW/2, Y: c.Top + c.PlotH + 28, Label: fmt.Sprintf("contract months from %s (farm-local days, to %s)", y.FirstDay, y.ToDate)})
+	for _, m := range y.Months {
+		i := (m.first.Year()-y.first.Year())*12 + int(m.first.Month()-y.first.Month())
+		if i < 0 || i >= n || m.ContractualAvailabilityPct == nil {
+			continue
+		}
+		class, warranty := "bar contract-month", y.WarrantyPct
+		if m.WarrantyPct != nil {
+			warranty = *m.WarrantyPct
+		}
+		if *m.ContractualAvailabilityPct < warranty {
+			class += " below"
+		}
+		c.Bars = append(c.Bars, c.bar(i, n, *m.ContractualAvailabilityPct/100, class, m.FirstDay,
+			fmt.Sprintf("%s to %s: contractual %s over %d rolled-up day%s (warranty %.1f %%)", m.FirstDay, m.LastDay, pct100(m.ContractualAvailabilityPct), m.Days, plural(m.Days), warranty)))
+	}
+	label := fmt.Sprintf("warranty %.1f %%", y.WarrantyPct)
+	if y.WarrantyFrom == "latest period" {
+		label += " (the latest period's)"
+	}
+	c.warrantyLine(y.WarrantyPct/100, label)
+	c.Legend = []LegendEntry{{X: c.Left, Class: "contract-month", Label: "contractual availability"}, {X: c.Left + 170, Class: "below", Label: "below the warranty"}}
+	if len(c.Bars) == 0 {
+		c.Note = "no day of the year rolled up yet"
+	}
+	return c
+}
+
+// percentAxis labels the y axis from 0 to 100 %: a low figure is a short
+// bar, never a stub on a cut axis.
+func (c *Chart) percentAxis() {
+	for v := 0.0; v <= 1+1e-9; v += tickStep(1) {
+		c.YTicks = append(c.YTicks, Tick{X: c.Left - 6, Y: c.y(v, 0, 1), Label: fmt.Sprintf("%.0f %%", v*100)})
+	}
+}
+
+// bar is the bar of slot i of n up to v, a fraction on the percent axis.
+func (c *Chart) bar(i, n int, v float64, class, key, title string) Bar {
+	x, w := c.slot(i, n)
+	top := c.y(v, 0, 1)
+	return Bar{X: x + w*0.18, Y: top, W: w * 0.64, H: c.Top + c.PlotH - top, Class: class, Day: key, Title: title}
+}
+
+// warrantyLine draws the warranty (a fraction) across the plot, labelled.
+func (c *Chart) warrantyLine(warranty float64, label string) {
+	wy := c.y(warranty, 0, 1)
+	c.Lines = append(c.Lines, Line{X1: c.Left, X2: c.Left + c.PlotW, Y: wy, Class: "threshold warranty", Label: label, LabelX: c.Left + c.PlotW - 2, LabelY: wy - 3})
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // tickStep is a y-axis step giving 3 to 6 ticks over span (a fraction).

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
@@ -45,6 +46,9 @@ var pageTemplates = func() map[string]*template.Template {
 		"hours":    hoursText,
 		"seconds":  seconds,
 		"join":     strings.Join,
+		"money":    money,
+		"nonzero":  nonzero,
+		"points":   points,
 	}
 	out := map[string]*template.Template{}
 	for _, name := range []string{"overview", "farm", "day", "error"} {
@@ -85,6 +89,43 @@ func mwh(v *float64) string {
 
 // permille shows a per mille value with two decimals.
 func permille(v float64) string { return fmt.Sprintf("%.2f ‰", v) }
+
+// money shows an amount the database wrote as decimal text, its thousands
+// grouped: 1234567.5 is 1,234,567.5.
+func money(n *json.Number) string {
+	if n == nil {
+		return "—"
+	}
+	whole, frac, dot := strings.Cut(n.String(), ".")
+	sign := ""
+	if strings.HasPrefix(whole, "-") {
+		sign, whole = "-", whole[1:]
+	}
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	if dot {
+		return sign + whole + "." + frac
+	}
+	return sign + whole
+}
+
+// points shows percentage points, two decimals.
+func points(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// nonzero: an amount is there and not zero.
+func nonzero(n *json.Number) bool {
+	if n == nil {
+		return false
+	}
+	f, err := n.Float64()
+	return err == nil && f != 0
+}
 
 // countp is count of a count that may be missing.
 func countp(n *int64) string {
@@ -214,6 +255,10 @@ type farmMonth struct {
 	Tile                 Tile
 	Availability         *Chart
 	Divergence           *Chart
+	// Year is the farm's contract year to date (nil: its contract has no
+	// warranty), YearChart its months (the farm page only).
+	Year      *ContractYear
+	YearChart *Chart
 	// Month is the month's report: its status, total and what holds it back.
 	Report report.Month
 	// Waiting lists the month's days with late readings still on a shard.
@@ -251,8 +296,8 @@ func addMonths(first localday.Date, n int) localday.Date {
 }
 
 // farmMonth builds a farm's month; chosen is the ?month= or nil for the
-// farm-local current month.
-func (s *Server) farmMonth(r *http.Request, f Farm, chosen *localday.Date, fresh Freshness, backlog *Backlog, compact bool) (farmMonth, error) {
+// farm-local current month; year is what contractYears returned for it.
+func (s *Server) farmMonth(r *http.Request, f Farm, chosen *localday.Date, fresh Freshness, backlog *Backlog, year *ContractYear, compact bool) (farmMonth, error) {
 	first := monthOf(f.today)
 	if chosen != nil {
 		first = *chosen
@@ -266,12 +311,17 @@ func (s *Server) farmMonth(r *http.Request, f Farm, chosen *localday.Date, fresh
 	if err != nil {
 		return farmMonth{}, err
 	}
+	tile.ContractYear = year
 	fm := farmMonth{
 		Farm: f, Month: monthParam(first), MonthLabel: monthLabel(first),
 		PrevMonth: monthParam(addMonths(first, -1)), NextMonth: monthParam(addMonths(first, 1)), LastDay: last.String(),
 		Days: days, Tile: tile, Report: months[0], Demo: s.Demo,
 		Availability: availabilityChart("availability-"+f.ID, first, days, s.cfg.Warranty, compact).rounded(),
 		Divergence:   divergenceChart("divergence-"+f.ID, first, days, f.DivergenceAlertPM, compact).rounded(),
+		Year:         year,
+	}
+	if year != nil && !compact {
+		fm.YearChart = contractYearChart("contract-year-"+f.ID, year).rounded()
 	}
 	for _, d := range days {
 		if d.Provisional() {
@@ -318,6 +368,18 @@ type fleetRow struct {
 	// accepted: the figures count them as unavailable, which says nothing
 	// of the turbines.
 	NoReading []string
+	// Year is the farm's contract year to date (nil: no warranty).
+	Year *ContractYear
+}
+
+// yearBelow is how many points the farm's contract year to date is under
+// its warranty; 0 when it is not (or has no warranty, or counts a day with
+// no reading at all: its figure then measures the missing data).
+func (r fleetRow) yearBelow() float64 {
+	if !r.Year.Below() {
+		return 0
+	}
+	return *r.Year.BelowPoints
 }
 
 // worst is the figure a row sorts by: the contractual availability, else
@@ -337,7 +399,7 @@ func (s *Server) fleetRow(fm farmMonth) fleetRow {
 	r := fleetRow{ID: fm.Farm.ID, Name: fm.Farm.Name, Month: fm.Month, Contractual: t.ContractualAvailabilityPct,
 		Production: t.ProductionBasedAvailabilityPct, LostMWh: t.LostMWh, TimeBased: t.Availability, Completeness: t.Completeness,
 		Warranty: s.cfg.Warranty * 100, Contract: t.Contract, Status: fm.Report.Status, Why: t.Why, BehindS: fm.Tile.Freshness.BehindS,
-		Stalled: len(fm.Tile.Stalled), NoReading: noReadingDays(fm.Days)}
+		Stalled: len(fm.Tile.Stalled), NoReading: noReadingDays(fm.Days), Year: fm.Year}
 	if t.WarrantyPct != nil {
 		r.Warranty, r.WarrantyOwn = *t.WarrantyPct, true
 	}
@@ -374,6 +436,17 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, err)
 		return
 	}
+	// The fleet's contract years, one query and the page's costliest, run
+	// beside the farms' months and are attached to them after.
+	type yearsAnswer struct {
+		years map[string]*ContractYear
+		err   error
+	}
+	yearsc := make(chan yearsAnswer, 1)
+	go func() {
+		years, err := s.contractYears(r.Context(), nil)
+		yearsc <- yearsAnswer{years, err}
+	}()
 	v := overviewView{page: page{Title: "Farms", Now: s.Now()}, MonthLabel: "current month (farm-local)"}
 	nav := monthOf(localday.DateOf(s.Now().UTC()))
 	if chosen != nil {
@@ -381,7 +454,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.PrevMonth, v.NextMonth = monthParam(addMonths(nav, -1)), monthParam(addMonths(nav, 1))
 	for _, f := range farms {
-		fm, err := s.farmMonth(r, f, chosen, fresh[f.ID], backlogs[f.ID], true)
+		fm, err := s.farmMonth(r, f, chosen, fresh[f.ID], backlogs[f.ID], nil, true)
 		if err != nil {
 			s.renderError(w, r, err)
 			return
@@ -389,7 +462,25 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		v.Sections = append(v.Sections, fm)
 		v.Fleet = append(v.Fleet, s.fleetRow(fm))
 	}
-	sort.SliceStable(v.Fleet, func(i, j int) bool { return v.Fleet[i].worst() < v.Fleet[j].worst() })
+	years := <-yearsc
+	if years.err != nil {
+		s.renderError(w, r, years.err)
+		return
+	}
+	for i := range v.Sections {
+		y := years.years[v.Sections[i].Farm.ID]
+		v.Sections[i].Year, v.Sections[i].Tile.ContractYear, v.Fleet[i].Year = y, y, y
+	}
+	// Worst first: the farms whose contract year to date is below its
+	// warranty, most points below first; then (and on a tie) by the
+	// month's contractual availability, else its time-based one, lowest
+	// first; farms with neither last, in id order.
+	sort.SliceStable(v.Fleet, func(i, j int) bool {
+		if a, b := v.Fleet[i].yearBelow(), v.Fleet[j].yearBelow(); a != b {
+			return a > b
+		}
+		return v.Fleet[i].worst() < v.Fleet[j].worst()
+	})
 	if v.Demo, err = s.demoPanel(r.Context(), farms, backlogs); err != nil {
 		s.renderError(w, r, err)
 		return
@@ -427,7 +518,12 @@ func (s *Server) farmPage(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, err)
 		return
 	}
-	fm, err := s.farmMonth(r, f, chosen, fresh[f.ID], backlogs[f.ID], false)
+	years, err := s.contractYears(r.Context(), &f.ID)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	fm, err := s.farmMonth(r, f, chosen, fresh[f.ID], backlogs[f.ID], years[f.ID], false)
 	if err != nil {
 		s.renderError(w, r, err)
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -428,6 +429,9 @@ type Tile struct {
 	// reporting available, producing nothing, while the wind is in range
 	// and their neighbours produce.
 	Stalled []Stalled `json:"stalled"`
+	// ContractYear is the farm's contract year to date; null when its
+	// contract has no warranty.
+	ContractYear *ContractYear `json:"contract_year"`
 }
 
 // Stalled is an open stall of the watcher.
@@ -478,4 +482,109 @@ func (s *Server) tile(ctx context.Context, f Farm, fresh Freshness, backlog *Bac
 		t.Published, t.Window = true, &w
 	}
 	return t, nil
+}
+
+// ContractYear is a farm's warranty year to date (ContractYearToDate): the
+// contract year containing the farm-local today, the contractual
+// availability of its rolled-up days against the warranty, the money
+// accrued, and its contract months. The year to date always holds today,
+// which has not ended, so by the contract year report's rule it is
+// provisional until the year is over (report_contract_year).
+type ContractYear struct {
+	// Year is the calendar year the contract year starts in (orchestrator
+	// report contract --year).
+	Year     int    `json:"year"`
+	FirstDay string `json:"first_day"`
+	LastDay  string `json:"last_day"`
+	// ToDate is the farm-local today the year runs to.
+	ToDate   string `json:"to_date"`
+	Contract string `json:"contract"`
+	// Days is how many of the year's days are rolled up and counted.
+	Days                       int      `json:"days"`
+	ContractualAvailabilityPct *float64 `json:"contractual_availability_pct"`
+	// WarrantyPct is what the year is held to; WarrantyFrom says whose:
+	// "year" (every period's), "latest period" (its periods' warranties
+	// differ) or "contract" (no day rolled up yet: the contract counting
+	// today).
+	WarrantyPct  float64 `json:"warranty_pct"`
+	WarrantyFrom string  `json:"warranty_from"`
+	// BelowPoints is the warranty minus the contractual availability, in
+	// points (negative: above it); null before a day is rolled up.
+	BelowPoints *float64 `json:"below_points"`
+	// LD (capped at the year's cap: LDCapped) and Bonus are the money
+	// accrued so far in Currency, as the database's decimal text; null
+	// without such terms.
+	LD       *json.Number `json:"ld"`
+	LDCapped bool         `json:"ld_capped"`
+	Bonus    *json.Number `json:"bonus"`
+	Currency string       `json:"currency"`
+	// NoReading are the year's rolled-up days with no reading at all, not
+	// accepted: the figures count them as unavailable, which says nothing
+	// of the turbines.
+	NoReading []string `json:"no_reading_days"`
+	// Months are the contract months with a rolled-up day, in order.
+	Months []ContractMonth `json:"months"`
+
+	first time.Time // FirstDay
+}
+
+// ContractMonth is one month of a contract year (from the year's start
+// day), over its rolled-up days.
+type ContractMonth struct {
+	FirstDay                   string   `json:"first_day"`
+	LastDay                    string   `json:"last_day"`
+	Contract                   string   `json:"contract"`
+	Days                       int      `json:"days"`
+	ContractualAvailabilityPct *float64 `json:"contractual_availability_pct"`
+	// WarrantyPct is null for a month counted under two warranties.
+	WarrantyPct *float64 `json:"warranty_pct"`
+
+	first time.Time // FirstDay
+}
+
+// Below: the year to date is under its warranty, and no day of it lacks
+// every reading (its figure would measure the missing data).
+func (y *ContractYear) Below() bool {
+	return y != nil && y.BelowPoints != nil && *y.BelowPoints > 0 && len(y.NoReading) == 0
+}
+
+// contractYears returns the contract year to date of every farm whose
+// contract has a warranty (of farm only, when it is not nil), keyed by
+// farm id: one query for the fleet.
+func (s *Server) contractYears(ctx context.Context, farm *string) (map[string]*ContractYear, error) {
+	rows, err := controldb.New(s.Control).ContractYearToDate(ctx, controldb.ContractYearToDateParams{Now: s.Now(), FarmID: farm})
+	if err != nil {
+		return nil, fmt.Errorf("contract years: %w", err)
+	}
+	number := func(s *string) *json.Number {
+		if s == nil {
+			return nil
+		}
+		n := json.Number(*s)
+		return &n
+	}
+	out := map[string]*ContractYear{}
+	for _, r := range rows {
+		y := out[r.FarmID]
+		if y == nil {
+			y = &ContractYear{NoReading: []string{}, Months: []ContractMonth{}}
+			out[r.FarmID] = y
+		}
+		switch r.Scope {
+		case "month":
+			y.Months = append(y.Months, ContractMonth{FirstDay: r.FirstDay.Format(time.DateOnly), LastDay: r.LastDay.Format(time.DateOnly),
+				Contract: r.Contract, Days: int(r.Days), ContractualAvailabilityPct: r.ContractualAvailabilityPct, WarrantyPct: r.WarrantyPct, first: r.FirstDay})
+		case "year":
+			y.Year, y.FirstDay, y.LastDay, y.ToDate, y.first = int(r.Year), r.FirstDay.Format(time.DateOnly), r.LastDay.Format(time.DateOnly), r.Today.Format(time.DateOnly), r.FirstDay
+			y.Contract, y.Days, y.ContractualAvailabilityPct, y.BelowPoints = r.Contract, int(r.Days), r.ContractualAvailabilityPct, r.BelowPoints
+			if r.WarrantyPct != nil {
+				y.WarrantyPct = *r.WarrantyPct
+			}
+			y.WarrantyFrom, y.LD, y.LDCapped, y.Bonus, y.Currency = r.WarrantyFrom, number(r.Ld), r.LdCapped, number(r.Bonus), r.Currency
+			for _, d := range r.NoReading {
+				y.NoReading = append(y.NoReading, d.Format(time.DateOnly))
+			}
+		}
+	}
+	return out, nil
 }

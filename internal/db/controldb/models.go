@@ -102,7 +102,7 @@ type AvailabilityContract struct {
 	BonusPerPoint pgtype.Numeric
 	// turbine or farm: what bonus_per_point is per.
 	BonusPer *string
-	// sha256 of the contract's canonical form without its year start and settlement terms ('default' for row 1): two contracts with the same counting_hash sort every slot alike, so a version that changes only the terms recounts no day.
+	// sha256 of the contract's canonical form without its name, warranty, year start and settlement terms ('default' for row 1; a contract recorded before this column: its hash): two contracts with the same counting_hash sort every slot alike, so a version that changes only those recounts no day.
 	CountingHash string
 }
 

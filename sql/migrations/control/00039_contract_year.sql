@@ -145,7 +145,11 @@ LANGUAGE sql STABLE AS $$
                row_number() OVER (ORDER BY c.day) - row_number() OVER (PARTITION BY v.contract_id ORDER BY c.day) AS run,
                (extract(year FROM age(c.day, y.first_day)) * 12 + extract(month FROM age(c.day, y.first_day)))::integer AS month_no
         FROM y
-        JOIN farm_day_contract c ON c.farm_id = p_farm AND c.day BETWEEN y.first_day AND y.last_day
+        -- the bounds written out, not y's: a CTE's columns do not reach
+        -- into the view's grouping, which would sum every day of the farm
+        JOIN farm_day_contract c ON c.farm_id = p_farm
+                                AND c.day BETWEEN contract_year_start(p_farm, p_year)
+                                              AND (contract_year_start(p_farm, p_year) + interval '1 year')::date - 1
         CROSS JOIN LATERAL farm_day_version(p_farm, c.day) AS v
         JOIN availability_contract k ON k.id = v.contract_id
         WHERE c.contract_available IS NOT NULL
