@@ -26,6 +26,7 @@ func (s *Server) routeAPI() {
 	s.mux.HandleFunc("GET /api/v1/farms/{id}/tile", s.apiTile)
 	s.mux.HandleFunc("GET /api/v1/farms/{id}/days", s.apiDays)
 	s.mux.HandleFunc("GET /api/v1/farms/{id}/months/{month}", s.apiMonth)
+	s.mux.HandleFunc("GET /api/v1/farms/{id}/contract-years/{year}", s.apiContractYear)
 }
 
 // paramError is a request parameter the client got wrong.
@@ -55,6 +56,8 @@ func (s *Server) status(r *http.Request, err error) (int, apiError) {
 		return http.StatusNotFound, apiError{Error: fmt.Sprintf("unknown farm %q", r.PathValue("id")), Parameter: "id"}
 	case errors.Is(err, report.ErrBadMonth):
 		return http.StatusBadRequest, apiError{Error: "month: " + err.Error(), Parameter: "month"}
+	case errors.Is(err, report.ErrBadYear):
+		return http.StatusBadRequest, apiError{Error: err.Error(), Parameter: "year"}
 	}
 	s.log.Error("status: request failed", "path", r.URL.Path, "err", err)
 	return http.StatusInternalServerError, apiError{Error: "internal error (the server's log has the details)"}
@@ -276,4 +279,21 @@ func (s *Server) apiMonth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, m)
+}
+
+// apiContractYear is the contract year report as JSON (internal/report:
+// the same rows as sql/reports/contract_year.sql and `orchestrator report
+// contract`), judged by the server's clock.
+func (s *Server) apiContractYear(w http.ResponseWriter, r *http.Request) {
+	id, err := farmID(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	y, err := report.ContractYearAt(r.Context(), s.Control, id, r.PathValue("year"), s.Now())
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, y)
 }

@@ -719,3 +719,45 @@ func TestAStalledTurbineIsOnItsFarmsTile(t *testing.T) {
 		t.Error("south shows a stall")
 	}
 }
+
+// TestAPIContractYear: the contract year report as JSON (internal/report),
+// judged by the server's clock (4 August 2026): north counts by the default
+// contract, whose year is the calendar year: 2026-01-01 to 2026-12-31, the
+// months January to August begun, provisional (August has not ended); 400
+// naming the year, 404 for an unknown farm.
+func TestAPIContractYear(t *testing.T) {
+	t.Parallel()
+	e := statusSetup(t, "")
+	var y struct {
+		FarmID string `json:"farm_id"`
+		Year   string
+		Months []struct {
+			FirstDay string `json:"first_day"`
+			Status   string
+		}
+		Total struct {
+			FirstDay string `json:"first_day"`
+			LastDay  string `json:"last_day"`
+			Status   string
+		} `json:"year_to_date"`
+	}
+	getJSON(t, e.url+"/api/v1/farms/north/contract-years/2026", 200, &y)
+	if y.FarmID != "north" || y.Year != "2026" || y.Total.FirstDay != "2026-01-01" || y.Total.LastDay != "2026-12-31" ||
+		y.Total.Status != "provisional" || len(y.Months) != 8 || y.Months[7].FirstDay != "2026-08-01" {
+		t.Fatalf("contract year: %+v; want north 2026, 2026-01-01 to 2026-12-31, provisional, 8 months to August", y)
+	}
+	for _, tc := range []struct {
+		path, param string
+		code        int
+	}{
+		{"/api/v1/farms/north/contract-years/26", "year", 400},
+		{"/api/v1/farms/north/contract-years/twenty", "year", 400},
+		{"/api/v1/farms/nowhere/contract-years/2026", "id", 404},
+	} {
+		var e4 struct{ Error, Parameter string }
+		getJSON(t, e.url+tc.path, tc.code, &e4)
+		if e4.Parameter != tc.param {
+			t.Errorf("GET %s: %+v, want %d naming %s", tc.path, e4, tc.code, tc.param)
+		}
+	}
+}
