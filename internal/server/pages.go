@@ -91,23 +91,21 @@ func mwh(v *float64) string {
 func permille(v float64) string { return fmt.Sprintf("%.2f ‰", v) }
 
 // money shows an amount the database wrote as decimal text, its thousands
-// grouped: 1234567.5 is 1,234,567.5.
+// grouped as every count on the pages is (provenance.Count): 1234567.50 is
+// 1,234,567.50.
 func money(n *json.Number) string {
 	if n == nil {
 		return "—"
 	}
 	whole, frac, dot := strings.Cut(n.String(), ".")
-	sign := ""
-	if strings.HasPrefix(whole, "-") {
-		sign, whole = "-", whole[1:]
-	}
-	for i := len(whole) - 3; i > 0; i -= 3 {
-		whole = whole[:i] + "," + whole[i:]
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return n.String()
 	}
 	if dot {
-		return sign + whole + "." + frac
+		return provenance.Count(w) + "." + frac
 	}
-	return sign + whole
+	return provenance.Count(w)
 }
 
 // points shows percentage points, two decimals.
