@@ -60,7 +60,8 @@ func (m *Main) ingestCommand() *cobra.Command {
 			"counted per kind of reason in ingest_reject_summary); everything valid is stored either way.\n\n" +
 			"Exit status:\n" +
 			"  0  every line was stored or was already stored\n" +
-			"  1  lines could not be stored (failed: re-send them), a file could not be read, or bad usage\n" +
+			"  1  lines could not be stored (failed: re-send them) or a file could not be read\n" +
+			"  2  bad usage (an unknown flag, a bad --format or --max-rate): nothing was read\n" +
 			"  3  some lines were refused (rejected), the rest stored; 0 instead with --allow-rejects\n\n" +
 			"Replayed readings (received long ago) wait while a running serve's live ingest is behind on\n" +
 			"their shard; --max-rate caps the lines read a second whatever live does.",
@@ -69,7 +70,12 @@ func (m *Main) ingestCommand() *cobra.Command {
 				args = []string{"-"}
 			}
 			if maxRate < 0 || math.IsNaN(maxRate) || math.IsInf(maxRate, 0) {
-				return fmt.Errorf("--max-rate %v: want lines a second, above 0 (0: no limit)", maxRate)
+				return &exitError{code: 2, err: fmt.Errorf("--max-rate %v: want lines a second, above 0 (0: no limit)", maxRate)}
+			}
+			if formatFlag != "" {
+				if _, err := reading.ParseFormat(formatFlag); err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("--format: %w", err)}
+				}
 			}
 			// Files and stdin are bulk sources: larger transactions.
 			m.Config.Ingest = m.Config.Ingest.Bulk()

@@ -14,7 +14,8 @@ import (
 // TestIngestExitStatus: a script reads the exit status. A file stored
 // whole (or stored again: duplicates) exits 0; a file with refused lines
 // exits 3 with its valid lines stored, whether one line or every line was
-// refused; --allow-rejects makes the refused lines' exit 0.
+// refused; --allow-rejects makes the refused lines' exit 0; misuse (an
+// unknown flag, a bad --format or --max-rate) exits 2, nothing read.
 func TestIngestExitStatus(t *testing.T) {
 	t.Parallel()
 	env := testdb.New(t, "")
@@ -58,6 +59,10 @@ func TestIngestExitStatus(t *testing.T) {
 		{"SomeRefused", []string{"ingest", someRefused}, 3},
 		{"AllRefused", []string{"ingest", allRefused}, 3},
 		{"AllRefusedAllowed", []string{"ingest", "--allow-rejects", allRefused}, 0},
+		// Misuse is refused before a line is read: exit 2, not a failure to re-send.
+		{"UnknownFlag", []string{"ingest", "--allow-reject", allStored}, 2},
+		{"BadFormat", []string{"ingest", "--format", "xml", allStored}, 2},
+		{"BadMaxRate", []string{"ingest", "--max-rate", "-1", allStored}, 2},
 	} {
 		if got := exitCode(run(c.args...)); got != c.want {
 			t.Errorf("%s: orchestrator %v exited %d, want %d", c.name, c.args, got, c.want)

@@ -68,6 +68,9 @@ func (m *Main) Command() *cobra.Command {
 			return m.useClockFile()
 		},
 	}
+	// A mistyped flag is the caller's mistake, as every refused input is:
+	// exit 2, so a script tells it from a failure.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 	root.PersistentFlags().StringVar(&m.Config.Home, "home", m.Config.Home, "embedded Postgres folder when DATABASE_URL is unset ($GALEWATCH_HOME)")
 	root.AddCommand(m.dbCommand(), m.migrateCommand(), m.fleetCommand(), m.serveCommand(), m.ingestCommand(), m.simulateCommand(), m.workCommand(), m.rollupCommand(), m.latenessCommand(), m.experimentCommand(), m.reportCommand(), m.verifyCommand(), m.dayCommand(), m.eventCommand())
 	return root

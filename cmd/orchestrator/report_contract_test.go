@@ -301,13 +301,17 @@ func TestContractYearWorkedByHand(t *testing.T) {
 		}
 	}
 
-	// --all writes the farms with a contract; a bad year is refused (exit 2).
+	// --all writes the farms with a contract; a mistyped flag and a bad year
+	// are refused (exit 2).
 	dir := t.TempDir()
 	got, err := run("report", "contract", "--all", "--year", "2026", "--out", dir)
 	testdb.Must(t, err, "report contract --all")
 	if want := fmt.Sprintf("%s: final (0 months held back)\n%s: final (0 months held back)\n",
 		filepath.Join(dir, "mwh_contract_2026.csv"), filepath.Join(dir, "pp_contract_2026.csv")); got != want {
 		t.Errorf("--all printed %q, want %q", got, want)
+	}
+	if _, err := run("report", "contract", "--farm", "pp", "--yaer", "2026"); exitCode(err) != 2 || !strings.Contains(err.Error(), "unknown flag: --yaer") {
+		t.Errorf("--yaer 2026: %v (exit %d), want exit 2 naming the flag", err, exitCode(err))
 	}
 	if _, err := run("report", "contract", "--farm", "pp", "--year", "26"); exitCode(err) != 2 || !strings.Contains(err.Error(), `year "26": want the contract year as YYYY`) {
 		t.Errorf("--year 26: %v (exit %d), want exit 2 naming the year", err, exitCode(err))
